@@ -1,0 +1,1 @@
+"""ECM predictions through kerncraft: regime selection, the analysis worker, the parallel runner."""

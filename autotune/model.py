@@ -1,0 +1,73 @@
+"""The prediction model of METHOD.md section 5 (eqs 8-11) as pure functions.
+
+    zeta  = alpha * beta / delta                     cycles            (8)
+    phi   = zeta / (f * min(tau, sigma))             seconds           (9)
+    theta = sum of phi over executions + t_barrier(tau) * barriers    (10)
+    psi   = max over nodes of theta + t_comm                          (11)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KernelTerm:
+    name: str          # kernel part
+    kernel: str        # LC, RHS, APPROX, UPDATE
+    regime: str
+    alpha: float       # cycles per cache line of work (ECM, one core)
+    sigma: float       # saturation point in cores (inf: scales with every core)
+    beta: float        # loop iterations per execution on the slowest node
+    delta: float       # loop iterations per cache line of work
+    executions: int    # executions per time step
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    term: KernelTerm
+    cores_used: float
+    seconds_per_execution: float
+
+    @property
+    def seconds(self) -> float:
+        return self.seconds_per_execution * self.term.executions
+
+
+@dataclass(frozen=True)
+class Prediction:
+    total_s: float
+    node_s: float
+    comm_s: float
+    barrier_s: float
+    kernels: tuple[KernelCost, ...]
+
+
+def zeta(alpha: float, beta: float, delta: float) -> float:
+    return alpha * beta / delta
+
+
+def phi(zeta_cycles: float, clock_hz: float, threads: int, sigma: float) -> float:
+    return zeta_cycles / (clock_hz * min(threads, sigma))
+
+
+def kernel_cost(term: KernelTerm, clock_hz: float, threads: int) -> KernelCost:
+    cores = min(threads, term.sigma)
+    return KernelCost(term, cores, phi(zeta(term.alpha, term.beta, term.delta), clock_hz, threads, term.sigma))
+
+
+def predict(terms: list[KernelTerm], clock_hz: float, threads: int, barriers: int,
+            barrier_s: float, comm_s: float) -> Prediction:
+    """Seconds per time step of one variant; terms are for the slowest node."""
+    costs = tuple(kernel_cost(t, clock_hz, threads) for t in terms)
+    theta = sum(c.seconds for c in costs) + barrier_s * barriers
+    return Prediction(theta + comm_s, theta, comm_s, barrier_s * barriers, costs)
+
+
+def as_sigma(value) -> float:
+    """kerncraft's saturation point ('inf' or a core count) as a float."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return math.inf
+    return v if v > 0 else math.inf

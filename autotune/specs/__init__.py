@@ -1,0 +1,1 @@
+"""Specifications read from data files: IVPs, ODE methods, machines."""

@@ -1,0 +1,155 @@
+"""Initial value problems as data: one YAML file per IVP in ivps/."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from ..formula import FormulaError, evaluate
+from ..paths import IVP_DIR
+from .loading import read_yaml, resolve, shipped_names, validate
+
+_FORMULA = {"type": ["string", "number"]}
+SCHEMA = {
+    "type": "object",
+    "required": ["name", "size_parameter", "n", "access_distance", "default_n", "comm", "rhs"],
+    "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string", "pattern": r"^[A-Za-z0-9_.-]+$"},
+        "description": {"type": "string"},
+        "size_parameter": {"type": "string", "pattern": r"^[A-Za-z_]\w*$"},
+        "n": _FORMULA,
+        "access_distance": _FORMULA,
+        "default_n": {"type": "integer", "minimum": 1},
+        "comm": {"type": "array", "minItems": 1, "items": {"type": "string"}},
+        "sparse_halo": {"type": "integer", "minimum": 0},
+        "constants": {"type": "object", "additionalProperties": _FORMULA},
+        "rhs": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["name", "components", "halo", "expr"],
+                "additionalProperties": False,
+                "properties": {
+                    "name": {"type": "string", "pattern": r"^[A-Za-z_]\w*$"},
+                    "components": _FORMULA,
+                    "halo": _FORMULA,
+                    "start": {"type": "integer", "minimum": 0},
+                    "step": {"type": "integer", "minimum": 1},
+                    "expr": {"type": "string"},
+                },
+            },
+        },
+    },
+}
+
+_ARRAY_REF = re.compile(r"\b([A-Za-z_]\w*)\s*\[")
+_IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
+
+
+@dataclass(frozen=True)
+class RhsPart:
+    name: str
+    components: str      # formula in the size parameter: components this part updates
+    halo: str            # formula: largest index offset of the part's accesses
+    start: int           # first index within the loop (0, or 1 for an odd stride-2 part)
+    step: int            # loop increment (2 for interleaved storage)
+    expr: str            # C expression of the interior, arrays indexed by j
+    arrays: tuple[str, ...]   # input arrays referenced in expr
+
+
+@dataclass(frozen=True)
+class IVP:
+    name: str
+    description: str
+    size_parameter: str
+    n_formula: str
+    distance_formula: str
+    default_n: int
+    comm: tuple[str, ...]
+    sparse_halo: int
+    constants: tuple[tuple[str, str], ...]
+    rhs: tuple[RhsPart, ...]
+    path: str
+
+    def size_value(self, n: int) -> int:
+        """The size parameter that gives exactly n components, or InputError."""
+        lo, hi = 1, max(2, n)
+        while lo < hi:  # n(N) is increasing in N for every shipped form
+            mid = (lo + hi) // 2
+            if self.n_of(mid) < n:
+                lo = mid + 1
+            else:
+                hi = mid
+        if self.n_of(lo) != n:
+            below = max(v for v in (self.n_of(max(lo - 1, 1)), self.n_of(lo)) if v <= n) if self.n_of(1) <= n else None
+            hint = f"; nearest valid n below is {below}" if below else ""
+            raise InputError(f"--n {n}: {self.name} needs n = {self.n_formula} for an integer {self.size_parameter}{hint}")
+        return lo
+
+    def n_of(self, size: int) -> int:
+        return int(evaluate(self.n_formula, {self.size_parameter: size}))
+
+    def access_distance(self, n: int) -> int:
+        return int(evaluate(self.distance_formula, {self.size_parameter: self.size_value(n)}))
+
+    def constant_values(self, n: int) -> dict[str, float]:
+        env = {self.size_parameter: self.size_value(n)}
+        return {k: float(evaluate(v, env)) for k, v in self.constants}
+
+
+def _check_formula(text, names, path, field):
+    try:
+        evaluate(text, {k: 7 for k in names})
+    except FormulaError as e:
+        raise InputError(f"{path}: field '{field}': {e}") from None
+
+
+def parse_ivp(data: dict, path: Path | str) -> IVP:
+    validate(data, SCHEMA, path)
+    sp = data["size_parameter"]
+    for field in ("n", "access_distance"):
+        _check_formula(data[field], [sp], path, field)
+    consts = data.get("constants", {}) or {}
+    for k, v in consts.items():
+        _check_formula(v, [sp], path, f"constants.{k}")
+    parts = []
+    for i, part in enumerate(data["rhs"]):
+        for field in ("components", "halo"):
+            _check_formula(part[field], [sp], path, f"rhs.{i}.{field}")
+        expr = part["expr"]
+        arrays = tuple(dict.fromkeys(_ARRAY_REF.findall(expr)))
+        if not arrays:
+            raise InputError(f"{path}: field 'rhs.{i}.expr': expected array references like y[j-1], got {expr!r}")
+        if "F" in arrays:
+            raise InputError(f"{path}: field 'rhs.{i}.expr': 'F' is the output array and cannot be read")
+        known = set(arrays) | set(consts) | {"j", sp}
+        unknown = sorted(set(_IDENT.findall(expr)) - known)
+        if unknown:
+            raise InputError(f"{path}: field 'rhs.{i}.expr': unknown name(s) {', '.join(unknown)} "
+                             f"(use constants, arrays x[...], j or {sp})")
+        if expr.count("(") != expr.count(")") or expr.count("[") != expr.count("]"):
+            raise InputError(f"{path}: field 'rhs.{i}.expr': unbalanced brackets in {expr!r}")
+        parts.append(RhsPart(part["name"], str(part["components"]), str(part["halo"]),
+                             part.get("start", 0), part.get("step", 1), expr, arrays))
+    from ..comm import SCHEMES  # the comm registry names the valid schemes
+    for scheme in data["comm"]:
+        if scheme not in SCHEMES:
+            raise InputError(f"{path}: field 'comm': unknown scheme {scheme!r} (known: {', '.join(SCHEMES)})")
+    if "sparse" in data["comm"] and "sparse_halo" not in data:
+        raise InputError(f"{path}: field 'sparse_halo': required when 'sparse' is among the comm schemes")
+    return IVP(data["name"], data.get("description", "").strip(), sp, str(data["n"]),
+               str(data["access_distance"]), data["default_n"], tuple(data["comm"]),
+               data.get("sparse_halo", 0), tuple((k, str(v)) for k, v in consts.items()),
+               tuple(parts), str(path))
+
+
+def load_ivp(name_or_path: str) -> IVP:
+    path = resolve(name_or_path, IVP_DIR, "IVP")
+    return parse_ivp(read_yaml(path), path)
+
+
+def ivp_names() -> list[str]:
+    return shipped_names(IVP_DIR)

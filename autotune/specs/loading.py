@@ -1,0 +1,75 @@
+"""Load a YAML data file by shipped name or path and validate it against a schema."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from ..errors import InputError
+from ..schema import first_error
+
+try:  # libyaml is several times faster for the big machine files
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on the PyYAML build
+    _Loader = yaml.SafeLoader
+
+
+class _Loader(_Loader):  # noqa: F811 - our subclass: ordered maps (kerncraft's !!omap) become dicts
+    pass
+
+
+def _omap_as_dict(loader, node):
+    return {loader.construct_object(k, deep=True): loader.construct_object(v, deep=True)
+            for sub in node.value for k, v in sub.value}
+
+
+_Loader.add_constructor("tag:yaml.org,2002:omap", _omap_as_dict)
+
+
+def resolve(name_or_path: str, shipped_dir: Path, kind: str) -> Path:
+    """A shipped name (file stem in shipped_dir) or a path to a user's file."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        if not p.is_file():
+            raise InputError(f"{kind} file {p}: no such file")
+        return p
+    for ext in (".yaml", ".yml"):
+        cand = shipped_dir / f"{name_or_path}{ext}"
+        if cand.is_file():
+            return cand
+    known = ", ".join(shipped_names(shipped_dir)) or "none"
+    raise InputError(f"unknown {kind} '{name_or_path}' (known: {known}; or give a path to a YAML file)")
+
+
+def shipped_names(shipped_dir: Path) -> list[str]:
+    return sorted(p.stem for p in shipped_dir.glob("*.y*ml"))
+
+
+def read_yaml(path: Path) -> dict:
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from None
+    return parse_yaml(text, path)
+
+
+def parse_yaml(text: str, path: Path | str) -> dict:
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise InputError(f"{path}:{where} malformed YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: expected a YAML mapping at the top level")
+    return data
+
+
+def validate(data: dict, schema: dict, path: Path | str) -> None:
+    """Raise InputError naming the file, the field and the expectation."""
+    err = first_error(data, schema)
+    if err:
+        where, message = err
+        field = ".".join(str(p) for p in where) or "(top level)"
+        raise InputError(f"{path}: field '{field}': {message}")

@@ -1,0 +1,137 @@
+"""Machines: a kerncraft machine file plus our `cluster` section (nodes, network, barrier)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from ..paths import MACHINE_DIR
+from .loading import parse_yaml, resolve, shipped_names, validate
+
+DEFAULT_MACHINE = "haswell-ep-e5-2630v3"
+
+_COST_MODEL = {
+    "type": "object",
+    "required": ["model", "provenance"],
+    "properties": {
+        "model": {"type": "string", "enum": ["datasheet", "fitted"]},
+        "provenance": {"type": "string"},
+        "latency_s": {"type": "number", "minimum": 0},
+        "bandwidth_Bps": {"type": "number", "exclusiveMinimum": 0},
+        "per_doubling_s": {"type": "number", "minimum": 0},
+    },
+}
+SCHEMA = {
+    "type": "object",
+    "required": ["model name", "clock", "cores per socket", "cacheline size", "memory hierarchy",
+                 "compiler", "in-core model", "benchmarks", "cluster"],
+    "properties": {
+        "model name": {"type": "string"},
+        "cores per socket": {"type": "integer", "minimum": 1},
+        "memory hierarchy": {"type": "array", "minItems": 2, "items": {
+            "type": "object", "required": ["level"]}},
+        "cluster": {
+            "type": "object",
+            "required": ["name", "nodes", "cores_per_node", "network", "barrier"],
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string"},
+                "nodes": {"type": "integer", "minimum": 1},
+                "cores_per_node": {"type": "integer", "minimum": 1},
+                "threads_per_core": {"type": "integer", "minimum": 1},
+                "network": dict(_COST_MODEL, required=["model", "provenance", "latency_s", "bandwidth_Bps"]),
+                "barrier": dict(_COST_MODEL, required=["model", "provenance", "per_doubling_s"]),
+            },
+        },
+    },
+}
+
+_UNITS = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def _quantity(text) -> float:
+    m = re.match(r"^\s*([0-9.eE+-]+)\s*([kKMG]?)", str(text))
+    if not m:
+        raise ValueError(text)
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+@dataclass(frozen=True)
+class CacheLevel:
+    name: str
+    bytes_per_group: int
+    cores_per_group: int
+
+
+@dataclass(frozen=True)
+class Machine:
+    name: str
+    path: str
+    model_name: str
+    clock_hz: float
+    cores: int
+    cacheline: int
+    caches: tuple[CacheLevel, ...]       # L1, L2, ... (without MEM)
+    compiler: str
+    compiler_flags: str
+    incore_model: str
+    nodes: int
+    network: dict
+    barrier: dict
+    kerncraft_digest: str                 # hash of the kerncraft part (everything but `cluster`)
+
+    def network_note(self) -> str:
+        return f"{self.network['model']}: {self.network['provenance']}"
+
+
+def _first_compiler(data) -> tuple[str, str]:
+    comp = data["compiler"]
+    items = list(comp.items()) if isinstance(comp, dict) else [tuple(p) for p in comp]
+    for name, flags in items:
+        if name == "gcc":
+            return name, str(flags)
+    return items[0][0], str(items[0][1])
+
+
+def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
+    validate(data, SCHEMA, path)
+    try:
+        clock = _quantity(data["clock"])
+        cacheline = int(_quantity(data["cacheline size"]))
+        caches = []
+        for level in data["memory hierarchy"]:
+            cpg = level.get("cache per group")
+            if not cpg:
+                continue
+            size = int(cpg["sets"]) * int(cpg["ways"]) * int(cpg["cl_size"])
+            caches.append(CacheLevel(level["level"], size, int(level.get("cores per group", 1))))
+    except (KeyError, ValueError, TypeError) as e:
+        raise InputError(f"{path}: field 'memory hierarchy'/'clock': cannot read {e}") from None
+    incore = data["in-core model"]
+    incore_items = list(incore.items()) if isinstance(incore, dict) else [tuple(p) for p in incore]
+    osaca = [v for k, v in incore_items if k == "OSACA"]
+    if not osaca:
+        raise InputError(f"{path}: field 'in-core model': expected an OSACA entry (IACA is not supported)")
+    compiler, flags = _first_compiler(data)
+    kc = {k: v for k, v in data.items() if k != "cluster"}
+    digest = hashlib.sha256(json.dumps(kc, sort_keys=True, default=str).encode()).hexdigest()
+    cl = data["cluster"]
+    return Machine(name, str(path), str(data["model name"]), clock, int(data["cores per socket"]),
+                   cacheline, tuple(caches), compiler, flags, str(osaca[0]), int(cl["nodes"]),
+                   dict(cl["network"]), dict(cl["barrier"]), digest)
+
+
+def load_machine(name_or_path: str | None) -> Machine:
+    path = resolve(name_or_path or DEFAULT_MACHINE, MACHINE_DIR, "machine")
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from None
+    return parse_machine(parse_yaml(text, path), path, path.stem)
+
+
+def machine_names() -> list[str]:
+    return shipped_names(MACHINE_DIR)
