@@ -1,0 +1,103 @@
+"""The `autotune` command line.  main(argv) is callable in-process (tests do)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import InputError, ToolError
+from .paths import default_store_path
+from .rank import DEFAULT_WITHIN_PCT, Rule
+
+
+def _int_arg(text: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value != int(value):
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
+
+
+def _scenario_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ivp", required=True, help="shipped IVP name (autotune list ivps) or a YAML path")
+    p.add_argument("--nodes", type=_int_arg, help="cluster nodes, one MPI rank each (default: the machine's)")
+    p.add_argument("--threads", type=_int_arg, help="OpenMP threads per node (default: all cores)")
+    p.add_argument("--n", type=_int_arg, help="system size (default: the IVP's default)")
+    p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")
+    p.add_argument("--method", default="radauIIA7", help="ODE method (default: radauIIA7)")
+    p.add_argument("--store", type=Path, help="SQLite store (default: $AUTOTUNE_STORE or the user cache dir)")
+    p.add_argument("--jobs", type=_int_arg, help="parallel kerncraft analyses (default: available cores)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="autotune", description=__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("rank", help="rank every applicable variant by predicted seconds per step")
+    _scenario_args(r)
+    r.add_argument("--comm", help="comma-separated comm schemes to consider (default: all the IVP allows)")
+    sel = r.add_mutually_exclusive_group()
+    sel.add_argument("--top", type=_int_arg, help="pre-select the K best variants")
+    sel.add_argument("--within", type=float, help=f"pre-select within PCT %% of the best (default {DEFAULT_WITHIN_PCT:g})")
+    r.add_argument("--format", choices=["table", "csv", "json"], default="table")
+
+    e = sub.add_parser("explain", help="per-kernel breakdown of one variant's prediction")
+    _scenario_args(e)
+    e.add_argument("--variant", required=True, help="e.g. lc=jil,comm=neighbour")
+    e.add_argument("--format", choices=["table", "json"], default="table")
+
+    g = sub.add_parser("generate", help="write every variant's kernel parts (the code kerncraft analyses)")
+    g.add_argument("--ivp", required=True)
+    g.add_argument("--method", default="radauIIA7")
+    g.add_argument("--out", type=Path, default=Path("variants-out"))
+
+    li = sub.add_parser("list", help="list shipped IVPs, machines, methods or an IVP's variants")
+    li.add_argument("what", choices=["ivps", "machines", "methods", "variants"])
+    li.add_argument("--ivp", help="for variants: only this IVP")
+    li.add_argument("--format", choices=["table", "json"], default="table")
+    return ap
+
+
+def _progress(done: int, total: int, name: str) -> None:
+    if done == 0:
+        print(f"autotune: running {total} kerncraft analyses (ECM, OSACA, cache simulation)",
+              file=sys.stderr, flush=True)
+        return
+    print(f"autotune: kerncraft [{done}/{total}] {name} done, {total - done} left", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        from . import commands
+        return commands.dispatch(args, _progress)
+    except InputError as e:
+        print(f"autotune: error: {e}", file=sys.stderr)
+        return 2
+    except ToolError as e:
+        print(f"autotune: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("autotune: interrupted (finished analyses are kept in the store)", file=sys.stderr)
+        return 130
+
+
+def selection_rule(args) -> Rule:
+    if getattr(args, "top", None) is not None:
+        if args.top < 1:
+            raise InputError(f"--top {args.top}: expected at least 1")
+        return Rule("top", args.top)
+    within = getattr(args, "within", None)
+    if within is not None and within < 0:
+        raise InputError(f"--within {within}: expected a percentage >= 0")
+    return Rule("within", DEFAULT_WITHIN_PCT if within is None else within)
+
+
+def store_path(args) -> Path:
+    return args.store if getattr(args, "store", None) else default_store_path()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

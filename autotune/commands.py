@@ -1,0 +1,146 @@
+"""What each subcommand does: read specs, call the pipeline, print a report."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import report
+from .errors import InputError
+from .predict import Scenario, applicable_schemes, check_scenario, rank_scenario
+from .specs.ivp import ivp_names, load_ivp
+from .specs.machine import load_machine, machine_names
+from .specs.method import load_method, method_names
+from .store import Store
+from .variants import enumerate_variants, parse_variant
+
+
+def _scenario(args) -> Scenario:
+    ivp = load_ivp(args.ivp)
+    method = load_method(args.method)
+    machine = load_machine(args.machine)
+    n = args.n if args.n is not None else ivp.default_n
+    nodes = args.nodes if args.nodes is not None else machine.nodes
+    threads = args.threads if args.threads is not None else machine.cores
+    check_scenario(ivp, n, nodes, threads, machine)
+    return Scenario(ivp, method, machine, n, nodes, threads)
+
+
+def _comm_filter(args, ivp) -> list[str] | None:
+    if not getattr(args, "comm", None):
+        return None
+    return [c.strip() for c in args.comm.split(",") if c.strip()]
+
+
+def cmd_rank(args, progress) -> int:
+    from .cli import selection_rule, store_path
+    sc = _scenario(args)
+    rule = selection_rule(args)
+    wanted = _comm_filter(args, sc.ivp)
+    variants = enumerate_variants(sc.ivp.comm, wanted)
+    ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
+    if wanted and excluded:
+        scheme, why = next(iter(excluded.items()))
+        raise InputError(f"--comm {scheme} with --n {sc.n} --nodes {sc.nodes}: {why}")
+    if not ok:
+        raise InputError(f"--n {sc.n} --nodes {sc.nodes}: no communication scheme applies ({'; '.join(excluded.values())})")
+    variants = [v for v in variants if v.comm in ok]
+    store = Store(store_path(args))
+    try:
+        res = rank_scenario(sc, variants, rule, store, excluded, progress, args.jobs)
+    finally:
+        store.close()
+    out = {"json": report.to_json, "csv": report.to_csv, "table": report.to_table}[args.format](res)
+    print(out, end="" if out.endswith("\n") else "\n")
+    return 0
+
+
+def cmd_explain(args, progress) -> int:
+    from .cli import selection_rule, store_path
+    sc = _scenario(args)
+    v = parse_variant(args.variant, sc.ivp.comm)
+    ok, excluded = applicable_schemes(sc, list(sc.ivp.comm))
+    if v.comm in excluded:
+        raise InputError(f"--variant {v.name} with --n {sc.n} --nodes {sc.nodes}: {excluded[v.comm]}")
+    variants = [x for x in enumerate_variants(sc.ivp.comm) if x.comm in ok]
+    store = Store(store_path(args))
+    try:
+        res = rank_scenario(sc, variants, selection_rule(args), store, excluded, progress, args.jobs)
+    finally:
+        store.close()
+    if args.format == "json":
+        r = next(x for x in res.ordered if x.variant.name == v.name)
+        d = report.variant_dict(r, res.ordered.index(r) + 1, v.name in res.preselected)
+        d.update(ivp=sc.ivp.name, machine=sc.machine.name, n=sc.n, nodes=sc.nodes, threads=sc.threads,
+                 notes=report.notes(res))
+        print(json.dumps(d, indent=2))
+    else:
+        print(report.explain_table(res, v.name), end="")
+    return 0
+
+
+def cmd_generate(args, progress) -> int:
+    from .kernels import approx_update_parts, lc_parts, rhs_parts
+    ivp = load_ivp(args.ivp)
+    method = load_method(args.method)
+    out: Path = args.out
+    try:
+        (out / "kernels").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"--out {out}: cannot create ({e.strerror})") from None
+    shared = rhs_parts(ivp) + approx_update_parts(method)
+    written = set()
+    manifest = {"ivp": ivp.name, "method": method.name, "variants": {}}
+    for v in enumerate_variants(ivp.comm):
+        parts = lc_parts(method, v.lc) + shared
+        for p in parts:
+            if p.name not in written:
+                (out / "kernels" / f"{p.name}.c").write_text(p.code)
+                written.add(p.name)
+        manifest["variants"][v.name] = [{"part": p.name, "kernel": p.kernel, "file": f"kernels/{p.name}.c"}
+                                        for p in parts]
+    (out / "variants.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    print(f"wrote {len(written)} kernel parts for {len(manifest['variants'])} variants of {ivp.name} to {out}")
+    return 0
+
+
+def cmd_list(args, progress) -> int:
+    if args.what == "variants":
+        names = [args.ivp] if args.ivp else ivp_names()
+        rows = {}
+        for name in names:
+            ivp = load_ivp(name)
+            rows[ivp.name] = [v.name for v in enumerate_variants(ivp.comm)]
+        if args.format == "json":
+            print(json.dumps(rows, indent=2))
+        else:
+            for ivp_name, vs in rows.items():
+                print(f"{ivp_name}: {len(vs)} variants")
+                for v in vs:
+                    print(f"  {v}")
+        return 0
+    if args.what == "ivps":
+        items = {n: load_ivp(n).description.split(". ")[0].rstrip(".") for n in ivp_names()}
+    elif args.what == "machines":
+        items = {}
+        for n in machine_names():
+            m = load_machine(n)
+            items[n] = f"{m.model_name}; {m.nodes} node(s) x {m.cores} cores; network: {m.network['model']}"
+    else:
+        items = {}
+        for n in method_names():
+            m = load_method(n)
+            items[n] = f"{m.family}, s = {m.stages}, order {m.order}, m = {m.iterations} iterations"
+    if args.format == "json":
+        print(json.dumps(items, indent=2))
+    else:
+        width = max(map(len, items)) if items else 0
+        for k, v in items.items():
+            print(f"{k:{width}}  {v}")
+    return 0
+
+
+COMMANDS = {"rank": cmd_rank, "explain": cmd_explain, "generate": cmd_generate, "list": cmd_list}
+
+
+def dispatch(args, progress) -> int:
+    return COMMANDS[args.command](args, progress)
