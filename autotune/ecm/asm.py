@@ -39,33 +39,37 @@ def _int(text: str) -> int:
     return int(text, 16) if text.lower().lstrip("-").startswith("0x") else int(text)
 
 
+def _step_of(code: str) -> tuple[str, int] | None:
+    """(register, bytes) if the instruction adds a constant to a register."""
+    m = _IMM_OP.match(code)
+    if m:
+        by = _int(m.group(2))
+        return m.group(3), (by if m.group(1) == "add" else -by)
+    m = _INCDEC.match(code)
+    if m:
+        return m.group(2), (1 if m.group(1) == "inc" else -1)
+    m = _LEA_SELF.match(code)
+    if m and m.group(2) == m.group(3):
+        return m.group(3), _int(m.group(1))
+    return None
+
+
 def _register_increments(lines: list[str]) -> dict[str, int | None]:
-    """Per-iteration increment of each register written by the block; None = not a constant step."""
+    """Per-iteration increment of each stepped register; None if it is also written otherwise."""
     inc: dict[str, int | None] = {}
-
-    def bump(reg, by):
-        inc[reg] = None if reg in inc else by
-
+    others: list[str] = []
     for line in lines:
-        code = line.split("#")[0]
-        m = _IMM_OP.match(code)
-        if m:
-            by = _int(m.group(2))
-            bump(m.group(3), by if m.group(1) == "add" else -by)
-            continue
-        m = _INCDEC.match(code)
-        if m:
-            bump(m.group(2), 1 if m.group(1) == "inc" else -1)
-            continue
-        m = _LEA_SELF.match(code)
-        if m and m.group(2) == m.group(3):
-            bump(m.group(3), _int(m.group(1)))
-            continue
-        ops = _operands(code.strip())
-        if ops and not code.strip().startswith(("cmp", "test", "j", "prefetch")):
-            # any other write to a register kills its constant stride
-            if ops[-1].startswith("%") and ops[-1] in inc:
-                inc[ops[-1]] = None
+        code = line.split("#")[0].strip()
+        step = _step_of(code)
+        if step:
+            reg, by = step
+            inc[reg] = inc.get(reg, 0) + by  # several steps in one body add up
+        elif code:
+            others.append(code)
+    for code in others:
+        ops = _operands(code)
+        if ops and not code.startswith(("cmp", "test", "j", "prefetch")) and ops[-1] in inc:
+            inc[ops[-1]] = None
     return inc
 
 

@@ -84,19 +84,39 @@ def _band_middle(level: str, machine: Machine) -> float:
     return math.sqrt(lower * caps[i])
 
 
-def representative_constants(part: KernelPart, machine: Machine, regime: Regime) -> dict[str, int]:
-    """kerncraft -D constants (M and, for a growing halo, the size parameter) for this regime."""
-    consts: dict[str, int] = {}
+def _closed_form(part: KernelPart, machine: Machine, regime: Regime) -> tuple[int, int]:
     halo = 0
     if part.size_parameter is not None:
-        per_halo = _reuse_bytes(part, 1)
-        halo = max(8, int(_band_middle(regime.layer or regime.data, machine) / per_halo))
-        consts[part.size_parameter] = halo
+        halo = max(1, int(_band_middle(regime.layer or regime.data, machine) / _reuse_bytes(part, 1)))
     elif part.halo not in ("0", ""):
         halo = int(part.halo)
     bytes_per_m = sum(rows for _, rows in part.arrays) * DOUBLE
-    target = _band_middle(regime.data, machine)
-    m = int(target / bytes_per_m) - 2 * halo
-    m = max(m, 4 * halo, 256)
-    consts["M"] = (m // 64) * 64 or 64
+    m = int(_band_middle(regime.data, machine) / bytes_per_m) - 2 * halo
+    return max(m, 2 * halo, 64) // 8 * 8, halo
+
+
+def _search(part: KernelPart, machine: Machine, regime: Regime, halo_fixed: int | None) -> tuple[int, int]:
+    """The smallest (M, halo) on a geometric grid that lies in the regime (one thread)."""
+    grid = [int(16 * 1.25 ** k) // 8 * 8 for k in range(80)]
+    halos = [halo_fixed] if halo_fixed is not None else sorted({max(1, g // 8) for g in grid})
+    for m in grid:
+        for halo in halos:
+            if regime_of(part, machine, m, halo, 1) == regime:
+                return m, halo
+    raise ValueError(f"no representative size for {part.name} in regime {regime.label}")
+
+
+def representative_constants(part: KernelPart, machine: Machine, regime: Regime) -> dict[str, int]:
+    """kerncraft -D constants (M and, for a growing halo, the size parameter) for this regime.
+
+    The closed form puts the working set (and reuse window) in the middle of the
+    regime's band; where the two interact (a halo as large as the block), a
+    grid search finds the nearest pair that lies in the regime.
+    """
+    m, halo = _closed_form(part, machine, regime)
+    if regime_of(part, machine, m, halo, 1) != regime:
+        m, halo = _search(part, machine, regime, None if part.size_parameter else halo)
+    consts = {"M": m}
+    if part.size_parameter is not None:
+        consts[part.size_parameter] = halo
     return consts

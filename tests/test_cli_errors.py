@@ -1,0 +1,55 @@
+"""Bad input: one line naming what is wrong, exit status 2, no traceback (no kerncraft needed)."""
+import json
+
+import pytest
+
+from .conftest import run_cli
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["rank", "--ivp", "heat3d"], "unknown IVP 'heat3d'"),
+    (["rank", "--ivp", "heat2d", "--machine", "cray-1"], "unknown machine 'cray-1'"),
+    (["rank", "--ivp", "heat2d", "--method", "euler"], "unknown method 'euler'"),
+    (["rank", "--ivp", "heat2d", "--nodes", "0"], "--nodes 0"),
+    (["rank", "--ivp", "heat2d", "--threads", "9"], "8 cores per node"),
+    (["rank", "--ivp", "heat2d", "--n", "1000"], "N**2"),
+    (["rank", "--ivp", "heat2d", "--n", "100", "--nodes", "20", "--comm", "neighbour"], "exceeds the block"),
+    (["rank", "--ivp", "heat2d", "--comm", "sparse"], "not applicable"),
+    (["rank", "--ivp", "heat2d", "--top", "0"], "--top 0"),
+    (["explain", "--ivp", "heat2d", "--variant", "lc=abc,comm=neighbour"], "lc must be one of"),
+    (["explain", "--ivp", "heat2d", "--variant", "lc=jil"], "missing comm"),
+])
+def test_bad_input_exits_2_with_one_line(argv, needle, capsys, tmp_path):
+    code, out, err = run_cli(capsys, *argv, "--store", tmp_path / "s.sqlite")
+    assert code == 2 and out == ""
+    assert needle in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_malformed_user_file(capsys, tmp_path):
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("name: mine\nrhs: [oops\n")
+    code, _, err = run_cli(capsys, "rank", "--ivp", bad, "--store", tmp_path / "s.sqlite")
+    assert code == 2 and str(bad) in err and "malformed YAML" in err
+
+
+def test_argparse_errors_are_exit_2(capsys):
+    with pytest.raises(SystemExit) as e:
+        run_cli(capsys, "rank")
+    assert e.value.code == 2
+
+
+def test_list_and_generate(capsys, tmp_path):
+    code, out, _ = run_cli(capsys, "list", "ivps")
+    assert code == 0 and {"heat2d", "inverterchain", "medakzo", "wave1d", "string-row", "string-mix"} <= {
+        line.split()[0] for line in out.splitlines()}
+    code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "medakzo", "--format", "json")
+    assert json.loads(out)["medakzo"][-1] == "lc=lji,comm=sparse"
+    code, out, _ = run_cli(capsys, "list", "methods")
+    assert "radauIIA7" in out and "order 7" in out
+    code, out, _ = run_cli(capsys, "generate", "--ivp", "wave1d", "--out", tmp_path / "v")
+    manifest = json.loads((tmp_path / "v" / "variants.json").read_text())
+    assert code == 0 and len(manifest["variants"]) == 12
+    files = list((tmp_path / "v" / "kernels").glob("*.c"))
+    assert len(files) == 10 + 3 + 1
+    assert "for (int j = 4; j < M + 4; j++)" in (tmp_path / "v" / "kernels" / "rhs.wave1d.interior.c").read_text()

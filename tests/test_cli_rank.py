@@ -1,0 +1,118 @@
+"""End to end through the command line, with real kerncraft analyses (cached per session)."""
+import csv
+import io
+import json
+
+import pytest
+
+from autotune.kernels import approx_update_parts, lc_parts, rhs_parts
+from autotune.specs.ivp import load_ivp
+from autotune.specs.method import load_method
+from autotune.variants import lc_orders
+
+from .conftest import run_cli
+
+pytestmark = pytest.mark.kerncraft
+
+
+def _distinct_parts(ivp_name):
+    m = load_method("radauIIA7")
+    names = {p.name for o in lc_orders() for p in lc_parts(m, o)}
+    names |= {p.name for p in approx_update_parts(m)}
+    return names, {p.name for p in rhs_parts(load_ivp(ivp_name))}
+
+
+def test_cold_rank_runs_each_part_once_and_follows_the_json_contract(cold_heat2d):
+    d, err = cold_heat2d
+    method_parts, rhs = _distinct_parts("heat2d")
+    # at the default size every part is in one regime (memory): one analysis per part
+    assert d["ecm"]["analyses_run"] == len(method_parts) + len(rhs)
+    assert d["ecm"]["failures"] == {}
+    assert "kerncraft [" in err and "left" in err          # progress went to stderr
+    assert (d["ivp"], d["method"], d["machine"]) == ("heat2d", "radauIIA7", "haswell-ep-e5-2630v3")
+    assert (d["n"], d["nodes"], d["threads"]) == (35808256, 8, 8)
+    vs = d["variants"]
+    assert len(vs) == 12 and [v["rank"] for v in vs] == list(range(1, 13))
+    times = [v["predicted_s"] for v in vs]
+    assert times == sorted(times) and all(t > 0 for t in times)
+    for v in vs:
+        assert v["predicted_s"] == pytest.approx(v["node_s"] + v["comm_s"])
+        assert {k["name"] for k in v["kernels"]} >= rhs
+        assert sum(k["seconds"] for k in v["kernels"]) + v["barrier_s"] == pytest.approx(v["node_s"])
+        for k in v["kernels"]:
+            assert set(k) >= {"alpha", "sigma", "executions", "seconds"} and k["alpha"] > 0
+    best = times[0]
+    assert [v["preselected"] for v in vs] == [t <= best * 1.10 for t in times]
+    assert d["comm_model"]["model"] == "datasheet" and any("data sheet" in n for n in d["notes"])
+    # the neighbour exchange moves d doubles, the multi-broadcast the whole vector
+    by = {v["name"]: v for v in vs}
+    assert by["lc=jil,comm=neighbour"]["comm_s"] < by["lc=jil,comm=allgather"]["comm_s"] / 100
+
+
+def test_warm_rank_runs_nothing_and_gives_the_same_numbers(cold_heat2d, session_store, capsys):
+    code, out, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--format", "json",
+                             "--store", session_store)
+    d = json.loads(out)
+    assert code == 0 and d["ecm"]["analyses_run"] == 0 and "kerncraft [" not in err
+    assert [v["predicted_s"] for v in d["variants"]] == [v["predicted_s"] for v in cold_heat2d[0]["variants"]]
+
+
+def test_another_size_in_the_same_regime_runs_nothing(cold_heat2d, session_store, capsys):
+    code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--n", 6000 ** 2,
+                           "--format", "json", "--store", session_store)
+    d = json.loads(out)
+    assert code == 0 and d["ecm"]["analyses_run"] == 0
+    big = {v["name"]: v["node_s"] for v in d["variants"]}
+    small = {v["name"]: v["node_s"] for v in cold_heat2d[0]["variants"]}
+    assert all(big[k] > small[k] for k in big)   # more components, more time
+
+
+def test_switching_ivp_runs_only_its_rhs(cold_heat2d, session_store, capsys):
+    code, out, _ = run_cli(capsys, "rank", "--ivp", "inverterchain", "--nodes", "8", "--threads", "8",
+                           "--n", 35808256, "--format", "json", "--store", session_store)
+    d = json.loads(out)
+    _, rhs = _distinct_parts("inverterchain")
+    assert code == 0 and d["ecm"]["analyses_run"] == len(rhs) == 1
+
+
+def test_table_csv_and_explain(cold_heat2d, session_store, capsys):
+    code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--top", "2",
+                           "--store", session_store)
+    assert code == 0
+    assert "n = 35,808,256, nodes = 8, threads = 8" in out and "top 2" in out
+    assert sum(1 for line in out.splitlines() if " * " in line) == 2
+    code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--format", "csv",
+                           "--store", session_store)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 12 and rows[0]["rank"] == "1" and float(rows[0]["predicted_s"]) > 0
+    best = cold_heat2d[0]["variants"][0]["name"]
+    code, out, _ = run_cli(capsys, "explain", "--ivp", "heat2d", "--nodes", "8", "--variant", best,
+                           "--store", session_store)
+    assert code == 0 and "rank 1 of 12" in out and "rhs.heat2d.interior" in out and "barriers: 21" in out
+    code, out, _ = run_cli(capsys, "explain", "--ivp", "heat2d", "--nodes", "8", "--variant", best,
+                           "--format", "json", "--store", session_store)
+    d = json.loads(out)
+    assert d["name"] == best and d["predicted_s"] == cold_heat2d[0]["variants"][0]["predicted_s"]
+
+
+def test_a_kernel_kerncraft_cannot_analyse_is_marked_not_fatal(cold_heat2d, session_store, tmp_path, capsys):
+    ivp = tmp_path / "clip.yaml"
+    ivp.write_text("""name: clip
+size_parameter: N
+n: "N"
+access_distance: "1"
+default_n: 2000000
+comm: [allgather, neighbour]
+rhs:
+  - name: interior
+    components: "N"
+    halo: "1"
+    expr: "y[j-1] > 0.0 ? y[j-1] : y[j]"
+""")
+    code, out, _ = run_cli(capsys, "rank", "--ivp", ivp, "--nodes", "1", "--format", "json",
+                           "--store", session_store)
+    d = json.loads(out)
+    assert code == 0
+    assert set(d["ecm"]["failures"]) == {"rhs.clip.interior"}
+    assert all(v["predicted_s"] is None and v["failed_kernels"] == ["rhs.clip.interior"] for v in d["variants"])
+    assert any("rhs.clip.interior" in n and "failed" in n for n in d["notes"])

@@ -1,0 +1,77 @@
+import pytest
+
+from autotune.kernels import approx_update_parts, lc_parts, rhs_parts
+from autotune.specs.ivp import ivp_names, load_ivp
+from autotune.specs.method import build, load_method
+from autotune.variants import enumerate_variants, lc_orders, parse_variant
+from autotune.errors import InputError
+
+
+def test_lc_orders_are_all_permutations_of_the_loop_set():
+    assert lc_orders() == ["ijl", "ilj", "jil", "jli", "lij", "lji"]
+
+
+@pytest.mark.parametrize("order", lc_orders())
+def test_lc_parts_follow_the_loop_order(order):
+    m = load_method("radauIIA7")
+    first, acc, fin = lc_parts(m, order)
+    assert "".join(lp.var for lp in acc.loops) == order
+    assert [lp.var for lp in first.loops] == [v for v in order if v != "i"]
+    assert fin.loops == first.loops
+    # the stage count is a literal: compile-time trip counts in the analysed code
+    assert "< 4;" in acc.code and "s)" not in acc.code
+    inner = order[order.index("j") + 1:]
+    expected = 1
+    for v in inner:
+        expected *= 3 if v == "i" else 4
+    assert acc.unroll == expected
+    assert acc.iterations_per_m == 12 and first.iterations_per_m == 4
+
+
+def test_approx_update_parts_and_stage_count():
+    parts = approx_update_parts(build("radauIIA", 3))
+    assert [p.name for p in parts] == ["approx.first", "approx.acc.ji", "update"]
+    assert "b[3]" in parts[0].code
+
+
+def test_rhs_parts_of_every_ivp():
+    for name in ivp_names():
+        ivp = load_ivp(name)
+        parts = rhs_parts(ivp)
+        assert len(parts) == len(ivp.rhs)
+        for p in parts:
+            assert p.code.count("for (int j") == 1
+            assert "F[j] = " in p.code
+    heat = rhs_parts(load_ivp("heat2d"))[0]
+    assert heat.size_parameter == "N" and "for (int j = N; j < M + N; j++)" in heat.code
+    mix = rhs_parts(load_ivp("string-mix"))
+    assert [p.step for p in mix] == [2, 2] and "j += 2" in mix[1].code
+
+
+def test_variant_space_and_names():
+    heat = load_ivp("heat2d")
+    vs = enumerate_variants(heat.comm)
+    assert len(vs) == 12 and len({v.name for v in vs}) == 12
+    v = parse_variant("comm=neighbour,lc=jli", heat.comm)
+    assert v.name == "lc=jli,comm=neighbour"
+    assert parse_variant(v.name, heat.comm) == v
+    for bad in ["lc=xyz,comm=neighbour", "lc=jli", "lc=jli,comm=sparse", "jli/neighbour"]:
+        with pytest.raises(InputError):
+            parse_variant(bad, heat.comm)
+
+
+def test_kernel_parts_parse_in_kerncraft():
+    """Every part's code is accepted by kerncraft's parser with the loop stack we intend."""
+    from kerncraft.kernel import KernelCode
+    from autotune.specs.machine import load_machine
+    from kerncraft.machinemodel import MachineModel
+
+    machine = MachineModel(load_machine(None).path)
+    m = load_method("radauIIA7")
+    parts = [p for o in lc_orders() for p in lc_parts(m, o)] + approx_update_parts(m)
+    for name in ivp_names():
+        parts += rhs_parts(load_ivp(name))
+    for p in parts:
+        k = KernelCode(p.code, machine=machine, filename="kernel.c")
+        stack = [lp["index"] for lp in k.get_loop_stack()]
+        assert stack == [lp.var for lp in p.loops], p.name

@@ -1,0 +1,67 @@
+import math
+
+import pytest
+
+from autotune.comm import PhaseContext, SCHEMES, barrier_seconds, datasheet_op_seconds, phase_seconds
+from autotune.model import KernelTerm, as_sigma, phi, predict, zeta
+from autotune.rank import Rule, preselect, rank
+from autotune.schedule import step_counts, step_events
+from autotune.specs.method import build, load_method
+
+
+def test_step_counts_are_derived_from_the_method():
+    c = step_counts(load_method("radauIIA7"))            # s = 4, m = 6
+    assert c.comm_phases == 1 + 6 * 4 == 25
+    assert c.executions == {"RHS": 25, "LC": 6, "APPROX": 1, "UPDATE": 1}
+    assert c.barriers == 3 * 6 + 3
+    c3 = step_counts(build("radauIIA", 3))               # s = 3, m = 4
+    assert (c3.comm_phases, c3.executions["LC"], c3.barriers) == (13, 4, 15)
+    assert step_events(build("gauss", 2))[0].kind == "comm"
+
+
+def test_equations_8_to_11_hand_computed():
+    # alpha 16 cy/CL, 8e6 iterations, 8 per line -> 1.6e7 cycles; 2 GHz, 4 threads, sigma 3 -> 3 cores
+    assert zeta(16, 8e6, 8) == 1.6e7
+    assert phi(1.6e7, 2e9, 4, 3) == pytest.approx(1.6e7 / 6e9)
+    assert phi(1.6e7, 2e9, 2, math.inf) == pytest.approx(1.6e7 / 4e9)
+    terms = [KernelTerm("a", "LC", "MEM", 16, 3, 8e6, 8, 6), KernelTerm("b", "RHS", "L3", 8, math.inf, 1e6, 8, 25)]
+    p = predict(terms, 2e9, 4, barriers=21, barrier_s=1e-6, comm_s=0.01)
+    node = 6 * 1.6e7 / 6e9 + 25 * (8 * 1e6 / 8) / (2e9 * 4) + 21e-6
+    assert p.node_s == pytest.approx(node)
+    assert p.total_s == pytest.approx(node + 0.01)
+    assert p.kernels[0].cores_used == 3 and p.kernels[1].seconds == pytest.approx(25 * 1e6 / 8e9)
+
+
+def test_sigma_parsing():
+    assert as_sigma(5) == 5 and as_sigma("inf") == math.inf and as_sigma(None) == math.inf
+
+
+def test_datasheet_communication_costs():
+    L, B = 1e-6, 1e9
+    assert datasheet_op_seconds("allgather", 8000, 1, L, B) == 0
+    assert datasheet_op_seconds("allgather", 8000, 8, L, B) == pytest.approx(3e-6 + 7 * 8e-6)
+    assert datasheet_op_seconds("allgather", 8000, 5, L, B) == pytest.approx(3e-6 + 4 * 8e-6)
+    assert datasheet_op_seconds("neighbour", 800, 2, L, B) == pytest.approx(1e-6 + 0.8e-6)
+    assert datasheet_op_seconds("neighbour", 800, 4, L, B) == pytest.approx(1e-6 + 1.6e-6)
+    assert barrier_seconds(1, 1e-7) == 0 and barrier_seconds(8, 1e-7) == pytest.approx(3e-7)
+
+
+def test_schemes_messages_and_validity():
+    ctx = PhaseContext(n=1000, p=4, distance=10, sparse_halo=1)
+    assert SCHEMES["allgather"].ops(ctx) == [("allgather", 250 * 8)]
+    assert SCHEMES["neighbour"].ops(ctx) == [("neighbour", 80)]
+    assert SCHEMES["sparse"].ops(ctx) == [("neighbour", 8), ("pairwise", 2000)]
+    assert SCHEMES["neighbour"].check(ctx) is None
+    assert "exceeds" in SCHEMES["neighbour"].check(PhaseContext(1000, 200, 10, 1))
+    assert phase_seconds("sparse", ctx, lambda op, b, p: b) == 2008
+
+
+def test_rank_and_preselection():
+    items = [("b", 1.05), ("a", 1.0), ("c", 1.2), ("x", None)]
+    ordered = rank(items)
+    assert [n for n, _ in ordered] == ["a", "b", "c", "x"]
+    assert preselect(ordered, Rule("within", 10)) == {"a", "b"}
+    assert preselect(ordered, Rule("within", 0)) == {"a"}
+    assert preselect(ordered, Rule("top", 3)) == {"a", "b", "c"}
+    assert preselect([("x", None)], Rule("top", 1)) == set()
+    assert "10 %" in Rule("within", 10).describe()
