@@ -26,7 +26,7 @@ from .store import Store, ecm_key
 from .toolchain import compiler_version, package_version
 from .variants import Variant
 
-BACKEND_VERSION = 1  # bump when the analysis set-up (patches, predictor) changes
+BACKEND_VERSION = 2  # bump when the analysis set-up (patches, predictor) changes
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,8 @@ def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
 
     def keep(task, result):
         u = todo[task["key"]]
-        store.put_ecm(task["key"], u.part.name, u.regime.label, machine.name, result, u.inputs)
+        if not result.get("transient"):  # a crashed worker is not a property of the kernel
+            store.put_ecm(task["key"], u.part.name, u.regime.label, machine.name, result, u.inputs)
         have[task["key"]] = result
 
     ran = run_analyses(tasks, keep, progress, jobs)

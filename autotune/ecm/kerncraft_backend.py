@@ -122,10 +122,10 @@ def analyse(task: dict) -> dict:
         return {"ok": False, "error": reason[:500], "log": log}
     finally:
         _STATE["unroll"] = 1
-    names = res["ECM Model Construction"]
-    values = res["ECM"]
-    terms = {names[0]: float(values[0])}
-    terms.update({n: float(v) for n, v in zip(names[1], values[1])})
+    # ECM = (overlapping terms..., (non-overlapping terms...)), names alike
+    names, values = res["ECM Model Construction"], res["ECM"]
+    terms = {f"{n} (overlapping)": float(v) for n, v in zip(names[:-1], values[:-1])}
+    terms.update({n: float(v) for n, v in zip(names[-1], values[-1])})
     result = {
         "ok": True,
         "cy_per_cl": float(res["total cycles"]["cy/CL"]),

@@ -42,7 +42,7 @@ def run_analyses(tasks: list[dict], on_result: Callable[[dict, dict], None],
                 try:
                     result = fut.result()
                 except Exception as e:  # a crashed worker: report it like a failed analysis
-                    result = {"ok": False, "error": f"worker failed: {e}", "log": ""}
+                    result = {"ok": False, "error": f"worker failed: {e}", "log": "", "transient": True}
                 failures += not result.get("ok")
                 done += 1
                 on_result(task, result)

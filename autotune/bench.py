@@ -1,0 +1,107 @@
+"""Benchmark of the prediction spine: cold and warm `rank`, store reuse, and a full analysis check.
+
+    python -m autotune.bench [--repeats 5] [--json out.json] [--check-all]
+
+Runs the real command line in subprocesses on a fresh store and prints wall
+times and how many kerncraft analyses each run needed.  --check-all also
+analyses every kernel part of every variant of every shipped IVP on every
+shipped machine (at each machine's default scenario) and lists failures.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _rank(store: Path, *args: str) -> tuple[float, dict]:
+    cmd = [sys.executable, "-m", "autotune.cli", "rank", *args, "--format", "json", "--store", str(store)]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()}")
+    return wall, json.loads(proc.stdout)
+
+
+def spine(repeats: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "store.sqlite"
+        heat = ("--ivp", "heat2d", "--nodes", "8")
+        cold_wall, cold = _rank(store, *heat)
+        warm = [_rank(store, *heat) for _ in range(repeats)]
+        size_wall, size = _rank(store, *heat, "--n", str(6000 ** 2))
+        inv_wall, inv = _rank(store, "--ivp", "inverterchain", "--nodes", "8", "--threads", "8",
+                              "--n", "35808256")
+    return {
+        "cold_heat2d": {"wall_s": cold_wall, "analyses": cold["ecm"]["analyses_run"]},
+        "warm_heat2d": {"wall_s_median": statistics.median(w for w, _ in warm),
+                        "wall_s_all": [w for w, _ in warm],
+                        "analyses": [d["ecm"]["analyses_run"] for _, d in warm]},
+        "heat2d_other_size_same_regime": {"wall_s": size_wall, "analyses": size["ecm"]["analyses_run"]},
+        "inverterchain_after_heat2d": {"wall_s": inv_wall, "analyses": inv["ecm"]["analyses_run"]},
+        "rankings": {d["ivp"]: [(v["name"], v["predicted_s"], v["node_s"], v["comm_s"], v["preselected"])
+                                for v in d["variants"]] for d in (cold, inv)},
+    }
+
+
+def check_all() -> dict:
+    from .specs.ivp import ivp_names
+    from .specs.machine import load_machine, machine_names
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "store.sqlite"
+        for machine in machine_names():
+            m = load_machine(machine)
+            for ivp in ivp_names():
+                wall, d = _rank(store, "--ivp", ivp, "--machine", machine, "--nodes", str(m.nodes))
+                out[f"{machine}/{ivp}"] = {"wall_s": wall, "analyses": d["ecm"]["analyses_run"],
+                                           "failures": d["ecm"]["failures"], "variants": len(d["variants"])}
+                print(f"  {machine:24} {ivp:14} {d['ecm']['analyses_run']:3d} analyses  {wall:6.1f} s  "
+                      f"failures: {len(d['ecm']['failures'])}", file=sys.stderr, flush=True)
+    return out
+
+
+def _print(res: dict) -> None:
+    c, w = res["cold_heat2d"], res["warm_heat2d"]
+    print(f"cold  rank --ivp heat2d --nodes 8           {c['wall_s']:7.2f} s   kerncraft analyses: {c['analyses']}")
+    print(f"warm  rank --ivp heat2d --nodes 8 (median)  {w['wall_s_median']:7.3f} s   analyses: {w['analyses']}")
+    s = res["heat2d_other_size_same_regime"]
+    print(f"      rank heat2d --n 36000000 (same regime) {s['wall_s']:6.3f} s   analyses: {s['analyses']}")
+    i = res["inverterchain_after_heat2d"]
+    print(f"      rank --ivp inverterchain after heat2d {i['wall_s']:7.2f} s   analyses: {i['analyses']}")
+    for ivp, rows in res["rankings"].items():
+        print(f"\n{ivp}: n = 35,808,256, 8 nodes x 8 threads, reference cluster")
+        print(f"  {'variant':26} {'s/step':>10} {'node s':>10} {'comm s':>10}  pre")
+        for name, t, node, comm, pre in rows:
+            print(f"  {name:26} {t:10.4e} {node:10.4e} {comm:10.4e}  {'*' if pre else ''}")
+    if "check_all" in res:
+        bad = {k: v["failures"] for k, v in res["check_all"].items() if v["failures"]}
+        total = sum(v["analyses"] for v in res["check_all"].values())
+        print(f"\ncheck-all: {total} analyses over {len(res['check_all'])} machine/IVP pairs, "
+              f"{sum(len(v) for v in bad.values())} failed kernel parts {bad or ''}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m autotune.bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--json", type=Path, help="also write the figures to this file")
+    ap.add_argument("--check-all", action="store_true")
+    args = ap.parse_args(argv)
+    res = spine(args.repeats)
+    if args.check_all:
+        res["check_all"] = check_all()
+    _print(res)
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

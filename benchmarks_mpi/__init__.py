@@ -1,0 +1,1 @@
+"""MPI micro-benchmarks for calibrating the communication model (run with mpiexec)."""
