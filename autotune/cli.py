@@ -6,8 +6,7 @@ import sys
 from pathlib import Path
 
 from .errors import InputError, ToolError
-from .paths import default_store_path
-from .rank import DEFAULT_WITHIN_PCT, Rule
+from .rank import DEFAULT_WITHIN_PCT
 
 
 def _int_arg(text: str) -> int:
@@ -82,21 +81,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("autotune: interrupted (finished analyses are kept in the store)", file=sys.stderr)
         return 130
-
-
-def selection_rule(args) -> Rule:
-    if getattr(args, "top", None) is not None:
-        if args.top < 1:
-            raise InputError(f"--top {args.top}: expected at least 1")
-        return Rule("top", args.top)
-    within = getattr(args, "within", None)
-    if within is not None and within < 0:
-        raise InputError(f"--within {within}: expected a percentage >= 0")
-    return Rule("within", DEFAULT_WITHIN_PCT if within is None else within)
-
-
-def store_path(args) -> Path:
-    return args.store if getattr(args, "store", None) else default_store_path()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from . import report
 from .errors import InputError
+from .paths import default_store_path
 from .predict import Scenario, applicable_schemes, check_scenario, rank_scenario
+from .rank import DEFAULT_WITHIN_PCT, Rule
 from .specs.ivp import ivp_names, load_ivp
 from .specs.machine import load_machine, machine_names
 from .specs.method import load_method, method_names
@@ -25,17 +27,31 @@ def _scenario(args) -> Scenario:
     return Scenario(ivp, method, machine, n, nodes, threads)
 
 
-def _comm_filter(args, ivp) -> list[str] | None:
+def _comm_filter(args) -> list[str] | None:
     if not getattr(args, "comm", None):
         return None
     return [c.strip() for c in args.comm.split(",") if c.strip()]
 
 
+def selection_rule(args) -> Rule:
+    if getattr(args, "top", None) is not None:
+        if args.top < 1:
+            raise InputError(f"--top {args.top}: expected at least 1")
+        return Rule("top", args.top)
+    within = getattr(args, "within", None)
+    if within is not None and within < 0:
+        raise InputError(f"--within {within}: expected a percentage >= 0")
+    return Rule("within", DEFAULT_WITHIN_PCT if within is None else within)
+
+
+def store_path(args) -> Path:
+    return args.store if getattr(args, "store", None) else default_store_path()
+
+
 def cmd_rank(args, progress) -> int:
-    from .cli import selection_rule, store_path
     sc = _scenario(args)
     rule = selection_rule(args)
-    wanted = _comm_filter(args, sc.ivp)
+    wanted = _comm_filter(args)
     variants = enumerate_variants(sc.ivp.comm, wanted)
     ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
     if wanted and excluded:
@@ -55,7 +71,6 @@ def cmd_rank(args, progress) -> int:
 
 
 def cmd_explain(args, progress) -> int:
-    from .cli import selection_rule, store_path
     sc = _scenario(args)
     v = parse_variant(args.variant, sc.ivp.comm)
     ok, excluded = applicable_schemes(sc, list(sc.ivp.comm))
@@ -87,17 +102,25 @@ def cmd_generate(args, progress) -> int:
         (out / "kernels").mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"--out {out}: cannot create ({e.strerror})") from None
+    from .schedule import step_counts
+    counts = step_counts(method)
     shared = rhs_parts(ivp) + approx_update_parts(method)
     written = set()
-    manifest = {"ivp": ivp.name, "method": method.name, "variants": {}}
+    manifest = {"ivp": ivp.name, "method": method.name,
+                "note": "M is the number of components a node sweeps in the part's loop",
+                "comm_phases_per_step": counts.comm_phases, "barriers_per_step": counts.barriers,
+                "variants": {}}
     for v in enumerate_variants(ivp.comm):
         parts = lc_parts(method, v.lc) + shared
         for p in parts:
             if p.name not in written:
                 (out / "kernels" / f"{p.name}.c").write_text(p.code)
                 written.add(p.name)
-        manifest["variants"][v.name] = [{"part": p.name, "kernel": p.kernel, "file": f"kernels/{p.name}.c"}
-                                        for p in parts]
+        manifest["variants"][v.name] = [{
+            "part": p.name, "kernel": p.kernel, "file": f"kernels/{p.name}.c",
+            "iterations_per_execution": f"{p.iterations_per_m:g} * M",
+            "executions_per_step": counts.executions[p.kernel],
+        } for p in parts]
     (out / "variants.json").write_text(json.dumps(manifest, indent=2) + "\n")
     print(f"wrote {len(written)} kernel parts for {len(manifest['variants'])} variants of {ivp.name} to {out}")
     return 0

@@ -53,3 +53,8 @@ def test_list_and_generate(capsys, tmp_path):
     files = list((tmp_path / "v" / "kernels").glob("*.c"))
     assert len(files) == 10 + 3 + 1
     assert "for (int j = 4; j < M + 4; j++)" in (tmp_path / "v" / "kernels" / "rhs.wave1d.interior.c").read_text()
+    parts = {p["part"]: p for p in manifest["variants"]["lc=jli,comm=neighbour"]}
+    assert parts["lc.acc.jli"]["iterations_per_execution"] == "12 * M"
+    assert parts["lc.acc.jli"]["executions_per_step"] == 6
+    assert parts["rhs.wave1d.interior"]["executions_per_step"] == 25
+    assert manifest["comm_phases_per_step"] == 25

@@ -50,3 +50,12 @@ def test_unusable_store_path_is_input_error(tmp_path):
     blocker.write_text("x")
     with pytest.raises(InputError, match="cannot open"):
         Store(blocker / "sub" / "s.sqlite")
+
+
+def test_default_store_location(monkeypatch, tmp_path):
+    from autotune.paths import default_store_path
+    monkeypatch.delenv("AUTOTUNE_STORE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert default_store_path() == tmp_path / "cache" / "autotune" / "store.sqlite"
+    monkeypatch.setenv("AUTOTUNE_STORE", str(tmp_path / "x.sqlite"))
+    assert default_store_path() == tmp_path / "x.sqlite"
