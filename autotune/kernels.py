@@ -9,6 +9,7 @@ parameter.  That keeps one ECM result valid for every size in a cache regime.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -28,6 +29,11 @@ class Loop:
     start: str
     stop: str
     step: int = 1
+
+    @property
+    def trips(self) -> int:
+        """Trip count of a loop with literal bounds (the stage and summand loops)."""
+        return (int(self.stop) - int(self.start) + self.step - 1) // self.step
 
 
 @dataclass(frozen=True)
@@ -63,25 +69,18 @@ def _render(decls, loops, body) -> str:
 def _unroll(loops: tuple[Loop, ...]) -> int:
     """Product of the literal trip counts of the loops nested inside the j loop."""
     names = [lp.var for lp in loops]
-    prod = 1
-    for lp in loops[names.index("j") + 1:]:
-        prod *= (int(lp.stop) - int(lp.start) + lp.step - 1) // lp.step
-    return prod
+    return math.prod(lp.trips for lp in loops[names.index("j") + 1:])
 
 
-def _method_part(name, kernel, loops, body, arrays, scalars, s) -> KernelPart:
-    decls = []
-    for arr, rows in arrays:
-        decls.append(f"double {arr}[{rows}][M]" if rows > 1 else f"double {arr}[M]")
-    decls += [f"double {c}[{s}][{s}]" if c == "a" else f"double {c}[{s}]" if c == "b" else f"double {c}"
-              for c in scalars]
+def _method_part(name, kernel, loops, body, arrays, coefficients, s) -> KernelPart:
+    """A part of LC/APPROX/UPDATE: vectors of M components, method coefficients a (s x s), b (s), h."""
+    shapes = {"a": f"[{s}][{s}]", "b": f"[{s}]", "h": ""}
+    decls = [f"double {arr}[{rows}][M]" if rows > 1 else f"double {arr}[M]" for arr, rows in arrays]
+    decls += [f"double {c}{shapes[c]}" for c in coefficients]
     loops = tuple(loops)
-    iters = 1.0
-    for lp in loops:
-        if lp.var != "j":
-            iters *= (int(lp.stop) - int(lp.start) + lp.step - 1) // lp.step
+    iters = float(math.prod(lp.trips for lp in loops if lp.var != "j"))
     return KernelPart(name, kernel, _render(decls, loops, body), loops, tuple(arrays),
-                      iterations_per_m=iters, unroll=_unroll(loops), constants=tuple(scalars))
+                      iterations_per_m=iters, unroll=_unroll(loops), constants=tuple(coefficients))
 
 
 def _range(var: str, s: int) -> Loop:
@@ -93,14 +92,14 @@ def lc_parts(method: Method, order: str) -> list[KernelPart]:
     s, m = method.stages, macros()
     outer = [v for v in order if v != "i"]
     arrays_acc = (("Y", s), ("F", s))
-    return [
-        _method_part(f"lc.first.{''.join(outer)}", "LC", [_range(v, s) for v in outer],
-                     str(m.lc_first()), arrays_acc, ("a",), s),
-        _method_part(f"lc.acc.{order}", "LC", [_range(v, s) for v in order],
-                     str(m.lc_acc()), arrays_acc, ("a",), s),
-        _method_part(f"lc.fin.{''.join(outer)}", "LC", [_range(v, s) for v in outer],
-                     str(m.lc_fin()), (("Y", s), ("y", 1)), ("h",), s),
-    ]
+    parts = [_method_part(f"lc.first.{''.join(outer)}", "LC", [_range(v, s) for v in outer],
+                          str(m.lc_first()), arrays_acc, ("a",), s)]
+    if s > 1:  # one stage has no further summands
+        parts.append(_method_part(f"lc.acc.{order}", "LC", [_range(v, s) for v in order],
+                                  str(m.lc_acc()), arrays_acc, ("a",), s))
+    parts.append(_method_part(f"lc.fin.{''.join(outer)}", "LC", [_range(v, s) for v in outer],
+                              str(m.lc_fin()), (("Y", s), ("y", 1)), ("h",), s))
+    return parts
 
 
 def approx_update_parts(method: Method) -> list[KernelPart]:

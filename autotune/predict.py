@@ -70,18 +70,17 @@ class RankResult:
     failures: dict[str, dict]      # part name -> error info
 
 
-def check_scenario(ivp: IVP, n: int, nodes: int, threads: int, machine: Machine) -> int:
-    """Validate the numbers; return the size parameter."""
+def check_scenario(ivp: IVP, n: int, nodes: int, threads: int, machine: Machine) -> None:
+    """Validate the numbers of a scenario (InputError naming the option)."""
     if nodes < 1:
         raise InputError(f"--nodes {nodes}: expected at least 1")
     if threads < 1:
         raise InputError(f"--threads {threads}: expected at least 1")
     if threads > machine.cores:
         raise InputError(f"--threads {threads}: machine {machine.name} has {machine.cores} cores per node")
-    size = ivp.size_value(n)
+    ivp.size_value(n)
     if n < nodes:
         raise InputError(f"--n {n}: fewer components than --nodes {nodes}")
-    return size
 
 
 def comm_context(sc: Scenario) -> commmod.PhaseContext:
@@ -126,8 +125,7 @@ def part_uses(sc: Scenario, variants: list[Variant]) -> dict[str, list[PartUse]]
     shared: list[tuple[kmod.KernelPart, int, int, int]] = []
     for part in kmod.rhs_parts(sc.ivp):
         comps = int(evaluate(part.components, {sc.ivp.size_parameter: size}))
-        halo = int(evaluate(part.halo if part.size_parameter is None else sc.ivp.size_parameter,
-                            {sc.ivp.size_parameter: size}))
+        halo = int(evaluate(part.halo, {sc.ivp.size_parameter: size}))
         shared.append((part, counts.executions["RHS"], math.ceil(comps / sc.nodes) * part.step, halo))
     for part in kmod.approx_update_parts(sc.method):
         shared.append((part, counts.executions[part.kernel], n_local, 0))

@@ -75,3 +75,9 @@ def test_kernel_parts_parse_in_kerncraft():
         k = KernelCode(p.code, machine=machine, filename="kernel.c")
         stack = [lp["index"] for lp in k.get_loop_stack()]
         assert stack == [lp.var for lp in p.loops], p.name
+
+
+def test_one_stage_method_has_no_summand_loop():
+    parts = lc_parts(build("radauIIA", 1), "ijl")
+    assert [p.name for p in parts] == ["lc.first.jl", "lc.fin.jl"]
+    assert [p.name for p in approx_update_parts(build("radauIIA", 1))] == ["approx.first", "update"]
