@@ -52,6 +52,24 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--method", default="radauIIA7")
     g.add_argument("--out", type=Path, default=Path("variants-out"))
 
+    c = sub.add_parser("calibrate", help="run the MPI micro-benchmarks, fit the communication model, "
+                                         "write it into the machine file")
+    c.add_argument("--machine", required=True, help="shipped machine name or YAML path to calibrate")
+    c.add_argument("--procs", default="2", help="comma-separated process counts (default 2)")
+    c.add_argument("--threads", default="1,2", help="thread counts for the barrier benchmark (default 1,2)")
+    c.add_argument("--launcher", help="'mpiexec' (default), 'srun', or a template such as "
+                                      "\"srun -N {nodes} -n {procs}\"")
+    c.add_argument("--ops", default="allgather,neighbour,pairwise", help="operations to measure")
+    c.add_argument("--min-bytes", type=_int_arg, default=8)
+    c.add_argument("--max-bytes", type=_int_arg, default=64 * 2**20)
+    c.add_argument("--factor", type=float, default=2.0, help="message size step factor (default 2)")
+    c.add_argument("--max-seconds", type=float, default=0.5, help="time budget per message size")
+    c.add_argument("--timeout", type=float, default=900.0, help="seconds per benchmark run")
+    c.add_argument("--out", type=Path, help="machine file to write (default: update the one given)")
+    c.add_argument("--fresh", action="store_true", help="measure again even what the store has")
+    c.add_argument("--store", type=Path)
+    c.add_argument("--format", choices=["table", "json"], default="table")
+
     li = sub.add_parser("list", help="list shipped IVPs, machines, methods or an IVP's variants")
     li.add_argument("what", choices=["ivps", "machines", "methods", "variants"])
     li.add_argument("--ivp", help="for variants: only this IVP")

@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from .commmodel import STRUCTURE, OpFit, Segment
+
 DOUBLE = 8
 
 
@@ -66,21 +68,28 @@ register(Scheme(
 
 
 def datasheet_op_seconds(op: str, nbytes: float, p: int, latency: float, bandwidth: float) -> float:
-    """Latency/bandwidth (Hockney) cost of one operation with one rank per node.
+    """Latency/bandwidth (Hockney) cost of one operation with one rank per node: the fitted
+    model's form (commmodel.STRUCTURE) with one segment, a = latency and b = 1/bandwidth.
 
-    allgather: recursive doubling/ring, ceil(log2 p) latencies and (p-1) blocks
-    through each node's link; neighbour: both neighbours at once, two messages
-    share the injection bandwidth; pairwise: one exchange with one partner.
+    allgather: ceil(log2 p) rounds, p-1 blocks through each link; neighbour: both
+    neighbours at once, two messages share the link; pairwise: one exchange.
     """
-    if p <= 1 or nbytes <= 0:
-        return 0.0
-    if op == "allgather":
-        return math.ceil(math.log2(p)) * latency + (p - 1) * nbytes / bandwidth
-    if op == "neighbour":
-        return latency + (2 if p > 2 else 1) * nbytes / bandwidth
-    if op == "pairwise":
-        return latency + nbytes / bandwidth
-    raise ValueError(f"unknown operation {op!r}")
+    if op not in STRUCTURE:
+        raise ValueError(f"unknown operation {op!r}")
+    return OpFit(op, (Segment(math.inf, latency, 1.0 / bandwidth),), 0).predict(nbytes, p)
+
+
+def network_model(network: dict) -> Callable[[str, float, int], float]:
+    """op_seconds(op, bytes, p) of a machine's network section: fitted operations use their
+    fits, the others the data-sheet latency and bandwidth."""
+    fits = {op: OpFit.from_dict(op, d) for op, d in (network.get("fits") or {}).items()}
+
+    def op_seconds(op: str, nbytes: float, p: int) -> float:
+        if op in fits:
+            return fits[op].predict(nbytes, p)
+        return datasheet_op_seconds(op, nbytes, p, network["latency_s"], network["bandwidth_Bps"])
+
+    return op_seconds
 
 
 def barrier_seconds(threads: int, per_doubling: float) -> float:

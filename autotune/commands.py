@@ -162,7 +162,46 @@ def cmd_list(args, progress) -> int:
     return 0
 
 
-COMMANDS = {"rank": cmd_rank, "explain": cmd_explain, "generate": cmd_generate, "list": cmd_list}
+def _int_list(text: str, option: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise InputError(f"{option} {text!r}: expected comma-separated integers") from None
+    if not values or min(values) < 1:
+        raise InputError(f"{option} {text!r}: expected integers >= 1")
+    return values
+
+
+def cmd_calibrate(args, progress) -> int:
+    import sys
+    from .calibrate import BENCHMARKS, Plan, calibrate
+    from .launcher import parse_launcher
+    machine = load_machine(args.machine)
+    ops = tuple(o.strip() for o in args.ops.split(",") if o.strip())
+    bad = [o for o in ops if o not in BENCHMARKS]
+    if bad or not ops:
+        raise InputError(f"--ops {args.ops!r}: expected some of {', '.join(BENCHMARKS)}")
+    procs = _int_list(args.procs, "--procs")
+    if min(procs) < 2:
+        raise InputError(f"--procs {args.procs!r}: communication needs at least 2 processes")
+    if not 8 <= args.min_bytes <= args.max_bytes:
+        raise InputError(f"--min-bytes/--max-bytes: expected 8 <= {args.min_bytes} <= {args.max_bytes}")
+    if args.factor <= 1:
+        raise InputError(f"--factor {args.factor}: expected a number > 1")
+    plan = Plan(machine, parse_launcher(args.launcher), procs, _int_list(args.threads, "--threads"), ops,
+                args.min_bytes, args.max_bytes, args.factor, args.max_seconds, args.timeout)
+    target = args.out or Path(machine.path)
+    store = Store(store_path(args))
+    try:
+        res = calibrate(plan, store, target, lambda msg: print(f"autotune: calibrate: {msg}",
+                                                               file=sys.stderr, flush=True), args.fresh)
+    finally:
+        store.close()
+    print(json.dumps(res, indent=2) if args.format == "json" else report.calibration_table(res), end="\n")
+    return 0
+
+
+COMMANDS = {"calibrate": cmd_calibrate, "rank": cmd_rank, "explain": cmd_explain, "generate": cmd_generate, "list": cmd_list}
 
 
 def dispatch(args, progress) -> int:

@@ -17,50 +17,12 @@ p-dependent form lets node counts that were never measured be predicted.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
 from scipy.optimize import nnls
 
-STRUCTURE = {
-    "allgather": (lambda p: math.ceil(math.log2(p)) if p > 1 else 0, lambda p: p - 1),
-    "neighbour": (lambda p: 1 if p > 1 else 0, lambda p: 0 if p < 2 else (1 if p == 2 else 2)),
-    "pairwise": (lambda p: 1 if p > 1 else 0, lambda p: 1 if p > 1 else 0),
-}
-
-
-@dataclass(frozen=True)
-class Segment:
-    max_bytes: float        # upper end (inf for the last segment)
-    latency_s: float        # a: seconds per latency round
-    per_byte_s: float       # b: seconds per byte through one link
-
-
-@dataclass(frozen=True)
-class OpFit:
-    op: str
-    segments: tuple[Segment, ...]
-    points: int
-
-    def predict(self, nbytes: float, p: int) -> float:
-        lat, vol = STRUCTURE[self.op]
-        if p <= 1:
-            return 0.0
-        seg = next(s for s in self.segments if nbytes <= s.max_bytes)
-        return seg.latency_s * lat(p) + seg.per_byte_s * vol(p) * nbytes
-
-    def to_dict(self) -> dict:
-        return {"segments": [{"max_bytes": None if math.isinf(s.max_bytes) else s.max_bytes,
-                              "latency_s": s.latency_s, "per_byte_s": s.per_byte_s} for s in self.segments],
-                "points": self.points}
-
-    @staticmethod
-    def from_dict(op: str, d: dict) -> "OpFit":
-        segs = tuple(Segment(math.inf if s["max_bytes"] is None else float(s["max_bytes"]),
-                             float(s["latency_s"]), float(s["per_byte_s"])) for s in d["segments"])
-        return OpFit(op, segs, int(d.get("points", 0)))
-
+from .commmodel import STRUCTURE, OpFit, Segment
 
 def _design(op: str, points: list[tuple[int, float, float]]):
     lat, vol = STRUCTURE[op]
@@ -96,8 +58,22 @@ def _fit_segments(op, points, breaks):
 
 def fit_operation(op: str, points: list[tuple[int, float, float]], max_breaks: int = 2,
                   min_sizes_per_segment: int = 3) -> OpFit:
-    """points: (p, bytes, seconds), one per measured (p, size), p >= 2."""
+    """points: (p, bytes, seconds), one per measured (p, size), p >= 2.
+
+    The joint fit over all p predicts unmeasured node counts; each measured p
+    also gets its own segments, used at exactly that p.
+    """
     points = [pt for pt in points if pt[0] >= 2 and pt[2] > 0]
+    joint = _fit_joint(op, points, max_breaks, min_sizes_per_segment)
+    ps = sorted({p for p, _, _ in points})
+    if len(ps) == 1:
+        return OpFit(op, joint.segments, joint.points, ((ps[0], joint.segments),))
+    per_p = tuple((p, _fit_joint(op, [pt for pt in points if pt[0] == p], max_breaks,
+                                 min_sizes_per_segment).segments) for p in ps)
+    return OpFit(op, joint.segments, joint.points, per_p)
+
+
+def _fit_joint(op: str, points, max_breaks: int, min_sizes_per_segment: int) -> OpFit:
     sizes = sorted({m for _, m, _ in points})
     if len(sizes) < 2:
         raise ValueError(f"{op}: need at least two message sizes to fit")
@@ -153,7 +129,9 @@ def heldout_p(op: str, points) -> dict | None:
         return None
     train = [pt for pt in points if pt[0] != ps[-1]]
     test = [pt for pt in points if pt[0] == ps[-1]]
-    return dict(_summary(relative_errors_pct(fit_operation(op, train), test)), p=ps[-1])
+    joint = fit_operation(op, train)
+    joint = OpFit(op, joint.segments, joint.points)   # only the joint model may speak for an unmeasured p
+    return dict(_summary(relative_errors_pct(joint, test)), p=ps[-1])
 
 
 def fit_barrier(points: list[tuple[int, float]]) -> dict:

@@ -192,10 +192,7 @@ def rank_scenario(sc: Scenario, variants: list[Variant], rule: Rule, store: Stor
     results, ran = ensure_ecm(all_uses, sc.machine, store, progress, jobs)
     counts = step_counts(sc.method)
     ctx = comm_context(sc)
-    net = sc.machine.network
-
-    def op_seconds(op, nbytes, p):
-        return commmod.datasheet_op_seconds(op, nbytes, p, net["latency_s"], net["bandwidth_Bps"])
+    op_seconds = commmod.network_model(sc.machine.network)
 
     barrier_s = commmod.barrier_seconds(sc.threads, sc.machine.barrier["per_doubling_s"])
     out, failures = [], {}

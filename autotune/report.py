@@ -59,8 +59,11 @@ def rank_dict(res: RankResult) -> dict:
 
 def notes(res: RankResult) -> list[str]:
     sc, out = res.scenario, []
-    if sc.machine.network.get("model") == "datasheet":
-        out.append(f"communication model from the data sheet, not calibrated ({sc.machine.network['provenance']})")
+    net = sc.machine.network
+    if net.get("model") == "datasheet":
+        out.append(f"communication model from the data sheet, not calibrated ({net['provenance']})")
+    else:
+        out.append(f"communication model fitted on {net.get('calibrated', '?')} ({net['provenance']})")
     if sc.nodes > sc.machine.nodes:
         out.append(f"{sc.nodes} nodes exceed the {sc.machine.nodes} of machine {sc.machine.name}: extrapolated")
     for scheme, why in res.excluded.items():
@@ -142,3 +145,27 @@ def explain_table(res: RankResult, name: str) -> str:
     for n in notes(res):
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"
+
+
+def calibration_table(res: dict) -> str:
+    lines = [f"calibrated {res['machine']} in {res['wall_s']:.1f} s ({res['runs']} benchmark runs; "
+             f"written to {res['machine_file']})", ""]
+    for op, r in res["operations"].items():
+        lines.append(f"{op}: measured p = {', '.join(map(str, r['measured_p']))}")
+        groups = [("all p (joint, for unmeasured p)", r["fit"]["segments"])]
+        groups += [(f"p = {q}", segs) for q, segs in r["fit"].get("per_p", {}).items()]
+        for label, segs in groups:
+            lines.append(f"  {label}:")
+            for s in segs:
+                upto = "end" if s["max_bytes"] is None else f"{s['max_bytes']:.0f} B"
+                bw = f"{1e-9 / s['per_byte_s']:.2f} GB/s" if s["per_byte_s"] > 0 else "inf"
+                lines.append(f"    up to {upto:>12}: latency {s['latency_s'] * 1e6:8.3f} us, bandwidth {bw}")
+        for label, key in (("held-out sizes", "heldout_error_pct"), ("held-out p", "heldout_p_error_pct")):
+            e = r[key]
+            lines.append(f"  {label}: " + ("n/a" if not e else
+                         f"median {e['median']:.1f} %, max {e['max']:.1f} % over {e['points']} points"
+                         + (f" (p = {e['p']})" if "p" in e else "")))
+    if "barrier" in res:
+        b = res["barrier"]
+        lines.append(f"barrier: {b['per_doubling_s'] * 1e9:.1f} ns per doubling of the thread count")
+    return "\n".join(lines)

@@ -27,6 +27,19 @@ CREATE TABLE IF NOT EXISTS ecm (
     inputs TEXT NOT NULL,
     created REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS measurements (
+    series TEXT NOT NULL,
+    machine TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    record TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS measurements_series ON measurements (series);
+CREATE TABLE IF NOT EXISTS comm_fits (
+    machine TEXT NOT NULL,
+    created REAL NOT NULL,
+    result TEXT NOT NULL
+);
 """
 
 
@@ -80,6 +93,21 @@ class Store:
             db.execute("INSERT OR REPLACE INTO ecm VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                        (key, part, regime, machine, int(bool(result.get("ok"))), json.dumps(result),
                         json.dumps(inputs, sort_keys=True), time.time()))
+
+    def put_measurements(self, series: str, machine: str, operation: str, records: list[dict]) -> None:
+        """All records of one benchmark run (one operation and process count), atomically."""
+        with self.transaction() as db:
+            db.execute("DELETE FROM measurements WHERE series = ?", (series,))
+            db.executemany("INSERT INTO measurements VALUES (?, ?, ?, ?, ?)",
+                           [(series, machine, operation, json.dumps(r), time.time()) for r in records])
+
+    def get_measurements(self, series: str) -> list[dict]:
+        rows = self._db.execute("SELECT record FROM measurements WHERE series = ? ORDER BY rowid", (series,))
+        return [json.loads(r) for (r,) in rows]
+
+    def put_comm_fit(self, machine: str, result: dict) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT INTO comm_fits VALUES (?, ?, ?)", (machine, time.time(), json.dumps(result)))
 
     def count_ecm(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM ecm").fetchone()[0]

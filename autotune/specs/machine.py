@@ -22,6 +22,10 @@ _COST_MODEL = {
         "latency_s": {"type": "number", "minimum": 0},
         "bandwidth_Bps": {"type": "number", "exclusiveMinimum": 0},
         "per_doubling_s": {"type": "number", "minimum": 0},
+        "calibrated": {"type": "string"},
+        "fits": {"type": "object"},
+        "heldout_error_pct": {"type": "object"},
+        "error_pct": {"type": ["object", "null"]},
     },
 }
 SCHEMA = {
@@ -42,7 +46,7 @@ SCHEMA = {
                 "nodes": {"type": "integer", "minimum": 1},
                 "cores_per_node": {"type": "integer", "minimum": 1},
                 "threads_per_core": {"type": "integer", "minimum": 1},
-                "network": dict(_COST_MODEL, required=["model", "provenance", "latency_s", "bandwidth_Bps"]),
+                "network": _COST_MODEL,
                 "barrier": dict(_COST_MODEL, required=["model", "provenance", "per_doubling_s"]),
             },
         },
@@ -96,6 +100,24 @@ def _first_compiler(data) -> tuple[str, str]:
     return items[0][0], str(items[0][1])
 
 
+def _check_network(net: dict, path) -> None:
+    from ..commmodel import STRUCTURE, OpFit
+    fits = net.get("fits") or {}
+    for op, fit in fits.items():
+        if op not in STRUCTURE:
+            raise InputError(f"{path}: field 'cluster.network.fits.{op}': unknown operation "
+                             f"(known: {', '.join(STRUCTURE)})")
+        try:
+            OpFit.from_dict(op, fit)
+        except (KeyError, TypeError, ValueError) as e:
+            raise InputError(f"{path}: field 'cluster.network.fits.{op}': malformed fit ({e})") from None
+    if set(fits) != set(STRUCTURE):
+        for field in ("latency_s", "bandwidth_Bps"):
+            if field not in net:
+                raise InputError(f"{path}: field 'cluster.network.{field}': required for operations "
+                                 f"without a fit")
+
+
 def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
     validate(data, SCHEMA, path)
     try:
@@ -115,6 +137,7 @@ def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
     osaca = [v for k, v in incore_items if k == "OSACA"]
     if not osaca:
         raise InputError(f"{path}: field 'in-core model': expected an OSACA entry (IACA is not supported)")
+    _check_network(data["cluster"]["network"], path)
     compiler, flags = _first_compiler(data)
     kc = {k: v for k, v in data.items() if k != "cluster"}
     digest = hashlib.sha256(json.dumps(kc, sort_keys=True, default=str).encode()).hexdigest()

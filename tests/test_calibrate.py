@@ -1,0 +1,88 @@
+"""Real MPI runs (mpiexec -n 2) of the micro-benchmarks and of `autotune calibrate`."""
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from autotune.paths import MACHINE_DIR, ROOT
+
+from .conftest import run_cli
+
+MPIEXEC = shutil.which("mpiexec") or str(__import__("pathlib").Path(sys.executable).parent / "mpiexec")
+
+
+@pytest.mark.parametrize("module,op", [("allgather", "allgather"), ("neighbour", "neighbour"),
+                                       ("sparse", "pairwise")])
+def test_each_benchmark_runs_on_two_ranks(module, op, tmp_path):
+    out = tmp_path / "m.jsonl"
+    subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", f"benchmarks_mpi.{module}", "--max-bytes", "4096",
+                    "--factor", "8", "--max-seconds", "0.05", "--out", str(out)],
+                   check=True, cwd=ROOT, capture_output=True, timeout=120)
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["params"]["bytes"] for r in recs] == [8, 64, 512, 4096]
+    for r in recs:
+        assert r["callpath"] == op and r["metric"] == "time" and r["params"]["p"] == 2
+        assert 0 < r["min"] <= r["median"] <= r["max"] and len(r["value"]) == r["reps"] >= 10
+
+
+def test_barrier_benchmark(tmp_path):
+    from benchmarks_mpi import barrier
+    exe = barrier.build("gcc", tmp_path)
+    rec = barrier.run(exe, 2, reps=5, inner=200)
+    assert rec["params"]["threads"] == 2 and rec["callpath"] == "barrier" and 0 < rec["median"] < 1e-2
+
+
+@pytest.fixture()
+def machine_copy(tmp_path):
+    dst = tmp_path / "mine.yaml"
+    shutil.copy(MACHINE_DIR / "haswell-ep-e5-2630v3.yaml", dst)
+    return dst
+
+
+def test_calibrate_fits_writes_the_machine_and_resumes(machine_copy, tmp_path, capsys, cold_heat2d,
+                                                        session_store):
+    store = tmp_path / "s.sqlite"
+    argv = ["calibrate", "--machine", machine_copy, "--procs", "2", "--threads", "1,2", "--max-bytes", 2**20,
+            "--factor", "4", "--max-seconds", "0.05", "--store", store, "--format", "json"]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["runs"] == 3 + 2 and "measuring" in err
+    for op in ("allgather", "neighbour", "pairwise"):
+        r = res["operations"][op]
+        assert r["measured_p"] == [2] and r["heldout_error_pct"]["points"] >= 2
+        assert r["fit"]["segments"][0]["latency_s"] >= 0
+    assert res["barrier"]["per_doubling_s"] > 0
+    text = machine_copy.read_text()
+    assert "model: fitted" in text and "# Reference cluster" in text   # comments kept
+    # rank now uses (and says it uses) the fitted model; the kerncraft part is unchanged,
+    # so every ECM result is reused from the session store
+    code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--machine", machine_copy, "--nodes", "8",
+                           "--format", "json", "--store", session_store)
+    d = json.loads(out)
+    assert code == 0 and d["ecm"]["analyses_run"] == 0
+    assert any("fitted on" in n for n in d["notes"]) and d["comm_model"]["model"] == "fitted"
+    before = {v["name"]: v for v in cold_heat2d[0]["variants"]}
+    for v in d["variants"]:
+        assert v["node_s"] == pytest.approx(before[v["name"]]["node_s"], rel=0.05)  # barrier term may change
+        assert v["comm_s"] != before[v["name"]]["comm_s"]
+    # a second calibration reuses every stored measurement
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0 and json.loads(out)["runs"] == 0 and "reused" in err
+
+
+def test_failing_and_missing_launchers_name_the_command(machine_copy, tmp_path, capsys):
+    base = ["calibrate", "--machine", machine_copy, "--procs", "2", "--max-bytes", 64, "--store", tmp_path / "s.sqlite"]
+    code, _, err = run_cli(capsys, *base, "--launcher", "false {procs}")
+    assert code == 1 and "false 2" in err and "log:" in err and "Traceback" not in err
+    code, _, err = run_cli(capsys, *base, "--launcher", "no-such-launcher -n {procs}")
+    assert code == 1 and "'no-such-launcher' not found" in err
+
+
+@pytest.mark.parametrize("extra,needle", [(["--procs", "1"], "at least 2"), (["--ops", "bcast"], "--ops"),
+                                          (["--procs", "2,x"], "integers")])
+def test_calibrate_bad_input(extra, needle, machine_copy, tmp_path, capsys):
+    code, _, err = run_cli(capsys, "calibrate", "--machine", machine_copy, *extra, "--store", tmp_path / "s")
+    assert code == 2 and needle in err
