@@ -198,3 +198,40 @@ def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], 
     write_machine(Path(plan.machine.path), target, result, plan)
     store.put_comm_fit(plan.machine.name, result)
     return result
+
+
+def write_host_machine(target: Path, name: str, min_seconds: float, progress: Callable[[str], None]) -> dict:
+    """Detect and measure this host, write its machine file (atomically); return a summary."""
+    import io
+
+    import ruamel.yaml
+
+    from . import hostmodel
+    t0 = time.perf_counter()
+    host = hostmodel.detect()
+    progress(f"{host.model_name}: {host.cores} cores, {host.clock_hz / 1e9:.2f} GHz, caches "
+             + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
+    bandwidths = hostmodel.measure(host, progress, min_seconds)
+    template_name, template_path = hostmodel.template_for(host)
+    yaml = ruamel.yaml.YAML()
+    yaml.width = 100
+    with open(template_path) as f:
+        data = yaml.load(f)
+    data = hostmodel.build(data, host, bandwidths, template_name, name)
+    buf = io.StringIO()
+    yaml.dump(data, buf)
+    text = buf.getvalue()
+    text = text[text.index("kerncraft version"):]   # the template's header describes another machine
+    header = (f"# Machine model of this host ({host.model_name}), made by autotune calibrate --node.\n"
+              f"# Measured and assumed fields: see 'provenance' below.\n")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(target.suffix + ".tmp")
+    tmp.write_text(header + text)
+    os.replace(tmp, target)
+    from .specs.machine import load_machine
+    load_machine(str(target))  # the file we wrote must load like any other
+    return {"machine": name, "file": str(target), "template": template_name, "cores": host.cores,
+            "clock_ghz": host.clock_hz / 1e9, "wall_s": time.perf_counter() - t0,
+            "bandwidth_gbs": {lvl: {k: rows[-1][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
+            "bandwidth_1thread_gbs": {lvl: {k: rows[0][2] for k, rows in ks.items()}
+                                      for lvl, ks in bandwidths.items()}}

@@ -54,7 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("calibrate", help="run the MPI micro-benchmarks, fit the communication model, "
                                          "write it into the machine file")
-    c.add_argument("--machine", required=True, help="shipped machine name or YAML path to calibrate")
+    c.add_argument("--machine", required=True, help="machine name or YAML path to calibrate (with --node: "
+                                                    "the name or path of the machine file to make)")
+    c.add_argument("--node", action="store_true", help="make a machine model of this host (cache geometry "
+                                                       "from the OS, bandwidths measured) instead")
+    c.add_argument("--min-seconds", type=float, default=0.1, help="with --node: seconds per bandwidth run")
     c.add_argument("--procs", default="2", help="comma-separated process counts (default 2)")
     c.add_argument("--threads", default="1,2", help="thread counts for the barrier benchmark (default 1,2)")
     c.add_argument("--launcher", help="'mpiexec' (default), 'srun', or a template such as "

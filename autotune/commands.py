@@ -172,8 +172,38 @@ def _int_list(text: str, option: str) -> tuple[int, ...]:
     return values
 
 
-def cmd_calibrate(args, progress) -> int:
+def _say(msg: str) -> None:
     import sys
+    print(f"autotune: calibrate: {msg}", file=sys.stderr, flush=True)
+
+
+def cmd_node(args) -> int:
+    """calibrate --node: a machine file for this host."""
+    from .calibrate import write_host_machine
+    from .paths import user_machine_dir
+    name = Path(args.machine).stem
+    if args.out:
+        target = args.out
+    elif args.machine.endswith((".yaml", ".yml")):
+        target = Path(args.machine)
+    else:
+        target = user_machine_dir() / f"{args.machine}.yaml"
+    if args.min_seconds <= 0:
+        raise InputError(f"--min-seconds {args.min_seconds}: expected a positive number")
+    res = write_host_machine(target, name, args.min_seconds, _say)
+    if args.format == "json":
+        print(json.dumps(res, indent=2))
+    else:
+        print(f"wrote machine '{name}' to {target} in {res['wall_s']:.1f} s "
+              f"({res['cores']} cores, {res['clock_ghz']:.2f} GHz, template {res['template']})")
+        for level, row in res["bandwidth_gbs"].items():
+            print(f"  {level:4} " + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()) + "  GB/s (all cores)")
+    return 0
+
+
+def cmd_calibrate(args, progress) -> int:
+    if args.node:
+        return cmd_node(args)
     from .calibrate import BENCHMARKS, Plan, calibrate
     from .launcher import parse_launcher
     machine = load_machine(args.machine)
@@ -193,8 +223,7 @@ def cmd_calibrate(args, progress) -> int:
     target = args.out or Path(machine.path)
     store = Store(store_path(args))
     try:
-        res = calibrate(plan, store, target, lambda msg: print(f"autotune: calibrate: {msg}",
-                                                               file=sys.stderr, flush=True), args.fresh)
+        res = calibrate(plan, store, target, _say, args.fresh)
     finally:
         store.close()
     print(json.dumps(res, indent=2) if args.format == "json" else report.calibration_table(res), end="\n")

@@ -16,3 +16,12 @@ def default_store_path() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "autotune" / "store.sqlite"
+
+
+def user_machine_dir() -> Path:
+    """Machine files made on this host (calibrate --node): $AUTOTUNE_MACHINES or ~/.config/autotune/machines."""
+    env = os.environ.get("AUTOTUNE_MACHINES")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "autotune" / "machines"

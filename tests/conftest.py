@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 
 import pytest
+
+# machine files made by tests (calibrate --node) go to a scratch dir, never the user's
+os.environ["AUTOTUNE_MACHINES"] = tempfile.mkdtemp(prefix="autotune-test-machines-")
 
 from autotune.cli import main
 

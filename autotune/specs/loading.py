@@ -1,6 +1,7 @@
 """Load a YAML data file by shipped name or path and validate it against a schema."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -24,24 +25,32 @@ def _omap_as_dict(loader, node):
 
 
 _Loader.add_constructor("tag:yaml.org,2002:omap", _omap_as_dict)
+# YAML 1.2 floats such as 5e-07 (what ruamel writes; PyYAML's 1.1 rules read them as strings)
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"))
 
 
-def resolve(name_or_path: str, shipped_dir: Path, kind: str) -> Path:
-    """A shipped name (file stem in shipped_dir) or a path to a user's file."""
+def resolve(name_or_path: str, shipped_dir: Path, kind: str, user_dir: Path | None = None) -> Path:
+    """A name (file stem in user_dir, then shipped_dir) or a path to a user's file."""
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml") or p.exists():
         if not p.is_file():
             raise InputError(f"{kind} file {p}: no such file")
         return p
-    for ext in (".yaml", ".yml"):
-        cand = shipped_dir / f"{name_or_path}{ext}"
-        if cand.is_file():
-            return cand
-    known = ", ".join(shipped_names(shipped_dir)) or "none"
+    for d in ([user_dir] if user_dir else []) + [shipped_dir]:
+        for ext in (".yaml", ".yml"):
+            cand = d / f"{name_or_path}{ext}"
+            if cand.is_file():
+                return cand
+    known = ", ".join(sorted(set(shipped_names(shipped_dir)) | set(shipped_names(user_dir) if user_dir else ()))) or "none"
     raise InputError(f"unknown {kind} '{name_or_path}' (known: {known}; or give a path to a YAML file)")
 
 
-def shipped_names(shipped_dir: Path) -> list[str]:
+def shipped_names(shipped_dir: Path | None) -> list[str]:
+    if shipped_dir is None or not shipped_dir.is_dir():
+        return []
     return sorted(p.stem for p in shipped_dir.glob("*.y*ml"))
 
 

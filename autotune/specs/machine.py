@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
-from ..paths import MACHINE_DIR
+from ..paths import MACHINE_DIR, user_machine_dir
 from .loading import parse_yaml, resolve, shipped_names, validate
 
 DEFAULT_MACHINE = "haswell-ep-e5-2630v3"
@@ -148,7 +148,7 @@ def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
 
 
 def load_machine(name_or_path: str | None) -> Machine:
-    path = resolve(name_or_path or DEFAULT_MACHINE, MACHINE_DIR, "machine")
+    path = resolve(name_or_path or DEFAULT_MACHINE, MACHINE_DIR, "machine", user_machine_dir())
     try:
         text = path.read_text()
     except OSError as e:
@@ -157,4 +157,5 @@ def load_machine(name_or_path: str | None) -> Machine:
 
 
 def machine_names() -> list[str]:
-    return shipped_names(MACHINE_DIR)
+    """Shipped machines and those made on this host (calibrate --node)."""
+    return sorted(set(shipped_names(MACHINE_DIR)) | set(shipped_names(user_machine_dir())))

@@ -1,0 +1,68 @@
+import json
+
+
+from autotune import hostmodel
+from autotune.specs.machine import load_machine
+
+from .conftest import run_cli
+
+
+def _fake_host(tmp_path):
+    cpu = tmp_path / "cpu"
+    for i, (level, kind, size, ways, shared) in enumerate([(1, "Data", "48K", 12, "0"), (1, "Instruction", "32K", 8, "0"),
+                                                           (2, "Unified", "2048K", 16, "0"),
+                                                           (3, "Unified", "36864K", 12, "0-3")]):
+        d = cpu / "cpu0" / "cache" / f"index{i}"
+        d.mkdir(parents=True)
+        for name, value in [("level", level), ("type", kind), ("size", size), ("ways_of_associativity", ways),
+                            ("coherency_line_size", 64), ("shared_cpu_list", shared)]:
+            (d / name).write_text(f"{value}\n")
+    info = tmp_path / "cpuinfo"
+    info.write_text("vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n"
+                    "model name\t: Intel(R) Xeon(R) Gold 6430\ncpu MHz\t\t: 2100.000\n")
+    return hostmodel.detect(cpu, info)
+
+
+def test_detect_reads_cache_geometry_and_cpu(tmp_path):
+    host = _fake_host(tmp_path)
+    assert host.vendor == "GenuineIntel" and host.model_name.startswith("Intel(R) Xeon(R) Gold")
+    assert [(c.level, c.size, c.ways, c.shared_by) for c in host.caches] == [
+        (1, 48 * 1024, 12, 1), (2, 2 * 2**20, 16, 1), (3, 36 * 2**20, 12, 4)]
+    assert host.clock_hz == 2.1e9
+    ws = hostmodel.working_sets(host)
+    assert ws["L1"] < ws["L2"] < ws["L3"] < ws["MEM"]
+
+
+def test_build_gives_a_loadable_machine(tmp_path):
+    import io
+    import ruamel.yaml
+    host = _fake_host(tmp_path)
+    name, path = hostmodel.template_for(host)
+    assert name == "haswell-ep-e5-2630v3"
+    yaml = ruamel.yaml.YAML()
+    data = yaml.load(path.read_text())
+    bw = {lvl: {k: [(t, 1000 * (i + 1), 10.0 * t) for t in range(1, host.cores + 1)]
+                for k in hostmodel.KERNELS} for i, lvl in enumerate(["L1", "L2", "L3", "MEM"])}
+    out = hostmodel.build(data, host, bw, name, "fake")
+    buf = io.StringIO()
+    yaml.dump(out, buf)
+    f = tmp_path / "fake.yaml"
+    f.write_text(buf.getvalue())
+    m = load_machine(str(f))
+    assert [c.bytes_per_group for c in m.caches] == [48 * 1024, 2 * 2**20, 36 * 2**20]
+    assert m.caches[2].cores_per_group == 4 and m.nodes == 1
+    assert "assumed" in m.network["provenance"] and out["provenance"]["assumed"].count("haswell")
+
+
+def test_calibrate_node_on_this_host(tmp_path, capsys):
+    target = tmp_path / "here.yaml"
+    code, out, err = run_cli(capsys, "calibrate", "--machine", "here", "--node", "--out", target,
+                             "--min-seconds", "0.002", "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)
+    m = load_machine(str(target))
+    assert m.cores == res["cores"] >= 1 and m.caches[0].name == "L1"
+    for level in ("L1", "MEM"):
+        assert all(v > 0 for v in res["bandwidth_gbs"][level].values())
+    text = target.read_text()
+    assert "provenance" in text and "streaming benchmark" in text and "bandwidth L1" in err
