@@ -178,7 +178,7 @@ def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
 
 
 def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], None],
-              fresh: bool = False) -> dict:
+              fresh: bool = False, plot: Path | None = None) -> dict:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="autotune-calibrate-") as tmp:
         workdir = Path(tmp)
@@ -197,6 +197,10 @@ def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], 
                   wall_s=time.perf_counter() - t0, procs=list(plan.procs), threads=list(plan.threads))
     write_machine(Path(plan.machine.path), target, result, plan)
     store.put_comm_fit(plan.machine.name, result)
+    if plot is not None:
+        from .plots import calibration_plot
+        calibration_plot(raw, result, plot)
+        result["plot"] = str(plot)
     return result
 
 

@@ -46,9 +46,10 @@ def test_calibrate_fits_writes_the_machine_and_resumes(machine_copy, tmp_path, c
     store = tmp_path / "s.sqlite"
     argv = ["calibrate", "--machine", machine_copy, "--procs", "2", "--threads", "1,2", "--max-bytes", 2**20,
             "--factor", "4", "--max-seconds", "0.05", "--store", store, "--format", "json"]
-    code, out, err = run_cli(capsys, *argv)
+    code, out, err = run_cli(capsys, *argv, "--plot", tmp_path / "fit.png")
     assert code == 0, err
     res = json.loads(out)
+    assert (tmp_path / "fit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert res["runs"] == 3 + 2 and "measuring" in err
     for op in ("allgather", "neighbour", "pairwise"):
         r = res["operations"][op]

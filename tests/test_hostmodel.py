@@ -1,6 +1,5 @@
 import json
 
-
 from autotune import hostmodel
 from autotune.specs.machine import load_machine
 

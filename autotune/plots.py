@@ -1,0 +1,50 @@
+"""Figures (matplotlib, optional): measured points and fitted curves of the communication model."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .commmodel import OpFit
+from .errors import InputError
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError("--plot needs matplotlib: pip install -e '.[plots]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def calibration_plot(raw: dict[str, list[dict]], result: dict, path: Path) -> None:
+    """One panel per operation: per-p medians (min..max bars), per-p fits (solid), joint fit (dashed)."""
+    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise InputError(f"--plot {path}: expected a .png, .svg or .pdf file name")
+    plt = _pyplot()
+    ops = [op for op in result["operations"]]
+    fig, axes = plt.subplots(1, len(ops), figsize=(5 * len(ops), 4.2), squeeze=False)
+    for ax, op in zip(axes[0], ops):
+        fit = OpFit.from_dict(op, result["operations"][op]["fit"])
+        joint = OpFit(op, fit.segments, fit.points)
+        for i, p in enumerate(sorted({r["params"]["p"] for r in raw[op]})):
+            recs = sorted((r for r in raw[op] if r["params"]["p"] == p), key=lambda r: r["params"]["bytes"])
+            x = [r["params"]["bytes"] for r in recs]
+            med = [r["median"] for r in recs]
+            err = [[m - r["min"] for m, r in zip(med, recs)], [r["max"] - m for m, r in zip(med, recs)]]
+            color = f"C{i}"
+            ax.errorbar(x, med, yerr=err, fmt="o", ms=3, color=color, label=f"measured p={p}")
+            ax.plot(x, [fit.predict(m, p) for m in x], "-", color=color, lw=1, label=f"fit p={p}")
+            ax.plot(x, [joint.predict(m, p) for m in x], "--", color=color, lw=1, alpha=0.6)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("message bytes per rank")
+        ax.set_ylabel("seconds")
+        h = result["operations"][op]["heldout_error_pct"]
+        ax.set_title(f"{op}" + (f" (held-out median {h['median']:.1f} %)" if h else ""))
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"communication model of {result['machine']} (dashed: joint p-dependent fit)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
