@@ -178,7 +178,7 @@ def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
 
 
 def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], None],
-              fresh: bool = False, plot: Path | None = None) -> dict:
+              fresh: bool = False, plot: Path | None = None, raw_out: Path | None = None) -> dict:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="autotune-calibrate-") as tmp:
         workdir = Path(tmp)
@@ -190,6 +190,11 @@ def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], 
             for f in workdir.glob("*.log"):
                 (keep / f.name).write_text(f.read_text())
             raise ToolError(str(e).replace(str(workdir), str(keep))) from None
+    if raw_out is not None:  # every repetition, as Extra-P JSON Lines
+        with open(raw_out, "w") as f:
+            for records in raw.values():
+                for r in records:
+                    f.write(json.dumps(r) + "\n")
     result = fit_all(raw)
     if not result["operations"]:
         raise InputError("calibrate: nothing was measured (check --ops and --procs)")

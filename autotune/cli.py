@@ -71,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--timeout", type=float, default=900.0, help="seconds per benchmark run")
     c.add_argument("--out", type=Path, help="machine file to write (default: update the one given)")
     c.add_argument("--fresh", action="store_true", help="measure again even what the store has")
+    c.add_argument("--raw", type=Path, help="also write every measurement as Extra-P JSON Lines")
     c.add_argument("--plot", type=Path, help="write measured points and fitted curves (.png, .svg or .pdf)")
     c.add_argument("--store", type=Path)
     c.add_argument("--format", choices=["table", "json"], default="table")

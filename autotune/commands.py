@@ -223,7 +223,7 @@ def cmd_calibrate(args, progress) -> int:
     target = args.out or Path(machine.path)
     store = Store(store_path(args))
     try:
-        res = calibrate(plan, store, target, _say, args.fresh, args.plot)
+        res = calibrate(plan, store, target, _say, args.fresh, args.plot, args.raw)
     finally:
         store.close()
     print(json.dumps(res, indent=2) if args.format == "json" else report.calibration_table(res), end="\n")

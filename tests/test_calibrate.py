@@ -46,7 +46,7 @@ def test_calibrate_fits_writes_the_machine_and_resumes(machine_copy, tmp_path, c
     store = tmp_path / "s.sqlite"
     argv = ["calibrate", "--machine", machine_copy, "--procs", "2", "--threads", "1,2", "--max-bytes", 2**20,
             "--factor", "4", "--max-seconds", "0.05", "--store", store, "--format", "json"]
-    code, out, err = run_cli(capsys, *argv, "--plot", tmp_path / "fit.png")
+    code, out, err = run_cli(capsys, *argv, "--plot", tmp_path / "fit.png", "--raw", tmp_path / "raw.jsonl")
     assert code == 0, err
     res = json.loads(out)
     assert (tmp_path / "fit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -56,6 +56,9 @@ def test_calibrate_fits_writes_the_machine_and_resumes(machine_copy, tmp_path, c
         assert r["measured_p"] == [2] and r["heldout_error_pct"]["points"] >= 2
         assert r["fit"]["segments"][0]["latency_s"] >= 0
     assert res["barrier"]["per_doubling_s"] > 0
+    raw = [json.loads(line) for line in (tmp_path / "raw.jsonl").read_text().splitlines()]
+    assert {r["callpath"] for r in raw} == {"allgather", "neighbour", "pairwise", "barrier"}
+    assert all(set(r) >= {"params", "value", "metric"} and isinstance(r["value"], list) for r in raw)
     text = machine_copy.read_text()
     assert "model: fitted" in text and "# Reference cluster" in text   # comments kept
     # rank now uses (and says it uses) the fitted model; the kerncraft part is unchanged,
