@@ -50,20 +50,21 @@ class KernelPart:
     components: str | None = None   # RHS: formula of the components this part updates
     step: int = 1
     constants: tuple[str, ...] = field(default=())   # scalar names declared in the code
+    body: str = ""                  # the loop body (one statement), shared with the solver
 
 
 @lru_cache(maxsize=1)
-def _env() -> jinja2.Environment:
+def env() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(VARIANT_DIR)),
                               undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
 def macros():
-    return _env().get_template("kernels.j2").module
+    return env().get_template("kernels.j2").module
 
 
 def _render(decls, loops, body) -> str:
-    return _env().get_template("kernel.c.j2").render(decls=decls, loops=loops, body=body)
+    return env().get_template("kernel.c.j2").render(decls=decls, loops=loops, body=body)
 
 
 def _unroll(loops: tuple[Loop, ...]) -> int:
@@ -80,7 +81,7 @@ def _method_part(name, kernel, loops, body, arrays, coefficients, s) -> KernelPa
     loops = tuple(loops)
     iters = float(math.prod(lp.trips for lp in loops if lp.var != "j"))
     return KernelPart(name, kernel, _render(decls, loops, body), loops, tuple(arrays),
-                      iterations_per_m=iters, unroll=_unroll(loops), constants=tuple(coefficients))
+                      iterations_per_m=iters, unroll=_unroll(loops), constants=tuple(coefficients), body=body)
 
 
 def _range(var: str, s: int) -> Loop:
@@ -115,6 +116,30 @@ def approx_update_parts(method: Method) -> list[KernelPart]:
 
 
 _IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
+ANALYSIS_FUNCTIONS = ("fmax", "fmin")   # allowed in RHS expressions; see for_analysis
+
+
+def for_analysis(expr: str) -> str:
+    """kerncraft accepts only arithmetic on arrays and scalars: fmax(a, b) and fmin(a, b) become
+    (a + b) in the analysed code, one floating-point operation for one (vmaxpd vs vaddpd)."""
+    out, i = [], 0
+    pattern = re.compile(r"\b(%s)\s*\(" % "|".join(ANALYSIS_FUNCTIONS))
+    while True:
+        m = pattern.search(expr, i)
+        if not m:
+            out.append(expr[i:])
+            return "".join(out)
+        out.append(expr[i:m.start()])
+        depth, j, comma = 1, m.end(), None
+        while depth:
+            ch = expr[j]
+            depth += (ch == "(") - (ch == ")")
+            if ch == "," and depth == 1:
+                comma = j
+            j += 1
+        a, b = expr[m.end():comma], expr[comma + 1:j - 1]
+        out.append(f"(({for_analysis(a.strip())}) + ({for_analysis(b.strip())}))")
+        i = j
 
 
 def rhs_parts(ivp: IVP) -> list[KernelPart]:
@@ -137,7 +162,7 @@ def _rhs_part(ivp: IVP, part: RhsPart, m) -> KernelPart:
                          f"parameter {ivp.size_parameter} itself, got {part.halo!r}")
     if not symbolic:
         halo = str(int(halo_value))
-    names = set(_IDENT.findall(part.expr))
+    names = set(_IDENT.findall(part.expr)) - set(ANALYSIS_FUNCTIONS)
     uses_size = ivp.size_parameter in names
     if uses_size and not symbolic:
         raise InputError(f"{ivp.path}: field 'rhs.{part.name}.expr': the size parameter "
@@ -148,9 +173,10 @@ def _rhs_part(ivp: IVP, part: RhsPart, m) -> KernelPart:
     decls += [f"double {c}" for c in scalars]
     start = halo if part.start == 0 else f"{halo} + {part.start}"
     loops = (Loop("j", start, f"M + {halo}" if halo != "0" else "M", part.step),)
-    code = _render(decls, loops, str(m.rhs(part.expr)))
+    body = str(m.rhs(part.expr))
+    code = _render(decls, loops, str(m.rhs(for_analysis(part.expr))))
     arrays = tuple((a, 1) for a in part.arrays) + (("F", 1),)
     return KernelPart(f"rhs.{ivp.name}.{part.name}", "RHS", code, loops, arrays, halo=halo,
                       size_parameter=ivp.size_parameter if symbolic else None,
                       iterations_per_m=1.0 / part.step, unroll=1, components=part.components,
-                      step=part.step, constants=scalars)
+                      step=part.step, constants=scalars, body=body)

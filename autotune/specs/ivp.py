@@ -24,6 +24,7 @@ SCHEMA = {
         "default_n": {"type": "integer", "minimum": 1},
         "comm": {"type": "array", "minItems": 1, "items": {"type": "string"}},
         "sparse_halo": {"type": "integer", "minimum": 0},
+        "initial": {"type": "string"},
         "constants": {"type": "object", "additionalProperties": _FORMULA},
         "rhs": {
             "type": "array",
@@ -73,6 +74,7 @@ class IVP:
     constants: tuple[tuple[str, str], ...]
     rhs: tuple[RhsPart, ...]
     path: str
+    initial: str = ""    # C expression of y_j(t0) in j (global index), the size parameter and n
 
     def size_value(self, n: int) -> int:
         """The size parameter that gives exactly n components, or InputError."""
@@ -125,7 +127,7 @@ def parse_ivp(data: dict, path: Path | str) -> IVP:
             raise InputError(f"{path}: field 'rhs.{i}.expr': expected array references like y[j-1], got {expr!r}")
         if "F" in arrays:
             raise InputError(f"{path}: field 'rhs.{i}.expr': 'F' is the output array and cannot be read")
-        known = set(arrays) | set(consts) | {"j", sp}
+        known = set(arrays) | set(consts) | {"j", sp, "fmax", "fmin"}
         unknown = sorted(set(_IDENT.findall(expr)) - known)
         if unknown:
             raise InputError(f"{path}: field 'rhs.{i}.expr': unknown name(s) {', '.join(unknown)} "
@@ -143,7 +145,7 @@ def parse_ivp(data: dict, path: Path | str) -> IVP:
     return IVP(data["name"], data.get("description", "").strip(), sp, str(data["n"]),
                str(data["access_distance"]), data["default_n"], tuple(data["comm"]),
                data.get("sparse_halo", 0), tuple((k, str(v)) for k, v in consts.items()),
-               tuple(parts), str(path))
+               tuple(parts), str(path), data.get("initial", ""))
 
 
 def load_ivp(name_or_path: str) -> IVP:

@@ -1,0 +1,68 @@
+"""Build and run generated solvers (edge: compiler, launcher, files).  Builds are cached by source and flags."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .errors import ToolError
+from .launcher import Launcher
+from .toolchain import compiler_version
+
+DEFAULT_FLAGS = ("-O3", "-march=native", "-fopenmp")
+
+
+def build_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(os.environ.get("AUTOTUNE_BUILDS", Path(base) / "autotune" / "builds"))
+
+
+def find_mpicc() -> str:
+    exe = shutil.which("mpicc") or str(Path(sys.executable).parent / "mpicc")
+    if not Path(exe).exists():
+        raise ToolError("mpicc not found: install MPI (pip install mpich) or put mpicc on PATH")
+    return exe
+
+
+def build(source: str, flags: tuple[str, ...] = DEFAULT_FLAGS, cc: str | None = None) -> Path:
+    """Compile once per (source, compiler, flags); return the executable."""
+    cc = cc or find_mpicc()
+    key = hashlib.sha256(json.dumps([source, cc, compiler_version(cc), list(flags)]).encode()).hexdigest()[:20]
+    out_dir = build_dir() / key
+    exe = out_dir / "solver"
+    if exe.exists():
+        return exe
+    out_dir.mkdir(parents=True, exist_ok=True)
+    src = out_dir / "solver.c"
+    src.write_text(source)
+    tmp = out_dir / "solver.tmp"
+    proc = subprocess.run([cc, *flags, str(src), "-o", str(tmp), "-lm"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        log = out_dir / "build.log"
+        log.write_text(proc.stdout + proc.stderr)
+        raise ToolError(f"compiling {src} with {cc} failed (log: {log})")
+    os.replace(tmp, exe)
+    return exe
+
+
+def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: int, steps: int,
+        h: float, warmup: int, output: Path | None = None, timeout: float = 600.0) -> dict:
+    argv = launcher.argv(procs, [str(exe), str(n), str(size), str(steps), repr(h), str(warmup)]
+                         + ([str(output)] if output else []))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    except FileNotFoundError:
+        raise ToolError(f"launcher '{argv[0]}' not found: {' '.join(argv)}") from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"solver timed out after {timeout:g} s: {' '.join(argv)}") from None
+    if proc.returncode != 0:
+        raise ToolError(f"solver failed (exit {proc.returncode}): {' '.join(argv)}: {proc.stderr.strip()[-500:]}")
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if not lines:
+        raise ToolError(f"solver printed no result: {' '.join(argv)}")
+    return json.loads(lines[-1])
