@@ -230,7 +230,50 @@ def cmd_calibrate(args, progress) -> int:
     return 0
 
 
-COMMANDS = {"calibrate": cmd_calibrate, "rank": cmd_rank, "explain": cmd_explain, "generate": cmd_generate, "list": cmd_list}
+def cmd_tune(args, progress) -> int:
+    import shlex
+    from .launcher import parse_launcher
+    from .tune import RunPlan, tune
+    sc = _scenario(args)
+    if args.steps < 1 or args.reps < 1 or not 0 <= args.warmup < args.steps:
+        raise InputError("--steps, --reps >= 1 and 0 <= --warmup < --steps expected")
+    rule = selection_rule(args)
+    ok, excluded = applicable_schemes(sc, list(sc.ivp.comm))
+    variants = [v for v in enumerate_variants(sc.ivp.comm) if v.comm in ok]
+    chosen_v = [parse_variant(x.strip(), sc.ivp.comm) for x in args.variants.split(";")] if args.variants else None
+    if chosen_v:
+        bad = [v.name for v in chosen_v if v.comm in excluded]
+        if bad:
+            raise InputError(f"--variants {bad[0]}: {excluded[bad[0].split('comm=')[1]]}")
+    h = args.h if args.h is not None else sc.ivp.default_step(sc.n)
+    store = Store(store_path(args))
+    try:
+        ranked = rank_scenario(sc, variants, rule, store, excluded, progress, args.jobs)
+        if args.all:
+            chosen = [r.variant.name for r in ranked.ordered]
+        elif chosen_v:
+            chosen = [v.name for v in chosen_v]
+        else:
+            chosen = [r.variant.name for r in ranked.ordered if r.variant.name in ranked.preselected]
+        plan = RunPlan(args.steps, args.warmup, args.reps, h, tuple(shlex.split(args.flags)),
+                       parse_launcher(args.launcher), args.timeout)
+        res = tune(ranked, chosen, plan, store, _say_tune)
+    finally:
+        store.close()
+    if args.plot:
+        from .plots import tune_plot
+        tune_plot(res, args.plot)
+    out = {"json": lambda r: json.dumps(r, indent=2), "csv": report.tune_csv, "table": report.tune_table}[args.format](res)
+    print(out, end="" if out.endswith("\n") else "\n")
+    return 0
+
+
+def _say_tune(msg: str) -> None:
+    import sys
+    print(f"autotune: tune: {msg}", file=sys.stderr, flush=True)
+
+
+COMMANDS = {"tune": cmd_tune, "calibrate": cmd_calibrate, "rank": cmd_rank, "explain": cmd_explain, "generate": cmd_generate, "list": cmd_list}
 
 
 def dispatch(args, progress) -> int:

@@ -115,6 +115,12 @@ def approx_update_parts(method: Method) -> list[KernelPart]:
     return parts
 
 
+def pack_part(method: Method) -> KernelPart:
+    """Copy of a node's block into the buffer the RHS reads (once per communication phase)."""
+    return _method_part("comm.pack", "PACK", [Loop("j", "0", "M")], str(macros().pack()),
+                        (("b", 1), ("v", 1)), (), method.stages)
+
+
 _IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
 ANALYSIS_FUNCTIONS = ("fmax", "fmin")   # allowed in RHS expressions; see for_analysis
 

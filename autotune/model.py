@@ -4,6 +4,14 @@
     phi   = zeta / (f * min(tau, sigma))             seconds           (9)
     theta = sum of phi over executions + t_barrier(tau) * barriers    (10)
     psi   = max over nodes of theta + t_comm                          (11)
+
+Where kerncraft's multi-core scaling prediction for tau cores is known
+(alpha_tau: cycles per cache line of the whole node), eq 9 uses it instead,
+phi = alpha_tau * beta / (delta * f).  The two agree while the single-core
+ECM time exceeds the memory term; where a machine model overlaps all
+transfers (the Zen files) the single-core time already equals the saturated
+memory time and alpha / min(tau, sigma) would promise a speed-up that the
+memory interface cannot give (measured: 3x too optimistic on 2 threads).
 """
 from __future__ import annotations
 
@@ -21,6 +29,7 @@ class KernelTerm:
     beta: float        # loop iterations per execution on the slowest node
     delta: float       # loop iterations per cache line of work
     executions: int    # executions per time step
+    alpha_tau: float | None = None   # cycles per cache line with tau cores (kerncraft scaling), if known
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,9 @@ def phi(zeta_cycles: float, clock_hz: float, threads: int, sigma: float) -> floa
 
 
 def kernel_cost(term: KernelTerm, clock_hz: float, threads: int) -> KernelCost:
+    if term.alpha_tau is not None:
+        seconds = zeta(term.alpha_tau, term.beta, term.delta) / clock_hz
+        return KernelCost(term, term.alpha / term.alpha_tau, seconds)   # effective cores
     cores = min(threads, term.sigma)
     return KernelCost(term, cores, phi(zeta(term.alpha, term.beta, term.delta), clock_hz, threads, term.sigma))
 

@@ -48,3 +48,25 @@ def calibration_plot(raw: dict[str, list[dict]], result: dict, path: Path) -> No
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def tune_plot(res: dict, path: Path) -> None:
+    """Predicted and measured seconds per step of every variant that ran."""
+    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise InputError(f"--plot {path}: expected a .png, .svg or .pdf file name")
+    plt = _pyplot()
+    rows = [v for v in res["variants"] if v["measured_s"]]
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows) + 2), 4.2))
+    x = range(len(rows))
+    ax.bar([i - 0.2 for i in x], [v["predicted_s"] for v in rows], 0.4, label="predicted")
+    ax.bar([i + 0.2 for i in x], [v["measured_s"] for v in rows], 0.4, label="measured")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels([v["name"].replace(",comm=", "\n") for v in rows], fontsize=7)
+    ax.set_ylabel("seconds per step")
+    s = res["summary"]
+    ax.set_title(f"{res['ivp']} n={res['n']:,} on {res['machine']}: Spearman "
+                 f"{'n/a' if s['spearman'] is None else format(s['spearman'], '.2f')}")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -129,6 +129,8 @@ def part_uses(sc: Scenario, variants: list[Variant]) -> dict[str, list[PartUse]]
         shared.append((part, counts.executions["RHS"], math.ceil(comps / sc.nodes) * part.step, halo))
     for part in kmod.approx_update_parts(sc.method):
         shared.append((part, counts.executions[part.kernel], n_local, 0))
+    # every communication phase first copies the node's block into the buffer the RHS reads
+    shared.append((kmod.pack_part(sc.method), counts.comm_phases, n_local, 0))
     out: dict[str, list[PartUse]] = {}
     lc_cache: dict[str, list] = {}
     for v in variants:
@@ -168,7 +170,8 @@ def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
     return have, ran
 
 
-def _terms(uses: list[PartUse], results: dict[str, dict], machine: Machine) -> tuple[list[KernelTerm], list[str]]:
+def _terms(uses: list[PartUse], results: dict[str, dict], machine: Machine,
+           threads: int) -> tuple[list[KernelTerm], list[str]]:
     terms, failed = [], []
     per_line = machine.cacheline / commmod.DOUBLE
     for u in uses:
@@ -177,9 +180,11 @@ def _terms(uses: list[PartUse], results: dict[str, dict], machine: Machine) -> t
             failed.append(u.part.name)
             continue
         step = u.part.loops[-1].step
+        scaling = r.get("scaling_cy_per_cl") or []
+        alpha_tau = float(scaling[threads - 1]) if len(scaling) >= threads else None
         terms.append(KernelTerm(u.part.name, u.part.kernel, u.regime.label, float(r["cy_per_cl"]),
                                 as_sigma(r.get("saturation_cores")), u.part.iterations_per_m * u.m,
-                                per_line / step, u.executions))
+                                per_line / step, u.executions, alpha_tau))
     return terms, failed
 
 
@@ -198,7 +203,7 @@ def rank_scenario(sc: Scenario, variants: list[Variant], rule: Rule, store: Stor
     out, failures = [], {}
     for v in variants:
         uses = uses_by_variant[v.name]
-        terms, failed = _terms(uses, results, sc.machine)
+        terms, failed = _terms(uses, results, sc.machine, sc.threads)
         for u in uses:
             if u.part.name in failed:
                 failures[u.part.name] = {k: results[u.key].get(k) for k in ("error", "log")} | {"regime": u.regime.label}

@@ -169,3 +169,39 @@ def calibration_table(res: dict) -> str:
         b = res["barrier"]
         lines.append(f"barrier: {b['per_doubling_s'] * 1e9:.1f} ns per doubling of the thread count")
     return "\n".join(lines)
+
+
+TUNE_FIELDS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
+               "rank_predicted", "rank_measured", "preselected", "error"]
+
+
+def tune_csv(res: dict) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=TUNE_FIELDS, lineterminator="\n")
+    w.writeheader()
+    for v in res["variants"]:
+        w.writerow({k: res[k] if k in ("ivp", "machine", "n", "nodes", "threads") else v.get(k) for k in TUNE_FIELDS})
+    return buf.getvalue()
+
+
+def tune_table(res: dict) -> str:
+    s = res["summary"]
+    lines = [f"IVP {res['ivp']}, machine {res['machine']}, n = {res['n']:,}, nodes = {res['nodes']}, "
+             f"threads = {res['threads']}, {res['reps']} x {res['steps']} steps ({res['warmup']} warm-up), "
+             f"h = {res['h']:.3g}, flags {' '.join(res['flags'])}", "",
+             f"{'variant':28} {'predicted s':>12} {'measured s':>12} {'dev %':>8} {'rank p/m':>9}"]
+    for v in res["variants"]:
+        if v["measured_s"] is None:
+            lines.append(f"{v['name']:28} {_fmt_s(v['predicted_s']):>12} {'failed':>12}  {v['error']}")
+            continue
+        lines.append(f"{v['name']:28} {_fmt_s(v['predicted_s']):>12} {v['measured_s']:12.4e} "
+                     f"{v['deviation_pct']:8.1f} {v['rank_predicted']:>4}/{v['rank_measured']:<4}")
+    fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
+    lines += ["", f"Spearman {fmt(s['spearman'])}, Kendall {fmt(s['kendall'])}, top-1 loss "
+              + ("n/a" if s["top1_loss_pct"] is None else f"{s['top1_loss_pct']:.1f} %")
+              + ("" if not s["deviation_pct_range"] else
+                 f", deviation {s['deviation_pct_range'][0]:.1f} .. {s['deviation_pct_range'][1]:.1f} %")]
+    if s["skipped"]:
+        lines.append(f"pre-selection ({res['selection']}) skipped {s['skipped']} variants: about "
+                     f"{s['skipped_predicted_cost_s']:.1f} s of runs saved (predicted)")
+    return "\n".join(lines) + "\n"

@@ -41,5 +41,5 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
         S=method.stages, iterations=method.iterations, H=max(_halo(ivp, n), 1),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
         lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method),
-        rhs=rhs, comm=variant.comm, constants=constants, size_parameter=ivp.size_parameter,
+        rhs=rhs, comm=variant.comm, pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
         initial=ivp.initial)

@@ -35,6 +35,16 @@ CREATE TABLE IF NOT EXISTS measurements (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS measurements_series ON measurements (series);
+CREATE TABLE IF NOT EXISTS runs (
+    key TEXT NOT NULL,
+    machine TEXT NOT NULL,
+    ivp TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    measured_s REAL,
+    result TEXT NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_key ON runs (key);
 CREATE TABLE IF NOT EXISTS comm_fits (
     machine TEXT NOT NULL,
     created REAL NOT NULL,
@@ -108,6 +118,16 @@ class Store:
     def put_comm_fit(self, machine: str, result: dict) -> None:
         with self.transaction() as db:
             db.execute("INSERT INTO comm_fits VALUES (?, ?, ?)", (machine, time.time(), json.dumps(result)))
+
+    def put_run(self, key: str, machine: str, ivp: str, variant: str, measured_s: float | None,
+                result: dict) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (key, machine, ivp, variant, measured_s, json.dumps(result), time.time()))
+
+    def get_runs(self, key: str) -> list[dict]:
+        rows = self._db.execute("SELECT result FROM runs WHERE key = ? ORDER BY rowid", (key,))
+        return [json.loads(r) for (r,) in rows]
 
     def count_ecm(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM ecm").fetchone()[0]

@@ -65,3 +65,12 @@ def test_rank_and_preselection():
     assert preselect(ordered, Rule("top", 3)) == {"a", "b", "c"}
     assert preselect([("x", None)], Rule("top", 1)) == set()
     assert "10 %" in Rule("within", 10).describe()
+
+
+def test_kerncraft_scaling_replaces_min_tau_sigma_when_known():
+    # single core 7.7 cy/CL already memory-bound: two cores do not halve it
+    t = KernelTerm("p", "LC", "MEM", 7.7, 2, 8e6, 8, 1, alpha_tau=7.7)
+    p = predict([t], 2e9, 2, barriers=0, barrier_s=0.0, comm_s=0.0)
+    assert p.node_s == pytest.approx(7.7 * 1e6 / 2e9) and p.kernels[0].cores_used == pytest.approx(1.0)
+    old = predict([KernelTerm("p", "LC", "MEM", 7.7, 2, 8e6, 8, 1)], 2e9, 2, 0, 0.0, 0.0)
+    assert old.node_s == pytest.approx(p.node_s / 2)

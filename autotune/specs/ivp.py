@@ -25,6 +25,7 @@ SCHEMA = {
         "comm": {"type": "array", "minItems": 1, "items": {"type": "string"}},
         "sparse_halo": {"type": "integer", "minimum": 0},
         "initial": {"type": "string"},
+        "step_size": _FORMULA,
         "constants": {"type": "object", "additionalProperties": _FORMULA},
         "rhs": {
             "type": "array",
@@ -75,6 +76,12 @@ class IVP:
     rhs: tuple[RhsPart, ...]
     path: str
     initial: str = ""    # C expression of y_j(t0) in j (global index), the size parameter and n
+    step_size: str = ""  # formula in the size parameter: a step size the fixed-point iteration converges for
+
+    def default_step(self, n: int) -> float:
+        if not self.step_size:
+            raise InputError(f"{self.path}: field 'step_size': required to run the solver (or give --h)")
+        return float(evaluate(self.step_size, {self.size_parameter: self.size_value(n)}))
 
     def size_value(self, n: int) -> int:
         """The size parameter that gives exactly n components, or InputError."""
@@ -114,6 +121,8 @@ def parse_ivp(data: dict, path: Path | str) -> IVP:
     sp = data["size_parameter"]
     for field in ("n", "access_distance"):
         _check_formula(data[field], [sp], path, field)
+    if "step_size" in data:
+        _check_formula(data["step_size"], [sp], path, "step_size")
     consts = data.get("constants", {}) or {}
     for k, v in consts.items():
         _check_formula(v, [sp], path, f"constants.{k}")
@@ -145,7 +154,7 @@ def parse_ivp(data: dict, path: Path | str) -> IVP:
     return IVP(data["name"], data.get("description", "").strip(), sp, str(data["n"]),
                str(data["access_distance"]), data["default_n"], tuple(data["comm"]),
                data.get("sparse_halo", 0), tuple((k, str(v)) for k, v in consts.items()),
-               tuple(parts), str(path), data.get("initial", ""))
+               tuple(parts), str(path), data.get("initial", ""), str(data.get("step_size", "")))
 
 
 def load_ivp(name_or_path: str) -> IVP:

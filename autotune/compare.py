@@ -1,0 +1,44 @@
+"""Predicted against measured: deviations, rank correlations, the loss of trusting the model.  Pure."""
+from __future__ import annotations
+
+import math
+
+
+def _ranks(values: list[float]) -> list[int]:
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0] * len(values)
+    for r, i in enumerate(order, 1):
+        ranks[i] = r
+    return ranks
+
+
+def compare(rows: list[dict]) -> dict:
+    """rows: {name, predicted_s, measured_s (None if the run failed)}.  Adds per-row deviation and
+    ranks; returns the summary (Spearman, Kendall, top-1 loss, deviation range)."""
+    ok = [r for r in rows if r.get("measured_s") and r.get("predicted_s")]
+    for r in rows:
+        r["deviation_pct"] = (100.0 * (r["predicted_s"] - r["measured_s"]) / r["measured_s"]
+                              if r in ok else None)
+        r["rank_predicted"] = r["rank_measured"] = None
+    rp = _ranks([r["predicted_s"] for r in ok])
+    rm = _ranks([r["measured_s"] for r in ok])
+    for r, a, b in zip(ok, rp, rm):
+        r["rank_predicted"], r["rank_measured"] = a, b
+    summary = {"measured": len(ok), "failed": len(rows) - len(ok), "spearman": None, "kendall": None,
+               "top1_loss_pct": None, "deviation_pct_range": None}
+    if ok:
+        best_measured = min(r["measured_s"] for r in ok)
+        predicted_best = min(ok, key=lambda r: (r["predicted_s"], r["name"]))
+        summary["top1_loss_pct"] = 100.0 * (predicted_best["measured_s"] - best_measured) / best_measured
+        devs = [r["deviation_pct"] for r in ok]
+        summary["deviation_pct_range"] = [min(devs), max(devs)]
+        summary["predicted_best"] = predicted_best["name"]
+        summary["measured_best"] = min(ok, key=lambda r: r["measured_s"])["name"]
+    if len(ok) >= 2:
+        from scipy.stats import kendalltau, spearmanr
+        p = [r["predicted_s"] for r in ok]
+        m = [r["measured_s"] for r in ok]
+        rho, tau = spearmanr(p, m).statistic, kendalltau(p, m).statistic
+        summary["spearman"] = None if math.isnan(rho) else float(rho)
+        summary["kendall"] = None if math.isnan(tau) else float(tau)
+    return summary

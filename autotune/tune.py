@@ -1,0 +1,75 @@
+"""`autotune tune`: build and run chosen variants for real, compare with the predictions.
+
+The edge that runs compilers and the launcher; the comparison itself is
+compare.py.  Every run goes into the store with the machine, compiler, flags,
+versions and date, and a failing variant (not generated, compile error,
+crash, timeout) is reported without losing the others.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from . import build as buildmod
+from .compare import compare
+from .errors import InputError, ToolError
+from .launcher import Launcher
+from .predict import RankResult
+from .solver import solver_source
+from .store import Store
+from .toolchain import compiler_version, package_version
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    steps: int
+    warmup: int
+    reps: int
+    h: float
+    flags: tuple[str, ...]
+    launcher: Launcher
+    timeout: float
+
+
+def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
+         progress: Callable[[str], None]) -> dict:
+    sc = ranked.scenario
+    by_name = {r.variant.name: r for r in ranked.ordered}
+    rows = []
+    mpicc = None
+    for i, name in enumerate(chosen, 1):
+        r = by_name[name]
+        row = {"name": name, "predicted_s": r.prediction.total_s if r.prediction else None,
+               "measured_s": None, "runs_s": [], "error": None, "preselected": name in ranked.preselected}
+        progress(f"[{i}/{len(chosen)}] {name}: build and run ({plan.reps} x {plan.steps} steps)")
+        try:
+            mpicc = mpicc or buildmod.find_mpicc()
+            exe = buildmod.build(solver_source(sc.ivp, sc.method, r.variant, sc.n), plan.flags, mpicc)
+            for _ in range(plan.reps):
+                out = buildmod.run(exe, plan.launcher, sc.nodes, sc.threads, sc.n, sc.ivp.size_value(sc.n),
+                                   plan.steps, plan.h, plan.warmup, timeout=plan.timeout)
+                row["runs_s"].append(out["median_step_s"])
+            row["measured_s"] = statistics.median(row["runs_s"])
+        except (InputError, ToolError) as e:
+            row["error"] = str(e)
+            progress(f"[{i}/{len(chosen)}] {name}: failed: {e}")
+        rows.append(row)
+        key = hashlib.sha256(json.dumps([sc.machine.name, sc.ivp.name, sc.n, sc.nodes, sc.threads, name,
+                                         list(plan.flags)]).encode()).hexdigest()[:24]
+        store.put_run(key, sc.machine.name, sc.ivp.name, name, row["measured_s"], dict(
+            row, n=sc.n, nodes=sc.nodes, threads=sc.threads, steps=plan.steps, warmup=plan.warmup,
+            h=plan.h, flags=list(plan.flags), compiler=compiler_version(mpicc) if mpicc else None,
+            kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z")))
+    summary = compare(rows)
+    skipped = [(r.variant.name, r.prediction.total_s) for r in ranked.ordered
+               if r.variant.name not in chosen and r.prediction]
+    summary["skipped"] = len(skipped)
+    summary["skipped_predicted_cost_s"] = sum(t for _, t in skipped) * (plan.steps * plan.reps)
+    return {"ivp": sc.ivp.name, "method": sc.method.name, "machine": sc.machine.name, "n": sc.n,
+            "nodes": sc.nodes, "threads": sc.threads, "steps": plan.steps, "warmup": plan.warmup,
+            "reps": plan.reps, "h": plan.h, "flags": list(plan.flags), "selection": ranked.rule.describe(),
+            "variants": rows, "summary": summary}

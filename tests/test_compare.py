@@ -1,0 +1,23 @@
+import pytest
+
+from autotune.compare import compare
+
+
+def test_perfect_ranking_and_loss():
+    rows = [{"name": "a", "predicted_s": 1.0, "measured_s": 2.0}, {"name": "b", "predicted_s": 2.0, "measured_s": 3.0},
+            {"name": "c", "predicted_s": 3.0, "measured_s": 4.5}]
+    s = compare(rows)
+    assert s["spearman"] == pytest.approx(1.0) and s["kendall"] == pytest.approx(1.0)
+    assert s["top1_loss_pct"] == 0.0 and rows[0]["deviation_pct"] == pytest.approx(-50.0)
+    assert [r["rank_measured"] for r in rows] == [1, 2, 3]
+    assert s["deviation_pct_range"] == pytest.approx([-50.0, -33.333333], rel=1e-6)
+
+
+def test_wrong_winner_costs_and_failures_are_kept():
+    rows = [{"name": "a", "predicted_s": 1.0, "measured_s": 1.1}, {"name": "b", "predicted_s": 2.0, "measured_s": 1.0},
+            {"name": "c", "predicted_s": 3.0, "measured_s": None}]
+    s = compare(rows)
+    assert s["top1_loss_pct"] == pytest.approx(10.0)
+    assert s["spearman"] == pytest.approx(-1.0) and s["failed"] == 1
+    assert rows[2]["deviation_pct"] is None and rows[2]["rank_measured"] is None
+    assert s["predicted_best"] == "a" and s["measured_best"] == "b"
