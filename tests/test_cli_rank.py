@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from autotune.kernels import approx_update_parts, lc_parts, rhs_parts
+from autotune.kernels import approx_update_parts, lc_parts, pack_part, rhs_parts
 from autotune.specs.ivp import load_ivp
 from autotune.specs.method import load_method
 from autotune.variants import lc_orders
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.kerncraft
 def _distinct_parts(ivp_name):
     m = load_method("radauIIA7")
     names = {p.name for o in lc_orders() for p in lc_parts(m, o)}
-    names |= {p.name for p in approx_update_parts(m)}
+    names |= {p.name for p in approx_update_parts(m)} | {pack_part(m).name}
     return names, {p.name for p in rhs_parts(load_ivp(ivp_name))}
 
 

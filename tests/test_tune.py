@@ -1,0 +1,45 @@
+"""`autotune tune` end to end: predictions from the session store, real builds and mpiexec runs."""
+import json
+
+import pytest
+
+from .conftest import run_cli
+
+
+@pytest.fixture(autouse=True)
+def _private_builds(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("AUTOTUNE_BUILDS", str(tmp_path_factory.getbasetemp() / "builds"))
+
+
+def test_tune_runs_the_preselection_and_compares(cold_heat2d, session_store, tmp_path, capsys):
+    code, out, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--nodes", "2", "--threads", "1",
+                             "--n", 1200 ** 2, "--top", "2", "--steps", "3", "--warmup", "1", "--reps", "2",
+                             "--format", "json", "--store", session_store, "--plot", tmp_path / "t.png")
+    assert code == 0, err
+    res = json.loads(out)
+    assert (res["ivp"], res["n"], res["nodes"], res["threads"], res["reps"]) == ("heat2d", 1440000, 2, 1, 2)
+    rows = res["variants"]
+    assert len(rows) == 2 and all(r["preselected"] for r in rows)
+    for r in rows:
+        assert r["measured_s"] > 0 and r["predicted_s"] > 0 and len(r["runs_s"]) == 2
+        assert r["deviation_pct"] == pytest.approx(100 * (r["predicted_s"] - r["measured_s"]) / r["measured_s"])
+    s = res["summary"]
+    assert s["measured"] == 2 and s["skipped"] == 10 and s["skipped_predicted_cost_s"] > 0
+    assert (s["spearman"] is None or abs(s["spearman"]) == pytest.approx(1.0)) and s["top1_loss_pct"] >= 0
+    assert (tmp_path / "t.png").stat().st_size > 1000 and "build and run" in err
+
+
+def test_tune_reports_failures_per_variant(cold_heat2d, session_store, capsys):
+    code, out, _ = run_cli(capsys, "tune", "--ivp", "medakzo", "--nodes", "2", "--threads", "1", "--n", 1440000,
+                           "--variants", "lc=jli,comm=allgather;lc=ijl,comm=sparse", "--steps", "2", "--warmup",
+                           "0", "--reps", "1", "--format", "json", "--store", session_store)
+    res = json.loads(out)
+    assert code == 0 and [r["measured_s"] for r in res["variants"]] == [None, None]
+    assert all("not generated yet" in r["error"] for r in res["variants"])
+    assert res["summary"]["failed"] == 2 and res["summary"]["spearman"] is None
+
+
+def test_tune_bad_input(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--steps", "2", "--warmup", "2",
+                           "--store", tmp_path / "s")
+    assert code == 2 and "--warmup" in err
