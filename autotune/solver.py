@@ -12,7 +12,10 @@ GENERATED_COMM = ("allgather", "neighbour")
 
 
 def _halo(ivp: IVP, n: int) -> int:
-    return ivp.access_distance(n)
+    """Ghost/halo width of the RHS input buffers: the largest index offset of any part."""
+    from .formula import evaluate
+    size = ivp.size_value(n)
+    return max(1, max(int(evaluate(p.halo, {ivp.size_parameter: size})) for p in ivp.rhs))
 
 
 def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
@@ -22,10 +25,11 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
         raise InputError(f"variant {variant.name}: the solver for comm={variant.comm} is not generated yet "
                          f"(available: {', '.join(GENERATED_COMM)})")
     parts = kmod.rhs_parts(ivp)
-    if len(parts) > 1 and any(p.step == 1 for p in parts):
-        raise InputError(f"{ivp.name}: solvers for IVPs made of separate blocks are not generated yet")
-    if any("w" in p.arrays for p in ivp.rhs):
-        raise InputError(f"{ivp.name}: coupled-block arrays (w) are not generated yet")
+    blocked = len(parts) > 1 and all(p.step == 1 for p in parts)
+    if blocked and len(parts) != 2 and any("w" in p.arrays for p in ivp.rhs):
+        raise InputError(f"{ivp.path}: field 'rhs': the coupled array w needs exactly two blocks")
+    if not blocked and any("w" in p.arrays for p in ivp.rhs):
+        raise InputError(f"{ivp.path}: field 'rhs': w (the coupled block) needs a blocked IVP")
     if not ivp.initial:
         raise InputError(f"{ivp.path}: field 'initial': required to generate the solver")
     try:
@@ -34,11 +38,22 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
         raise InputError(f"{ivp.path}: field 'constants': {e}") from None
     names = {c for p in parts for c in p.constants}
     constants = [c for c in constants if c["name"] in names]
-    rhs = [{"body": p.body, "start": part.start, "step": part.step} for p, part in zip(parts, ivp.rhs)]
+    rhs, offset = [], "0"
+    for i, (p, part) in enumerate(zip(parts, ivp.rhs)):
+        if blocked:
+            other = ivp.rhs[1 - i] if len(parts) == 2 else None
+            rhs.append({"name": part.name, "body": p.body, "start": 0, "step": 1, "offset": offset,
+                        "comps_c": to_c(part.components),
+                        "w_offset": ("0" if i == 1 else f"(long)({to_c(ivp.rhs[0].components)})") if other else None,
+                        "w_comps_c": to_c(other.components) if other else None})
+            offset = f"({offset} + (long)({to_c(part.components)}))"
+        else:
+            rhs.append({"name": part.name, "body": p.body, "start": part.start, "step": part.step,
+                        "offset": "0", "comps_c": "n", "w_offset": None, "w_comps_c": None})
     fmt = lambda x: repr(float(x))  # noqa: E731 - exact decimal round trip of the coefficients
     return kmod.env().get_template("solver.c.j2").render(
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, lc=variant.lc,
-        S=method.stages, iterations=method.iterations, H=max(_halo(ivp, n), 1),
+        S=method.stages, iterations=method.iterations, H=_halo(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
         lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method),
         rhs=rhs, comm=variant.comm, pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
