@@ -8,7 +8,7 @@ from .specs.ivp import IVP
 from .specs.method import Method
 from .variants import Variant
 
-GENERATED_COMM = ("allgather", "neighbour")
+GENERATED_COMM = ("allgather", "neighbour", "sparse")
 
 
 def _halo(ivp: IVP, n: int) -> int:
@@ -56,5 +56,5 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
         S=method.stages, iterations=method.iterations, H=_halo(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
         lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method),
-        rhs=rhs, comm=variant.comm, pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
+        rhs=rhs, comm=variant.comm, block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
         initial=ivp.initial)

@@ -7,7 +7,6 @@ import pytest
 from scipy.integrate import solve_ivp
 
 from autotune.build import build, run
-from autotune.errors import InputError
 from autotune.launcher import parse_launcher
 from autotune.formula import evaluate
 from autotune.solver import GENERATED_COMM, solver_source
@@ -101,6 +100,17 @@ def test_converges_at_the_method_order(name, n, T, hs, tmp_path):
     assert errors[-1] < 1e-9 and orders and orders[-1] == pytest.approx(METHOD.order, abs=0.6), (errors, orders)
 
 
-def test_not_yet_generated_variants_say_so():
-    with pytest.raises(InputError, match="comm=sparse"):
-        solver_source(load_ivp("medakzo"), METHOD, Variant("ijl", "sparse"), 1000)
+def test_sparse_exchange_on_three_ranks_matches_allgather(tmp_path):
+    """Blocks that straddle the coupling boundary and partners that are not rank +- 1."""
+    for name, n, h in (("medakzo", 200, 1e-6), ("string-row", 202, 1e-4)):
+        ivp = load_ivp(name)
+        ref = _solve(ivp, Variant("jli", "allgather"), n, 3, h, 1, 1, tmp_path / f"{name}-ref.bin")
+        got = _solve(ivp, Variant("jli", "sparse"), n, 3, h, 3, 1, tmp_path / f"{name}-sparse.bin")
+        assert np.max(np.abs(got - ref)) <= 1e-12 * np.max(np.abs(ref)), name
+
+
+def test_bad_compiler_flags_are_a_tool_error(tmp_path):
+    from autotune.errors import ToolError
+    src = solver_source(load_ivp("wave1d"), METHOD, Variant("ijl", "allgather"), 256)
+    with pytest.raises(ToolError, match="log:"):
+        build(src, ("-O3", "-fno-such-flag-at-all"))

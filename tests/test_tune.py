@@ -30,12 +30,13 @@ def test_tune_runs_the_preselection_and_compares(cold_heat2d, session_store, tmp
 
 
 def test_tune_reports_failures_per_variant(cold_heat2d, session_store, capsys):
-    code, out, _ = run_cli(capsys, "tune", "--ivp", "medakzo", "--nodes", "2", "--threads", "1", "--n", 1440000,
-                           "--variants", "lc=jli,comm=sparse;lc=ijl,comm=sparse", "--steps", "2", "--warmup",
-                           "0", "--reps", "1", "--format", "json", "--store", session_store)
+    code, out, _ = run_cli(capsys, "tune", "--ivp", "heat2d", "--nodes", "2", "--threads", "1", "--n", 1200 ** 2,
+                           "--variants", "lc=jli,comm=neighbour;lc=ijl,comm=neighbour", "--steps", "2", "--warmup",
+                           "0", "--reps", "1", "--flags", "-O3 -fno-such-flag-at-all", "--format", "json",
+                           "--store", session_store)
     res = json.loads(out)
     assert code == 0 and [r["measured_s"] for r in res["variants"]] == [None, None]
-    assert all("not generated yet" in r["error"] for r in res["variants"])
+    assert all("compiling" in r["error"] and "log:" in r["error"] for r in res["variants"])
     assert res["summary"]["failed"] == 2 and res["summary"]["spearman"] is None
 
 
