@@ -38,6 +38,16 @@ class Scenario:
     nodes: int
     threads: int
 
+    @property
+    def ranks_per_node(self) -> int:
+        """Ranks sharing one node: on a single-node machine every rank runs on the same host."""
+        return self.nodes if self.machine.nodes == 1 else 1
+
+    @property
+    def node_threads(self) -> int:
+        """Cores busy on one node (all its ranks' threads)."""
+        return min(self.machine.cores, self.threads * self.ranks_per_node)
+
 
 @dataclass
 class PartUse:
@@ -138,7 +148,7 @@ def part_uses(sc: Scenario, variants: list[Variant]) -> dict[str, list[PartUse]]
             lc_cache[v.lc] = [(p, counts.executions["LC"], n_local, 0) for p in kmod.lc_parts(sc.method, v.lc)]
         uses = []
         for part, execs, m, halo in lc_cache[v.lc] + shared:
-            reg = regmod.regime_of(part, sc.machine, m, halo, sc.threads)
+            reg = regmod.regime_of(part, sc.machine, m * sc.ranks_per_node, halo, sc.node_threads)
             uses.append(PartUse(part, execs, m, halo, reg))
         out[v.name] = uses
     return out
@@ -171,7 +181,9 @@ def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
 
 
 def _terms(uses: list[PartUse], results: dict[str, dict], machine: Machine,
-           threads: int) -> tuple[list[KernelTerm], list[str]]:
+           threads: int, ranks_per_node: int = 1) -> tuple[list[KernelTerm], list[str]]:
+    """Kernel terms for one rank.  With several ranks on a node, the node's cores work on all
+    of them at once: kerncraft's scaling at all busy cores, times the ranks sharing it."""
     terms, failed = [], []
     per_line = machine.cacheline / commmod.DOUBLE
     for u in uses:
@@ -181,7 +193,7 @@ def _terms(uses: list[PartUse], results: dict[str, dict], machine: Machine,
             continue
         step = u.part.loops[-1].step
         scaling = r.get("scaling_cy_per_cl") or []
-        alpha_tau = float(scaling[threads - 1]) if len(scaling) >= threads else None
+        alpha_tau = float(scaling[threads - 1]) * ranks_per_node if len(scaling) >= threads else None
         terms.append(KernelTerm(u.part.name, u.part.kernel, u.regime.label, float(r["cy_per_cl"]),
                                 as_sigma(r.get("saturation_cores")), u.part.iterations_per_m * u.m,
                                 per_line / step, u.executions, alpha_tau))
@@ -203,7 +215,7 @@ def rank_scenario(sc: Scenario, variants: list[Variant], rule: Rule, store: Stor
     out, failures = [], {}
     for v in variants:
         uses = uses_by_variant[v.name]
-        terms, failed = _terms(uses, results, sc.machine, sc.threads)
+        terms, failed = _terms(uses, results, sc.machine, sc.node_threads, sc.ranks_per_node)
         for u in uses:
             if u.part.name in failed:
                 failures[u.part.name] = {k: results[u.key].get(k) for k in ("error", "log")} | {"regime": u.regime.label}

@@ -64,7 +64,10 @@ def notes(res: RankResult) -> list[str]:
         out.append(f"communication model from the data sheet, not calibrated ({net['provenance']})")
     else:
         out.append(f"communication model fitted on {net.get('calibrated', '?')} ({net['provenance']})")
-    if sc.nodes > sc.machine.nodes:
+    if sc.ranks_per_node > 1:
+        out.append(f"machine {sc.machine.name} has one node: its {sc.nodes} ranks share it "
+                   f"({sc.node_threads} cores busy)")
+    elif sc.nodes > sc.machine.nodes:
         out.append(f"{sc.nodes} nodes exceed the {sc.machine.nodes} of machine {sc.machine.name}: extrapolated")
     for scheme, why in res.excluded.items():
         out.append(f"comm={scheme} excluded: {why}")

@@ -74,3 +74,14 @@ def test_kerncraft_scaling_replaces_min_tau_sigma_when_known():
     assert p.node_s == pytest.approx(7.7 * 1e6 / 2e9) and p.kernels[0].cores_used == pytest.approx(1.0)
     old = predict([KernelTerm("p", "LC", "MEM", 7.7, 2, 8e6, 8, 1)], 2e9, 2, 0, 0.0, 0.0)
     assert old.node_s == pytest.approx(p.node_s / 2)
+
+
+def test_ranks_sharing_a_single_node_machine():
+    from autotune.predict import Scenario
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.machine import load_machine
+    one = load_machine("zen4-epyc-vm-2core")             # a single-node machine with 2 cores
+    sc = Scenario(load_ivp("heat2d"), load_method("radauIIA7"), one, 4_000_000, 2, 1)
+    assert (sc.ranks_per_node, sc.node_threads) == (2, 2)
+    cluster = Scenario(sc.ivp, sc.method, load_machine(None), 4_000_000, 2, 1)
+    assert (cluster.ranks_per_node, cluster.node_threads) == (1, 1)
