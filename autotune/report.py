@@ -201,7 +201,9 @@ def tune_table(res: dict) -> str:
                      f"{v['deviation_pct']:8.1f} {v['rank_predicted']:>4}/{v['rank_measured']:<4}")
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
     lines += ["", f"Spearman {fmt(s['spearman'])}, Kendall {fmt(s['kendall'])}, top-1 loss "
-              + ("n/a" if s["top1_loss_pct"] is None else f"{s['top1_loss_pct']:.1f} %")
+              + ("n/a" if s["top1_loss_pct"] is None else f"{s['top1_loss_pct']:.1f} %"
+                 + (f" (mean over {len(s['predicted_best_tied'])} tied, worst {s['top1_loss_worst_pct']:.1f} %)"
+                    if len(s.get("predicted_best_tied", [])) > 1 else ""))
               + ("" if not s["deviation_pct_range"] else
                  f", deviation {s['deviation_pct_range'][0]:.1f} .. {s['deviation_pct_range'][1]:.1f} %")]
     if s["skipped"]:

@@ -21,3 +21,11 @@ def test_wrong_winner_costs_and_failures_are_kept():
     assert s["spearman"] == pytest.approx(-1.0) and s["failed"] == 1
     assert rows[2]["deviation_pct"] is None and rows[2]["rank_measured"] is None
     assert s["predicted_best"] == "a" and s["measured_best"] == "b"
+
+
+def test_tied_predictions_share_the_top_place():
+    rows = [{"name": "a", "predicted_s": 1.0, "measured_s": 1.2}, {"name": "b", "predicted_s": 1.0, "measured_s": 1.0},
+            {"name": "c", "predicted_s": 2.0, "measured_s": 1.5}]
+    s = compare(rows)
+    assert s["predicted_best_tied"] == ["a", "b"]
+    assert s["top1_loss_pct"] == pytest.approx(10.0) and s["top1_loss_worst_pct"] == pytest.approx(20.0)
