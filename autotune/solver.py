@@ -42,14 +42,14 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
     for i, (p, part) in enumerate(zip(parts, ivp.rhs)):
         if blocked:
             other = ivp.rhs[1 - i] if len(parts) == 2 else None
-            rhs.append({"name": part.name, "body": p.body, "start": 0, "step": 1, "offset": offset,
+            rhs.append({"name": part.name, "body": p.body, "start": 0, "step": 1, "offset": offset, "blocked": True,
                         "comps_c": to_c(part.components),
                         "w_offset": ("0" if i == 1 else f"(long)({to_c(ivp.rhs[0].components)})") if other else None,
                         "w_comps_c": to_c(other.components) if other else None})
             offset = f"({offset} + (long)({to_c(part.components)}))"
         else:
             rhs.append({"name": part.name, "body": p.body, "start": part.start, "step": part.step,
-                        "offset": "0", "comps_c": "n", "w_offset": None, "w_comps_c": None})
+                        "blocked": False, "offset": "0", "comps_c": "n", "w_offset": None, "w_comps_c": None})
     fmt = lambda x: repr(float(x))  # noqa: E731 - exact decimal round trip of the coefficients
     return kmod.env().get_template("solver.c.j2").render(
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, lc=variant.lc,
