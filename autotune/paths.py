@@ -9,19 +9,20 @@ VARIANT_DIR = ROOT / "variants"
 METHOD_DIR = Path(__file__).resolve().parent / "data" / "methods"
 
 
-def default_store_path() -> Path:
-    """AUTOTUNE_STORE, else the XDG cache dir (~/.cache/autotune/store.sqlite)."""
-    env = os.environ.get("AUTOTUNE_STORE")
+def _xdg(override_env: str, xdg_env: str, fallback: str, *parts: str) -> Path:
+    """$override_env if set, else $xdg_env (or ~/fallback) joined with parts."""
+    env = os.environ.get(override_env)
     if env:
         return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "autotune" / "store.sqlite"
+    base = os.environ.get(xdg_env) or str(Path.home() / fallback)
+    return Path(base, *parts)
+
+
+def default_store_path() -> Path:
+    """AUTOTUNE_STORE, else the XDG cache dir (~/.cache/autotune/store.sqlite)."""
+    return _xdg("AUTOTUNE_STORE", "XDG_CACHE_HOME", ".cache", "autotune", "store.sqlite")
 
 
 def user_machine_dir() -> Path:
     """Machine files made on this host (calibrate --node): $AUTOTUNE_MACHINES or ~/.config/autotune/machines."""
-    env = os.environ.get("AUTOTUNE_MACHINES")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "autotune" / "machines"
+    return _xdg("AUTOTUNE_MACHINES", "XDG_CONFIG_HOME", ".config", "autotune", "machines")

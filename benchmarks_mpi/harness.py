@@ -75,3 +75,19 @@ def emit(comm, rec: dict, out_path: str | None) -> None:
         print(line, flush=True)
     print(f"{rec['callpath']} {rec['params']} median {rec['median']:.3e} s ({rec['reps']} reps)",
           file=sys.stderr, flush=True)
+
+
+def sweep(argv, doc: str, default_max: int, callpath: str, make_op) -> int:
+    """Parse the common options and time make_op(comm, nbytes) -> op at every message size."""
+    import argparse
+
+    from mpi4py import MPI
+
+    ap = argparse.ArgumentParser(description=doc)
+    common_args(ap, default_max)
+    args = ap.parse_args(argv)
+    comm = MPI.COMM_WORLD
+    for nbytes in geometric_sizes(args.min_bytes, args.max_bytes, args.factor):
+        times = measure(comm, make_op(comm, nbytes), max_reps=args.max_reps, max_seconds=args.max_seconds)
+        emit(comm, record(callpath, {"p": comm.size, "bytes": nbytes}, times), args.out)
+    return 0

@@ -4,9 +4,7 @@
 """
 from __future__ import annotations
 
-import argparse
-
-from .harness import common_args, emit, geometric_sizes, measure, record
+from .harness import sweep
 
 
 def exchange(comm, send, recv_lo, recv_hi):
@@ -20,20 +18,15 @@ def exchange(comm, send, recv_lo, recv_hi):
     MPI.Request.Waitall(reqs)
 
 
-def main(argv=None) -> int:
-    from mpi4py import MPI
+def make_op(comm, nbytes):
     import numpy as np
 
-    ap = argparse.ArgumentParser(description=__doc__)
-    common_args(ap, 4 * 2**20)
-    args = ap.parse_args(argv)
-    comm = MPI.COMM_WORLD
-    for nbytes in geometric_sizes(args.min_bytes, args.max_bytes, args.factor):
-        send, lo, hi = np.ones(nbytes // 8), np.empty(nbytes // 8), np.empty(nbytes // 8)
-        times = measure(comm, lambda: exchange(comm, send, lo, hi), max_reps=args.max_reps,
-                        max_seconds=args.max_seconds)
-        emit(comm, record("neighbour", {"p": comm.size, "bytes": nbytes}, times), args.out)
-    return 0
+    send, lo, hi = np.ones(nbytes // 8), np.empty(nbytes // 8), np.empty(nbytes // 8)
+    return lambda: exchange(comm, send, lo, hi)
+
+
+def main(argv=None) -> int:
+    return sweep(argv, __doc__, 4 * 2**20, "neighbour", make_op)
 
 
 if __name__ == "__main__":
