@@ -4,14 +4,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from .errors import ToolError
 from .launcher import Launcher
-from .toolchain import compiler_version
+from .toolchain import compiler_version, find_executable, resolve_argv
 
 DEFAULT_FLAGS = ("-O3", "-march=native", "-fopenmp")
 
@@ -22,8 +20,8 @@ def build_dir() -> Path:
 
 
 def find_mpicc() -> str:
-    exe = shutil.which("mpicc") or str(Path(sys.executable).parent / "mpicc")
-    if not Path(exe).exists():
+    exe = find_executable("mpicc")
+    if exe is None:
         raise ToolError("mpicc not found: install MPI (pip install mpich) or put mpicc on PATH")
     return exe
 
@@ -51,8 +49,8 @@ def build(source: str, flags: tuple[str, ...] = DEFAULT_FLAGS, cc: str | None = 
 
 def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: int, steps: int,
         h: float, warmup: int, output: Path | None = None, timeout: float = 600.0) -> dict:
-    argv = launcher.argv(procs, [str(exe), str(n), str(size), str(steps), repr(h), str(warmup)]
-                         + ([str(output)] if output else []))
+    argv = resolve_argv(launcher.argv(procs, [str(exe), str(n), str(size), str(steps), repr(h), str(warmup)]
+                                      + ([str(output)] if output else [])))
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)

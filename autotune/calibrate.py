@@ -9,6 +9,7 @@ model into the machine file.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import subprocess
@@ -24,6 +25,7 @@ from .launcher import Launcher
 from .paths import ROOT
 from .specs.machine import Machine
 from .store import Store
+from .toolchain import resolve_argv
 
 BENCHMARKS = {"allgather": "benchmarks_mpi.allgather", "neighbour": "benchmarks_mpi.neighbour",
               "pairwise": "benchmarks_mpi.sparse"}
@@ -52,18 +54,8 @@ class Plan:
         return hashlib.sha256(json.dumps([self.machine.name, "barrier", t]).encode()).hexdigest()[:24]
 
 
-def _resolve(argv: list[str]) -> list[str]:
-    """A launcher not on PATH may sit beside this Python (the mpich wheel in a virtual env)."""
-    import shutil
-    if shutil.which(argv[0]) is None:
-        beside = Path(sys.executable).parent / argv[0]
-        if beside.exists():
-            return [str(beside)] + argv[1:]
-    return argv
-
-
 def _run(argv: list[str], log: Path, timeout: float, what: str) -> None:
-    argv = _resolve(argv)
+    argv = resolve_argv(argv)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     try:
         with open(log, "w") as f:
@@ -108,6 +100,7 @@ def measure(plan: Plan, store: Store, workdir: Path, progress: Callable[[str], N
             store.put_measurements(key, plan.machine.name, op, records)
             runs += 1
         out[op] += records
+    exe = None
     for t in plan.threads:
         key = plan.barrier_series(t)
         records = [] if fresh else store.get_measurements(key)
@@ -115,7 +108,7 @@ def measure(plan: Plan, store: Store, workdir: Path, progress: Callable[[str], N
             progress(f"barrier threads={t}: measuring")
             from benchmarks_mpi import barrier as bb
             try:
-                exe = bb.build(plan.machine.compiler, workdir) if not (workdir / "barrier").exists() else workdir / "barrier"
+                exe = exe or bb.build(plan.machine.compiler, workdir)
                 records = [bb.run(exe, t)]
             except FileNotFoundError:
                 raise ToolError(f"barrier benchmark: compiler '{plan.machine.compiler}' not found") from None
@@ -147,6 +140,14 @@ def fit_all(raw: dict[str, list[dict]]) -> dict:
     return result
 
 
+def _replace_file(target: Path, text: str) -> None:
+    """Write via a temporary file and an atomic rename: never a half-written machine file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(target.suffix + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, target)
+
+
 def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
     """Update the cluster section of a machine file (comments and the rest kept as they are)."""
     import ruamel.yaml
@@ -171,10 +172,9 @@ def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
         bar["provenance"] = f"fitted by autotune calibrate on {when} for {','.join(map(str, plan.threads))} threads"
         bar["per_doubling_s"] = float(result["barrier"]["per_doubling_s"])
         bar["error_pct"] = result["barrier"]["error_pct"]
-    tmp = target.with_suffix(target.suffix + ".tmp")
-    with open(tmp, "w") as f:
-        yaml.dump(data, f)
-    os.replace(tmp, target)   # never a half-written machine file
+    buf = io.StringIO()
+    yaml.dump(data, buf)
+    _replace_file(target, buf.getvalue())
 
 
 def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], None],
@@ -211,8 +211,6 @@ def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], 
 
 def write_host_machine(target: Path, name: str, min_seconds: float, progress: Callable[[str], None]) -> dict:
     """Detect and measure this host, write its machine file (atomically); return a summary."""
-    import io
-
     import ruamel.yaml
 
     from . import hostmodel
@@ -233,10 +231,7 @@ def write_host_machine(target: Path, name: str, min_seconds: float, progress: Ca
     text = text[text.index("kerncraft version"):]   # the template's header describes another machine
     header = (f"# Machine model of this host ({host.model_name}), made by autotune calibrate --node.\n"
               f"# Measured and assumed fields: see 'provenance' below.\n")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(target.suffix + ".tmp")
-    tmp.write_text(header + text)
-    os.replace(tmp, target)
+    _replace_file(target, header + text)
     from .specs.machine import load_machine
     load_machine(str(target))  # the file we wrote must load like any other
     return {"machine": name, "file": str(target), "template": template_name, "cores": host.cores,

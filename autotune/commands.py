@@ -5,6 +5,8 @@ import json
 from pathlib import Path
 
 from . import report
+from contextlib import contextmanager
+
 from .errors import InputError
 from .paths import default_store_path
 from .predict import Scenario, applicable_schemes, check_scenario, rank_scenario
@@ -48,23 +50,42 @@ def store_path(args) -> Path:
     return args.store if getattr(args, "store", None) else default_store_path()
 
 
+@contextmanager
+def _open_store(args):
+    store = Store(store_path(args))
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _applicable(sc: Scenario, wanted: list[str] | None = None):
+    """The variants whose communication scheme can run at this n and node count, and why the
+    others cannot (scheme -> reason)."""
+    variants = enumerate_variants(sc.ivp.comm, wanted)
+    ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
+    if not ok:
+        raise InputError(f"--n {sc.n} --nodes {sc.nodes}: no communication scheme applies "
+                         f"({'; '.join(excluded.values())})")
+    return [v for v in variants if v.comm in ok], excluded
+
+
+def _require_applicable(sc: Scenario, named, excluded: dict[str, str], option: str) -> None:
+    for v in named:
+        if v.comm in excluded:
+            raise InputError(f"{option} {v.name} with --n {sc.n} --nodes {sc.nodes}: {excluded[v.comm]}")
+
+
 def cmd_rank(args, progress) -> int:
     sc = _scenario(args)
     rule = selection_rule(args)
     wanted = _comm_filter(args)
-    variants = enumerate_variants(sc.ivp.comm, wanted)
-    ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
+    variants, excluded = _applicable(sc, wanted)
     if wanted and excluded:
         scheme, why = next(iter(excluded.items()))
         raise InputError(f"--comm {scheme} with --n {sc.n} --nodes {sc.nodes}: {why}")
-    if not ok:
-        raise InputError(f"--n {sc.n} --nodes {sc.nodes}: no communication scheme applies ({'; '.join(excluded.values())})")
-    variants = [v for v in variants if v.comm in ok]
-    store = Store(store_path(args))
-    try:
+    with _open_store(args) as store:
         res = rank_scenario(sc, variants, rule, store, excluded, progress, args.jobs)
-    finally:
-        store.close()
     out = {"json": report.to_json, "csv": report.to_csv, "table": report.to_table}[args.format](res)
     print(out, end="" if out.endswith("\n") else "\n")
     return 0
@@ -73,15 +94,10 @@ def cmd_rank(args, progress) -> int:
 def cmd_explain(args, progress) -> int:
     sc = _scenario(args)
     v = parse_variant(args.variant, sc.ivp.comm)
-    ok, excluded = applicable_schemes(sc, list(sc.ivp.comm))
-    if v.comm in excluded:
-        raise InputError(f"--variant {v.name} with --n {sc.n} --nodes {sc.nodes}: {excluded[v.comm]}")
-    variants = [x for x in enumerate_variants(sc.ivp.comm) if x.comm in ok]
-    store = Store(store_path(args))
-    try:
+    variants, excluded = _applicable(sc)
+    _require_applicable(sc, [v], excluded, "--variant")
+    with _open_store(args) as store:
         res = rank_scenario(sc, variants, selection_rule(args), store, excluded, progress, args.jobs)
-    finally:
-        store.close()
     if args.format == "json":
         r = next(x for x in res.ordered if x.variant.name == v.name)
         d = report.variant_dict(r, res.ordered.index(r) + 1, v.name in res.preselected)
@@ -172,9 +188,16 @@ def _int_list(text: str, option: str) -> tuple[int, ...]:
     return values
 
 
-def _say(msg: str) -> None:
+def _progress_line(command: str):
+    """Progress printer for long work: one line on stderr, prefixed with the command."""
     import sys
-    print(f"autotune: calibrate: {msg}", file=sys.stderr, flush=True)
+
+    def say(msg: str) -> None:
+        print(f"autotune: {command}: {msg}", file=sys.stderr, flush=True)
+    return say
+
+
+_say = _progress_line("calibrate")
 
 
 def cmd_node(args) -> int:
@@ -221,11 +244,8 @@ def cmd_calibrate(args, progress) -> int:
     plan = Plan(machine, parse_launcher(args.launcher), procs, _int_list(args.threads, "--threads"), ops,
                 args.min_bytes, args.max_bytes, args.factor, args.max_seconds, args.timeout)
     target = args.out or Path(machine.path)
-    store = Store(store_path(args))
-    try:
+    with _open_store(args) as store:
         res = calibrate(plan, store, target, _say, args.fresh, args.plot, args.raw)
-    finally:
-        store.close()
     print(json.dumps(res, indent=2) if args.format == "json" else report.calibration_table(res), end="\n")
     return 0
 
@@ -238,16 +258,11 @@ def cmd_tune(args, progress) -> int:
     if args.steps < 1 or args.reps < 1 or not 0 <= args.warmup < args.steps:
         raise InputError("--steps, --reps >= 1 and 0 <= --warmup < --steps expected")
     rule = selection_rule(args)
-    ok, excluded = applicable_schemes(sc, list(sc.ivp.comm))
-    variants = [v for v in enumerate_variants(sc.ivp.comm) if v.comm in ok]
+    variants, excluded = _applicable(sc)
     chosen_v = [parse_variant(x.strip(), sc.ivp.comm) for x in args.variants.split(";")] if args.variants else None
-    if chosen_v:
-        bad = [v.name for v in chosen_v if v.comm in excluded]
-        if bad:
-            raise InputError(f"--variants {bad[0]}: {excluded[bad[0].split('comm=')[1]]}")
+    _require_applicable(sc, chosen_v or [], excluded, "--variants")
     h = args.h if args.h is not None else sc.ivp.default_step(sc.n)
-    store = Store(store_path(args))
-    try:
+    with _open_store(args) as store:
         ranked = rank_scenario(sc, variants, rule, store, excluded, progress, args.jobs)
         if args.all:
             chosen = [r.variant.name for r in ranked.ordered]
@@ -258,8 +273,6 @@ def cmd_tune(args, progress) -> int:
         plan = RunPlan(args.steps, args.warmup, args.reps, h, tuple(shlex.split(args.flags)),
                        parse_launcher(args.launcher), args.timeout)
         res = tune(ranked, chosen, plan, store, _say_tune)
-    finally:
-        store.close()
     if args.plot:
         from .plots import tune_plot
         tune_plot(res, args.plot)
@@ -268,9 +281,7 @@ def cmd_tune(args, progress) -> int:
     return 0
 
 
-def _say_tune(msg: str) -> None:
-    import sys
-    print(f"autotune: tune: {msg}", file=sys.stderr, flush=True)
+_say_tune = _progress_line("tune")
 
 
 COMMANDS = {"tune": cmd_tune, "calibrate": cmd_calibrate, "rank": cmd_rank, "explain": cmd_explain, "generate": cmd_generate, "list": cmd_list}

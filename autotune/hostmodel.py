@@ -92,7 +92,7 @@ def working_sets(host: HostInfo) -> dict[str, int]:
     """Bytes per thread that put a streaming kernel's data in each level (one thread)."""
     out, prev = {}, 0
     for c in host.caches:
-        out[f"L{c.level}"] = int(max(FILL * c.size / 1, prev * 2))
+        out[f"L{c.level}"] = int(max(FILL * c.size, prev * 2))
         prev = out[f"L{c.level}"]
     last = host.caches[-1].size if host.caches else 32 * 2**20
     out["MEM"] = int(max(8 * last, 256 * 2**20))

@@ -15,7 +15,6 @@ from . import kernels as kmod
 from .ecm import regime as regmod
 from .ecm.runner import run_analyses
 from .errors import InputError
-from .formula import evaluate
 from .model import KernelTerm, Prediction, as_sigma, predict
 from .rank import Rule, preselect, rank
 from .schedule import step_counts
@@ -129,13 +128,11 @@ def _analysis_inputs(part: kmod.KernelPart, machine: Machine, regime: regmod.Reg
 
 def part_uses(sc: Scenario, variants: list[Variant]) -> dict[str, list[PartUse]]:
     """Kernel parts of every variant, with executions, node-local sizes and regimes."""
-    size = sc.ivp.size_value(sc.n)
     counts = step_counts(sc.method)
     n_local = math.ceil(sc.n / sc.nodes)
     shared: list[tuple[kmod.KernelPart, int, int, int]] = []
-    for part in kmod.rhs_parts(sc.ivp):
-        comps = int(evaluate(part.components, {sc.ivp.size_parameter: size}))
-        halo = int(evaluate(part.halo, {sc.ivp.size_parameter: size}))
+    for part, spec in zip(kmod.rhs_parts(sc.ivp), sc.ivp.rhs):
+        comps, halo = sc.ivp.part_components(spec, sc.n), sc.ivp.part_halo(spec, sc.n)
         shared.append((part, counts.executions["RHS"], math.ceil(comps / sc.nodes) * part.step, halo))
     for part in kmod.approx_update_parts(sc.method):
         shared.append((part, counts.executions[part.kernel], n_local, 0))
@@ -158,9 +155,13 @@ def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
                progress: Callable[[int, int, str], None] | None = None,
                jobs: int | None = None) -> tuple[dict[str, dict], int]:
     """ECM results for every use (by key); runs and stores only what the store lacks."""
+    keyed: dict[tuple[str, regmod.Regime], tuple[dict, str]] = {}   # parts recur across variants
     for u in uses:
-        u.inputs = _analysis_inputs(u.part, machine, u.regime)
-        u.key = ecm_key(u.inputs)
+        ident = (u.part.code, u.regime)
+        if ident not in keyed:
+            inputs = _analysis_inputs(u.part, machine, u.regime)
+            keyed[ident] = (inputs, ecm_key(inputs))
+        u.inputs, u.key = keyed[ident]
     have = store.get_ecm([u.key for u in uses])
     todo: dict[str, PartUse] = {}
     for u in uses:

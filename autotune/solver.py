@@ -13,9 +13,7 @@ GENERATED_COMM = ("allgather", "neighbour", "sparse")
 
 def _halo(ivp: IVP, n: int) -> int:
     """Ghost/halo width of the RHS input buffers: the largest index offset of any part."""
-    from .formula import evaluate
-    size = ivp.size_value(n)
-    return max(1, max(int(evaluate(p.halo, {ivp.size_parameter: size})) for p in ivp.rhs))
+    return max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
 
 
 def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:

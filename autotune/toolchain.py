@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from functools import lru_cache
 from importlib import metadata
+from pathlib import Path
 
 
 @lru_cache(maxsize=None)
@@ -13,6 +15,21 @@ def package_version(name: str) -> str:
         return metadata.version(name)
     except metadata.PackageNotFoundError:
         return "missing"
+
+
+def find_executable(name: str) -> str | None:
+    """A tool on PATH, or beside this Python (the mpich wheel's mpiexec/mpicc in a virtual env)."""
+    found = shutil.which(name)
+    if found:
+        return found
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else None
+
+
+def resolve_argv(argv: list[str]) -> list[str]:
+    """argv with its command looked up like find_executable (unchanged if not found)."""
+    found = find_executable(argv[0]) if argv else None
+    return [found] + argv[1:] if found else argv
 
 
 @lru_cache(maxsize=None)

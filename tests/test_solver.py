@@ -8,7 +8,6 @@ from scipy.integrate import solve_ivp
 
 from autotune.build import build, run
 from autotune.launcher import parse_launcher
-from autotune.formula import evaluate
 from autotune.solver import GENERATED_COMM, solver_source
 from autotune.specs.ivp import load_ivp
 from autotune.specs.method import load_method
@@ -55,9 +54,9 @@ def _reference(ivp, n, y0, T):
     the whole vector), zeros beyond the block ends; integrated tightly with scipy."""
     N = ivp.size_value(n)
     consts = ivp.constant_values(n)
-    halo = max(1, max(int(evaluate(p.halo, {ivp.size_parameter: N})) for p in ivp.rhs))
+    halo = max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
     blocked = len(ivp.rhs) > 1 and all(p.step == 1 for p in ivp.rhs)
-    sizes = [int(evaluate(p.components, {ivp.size_parameter: N})) for p in ivp.rhs] if blocked else [n]
+    sizes = [ivp.part_components(p, n) for p in ivp.rhs] if blocked else [n]
     offsets = [sum(sizes[:i]) for i in range(len(sizes))]
 
     class Padded:

@@ -104,6 +104,13 @@ class IVP:
     def access_distance(self, n: int) -> int:
         return int(evaluate(self.distance_formula, {self.size_parameter: self.size_value(n)}))
 
+    def part_halo(self, part: RhsPart, n: int) -> int:
+        """The largest index offset of one RHS part at system size n."""
+        return int(evaluate(part.halo, {self.size_parameter: self.size_value(n)}))
+
+    def part_components(self, part: RhsPart, n: int) -> int:
+        return int(evaluate(part.components, {self.size_parameter: self.size_value(n)}))
+
     def constant_values(self, n: int) -> dict[str, float]:
         env = {self.size_parameter: self.size_value(n)}
         return {k: float(evaluate(v, env)) for k, v in self.constants}

@@ -9,14 +9,12 @@ import yaml
 from ..errors import InputError
 from ..schema import first_error
 
-try:  # libyaml is several times faster for the big machine files
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on the PyYAML build
-    _Loader = yaml.SafeLoader
+# libyaml is several times faster for the big machine files
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_Loader):  # noqa: F811 - our subclass: ordered maps (kerncraft's !!omap) become dicts
-    pass
+class _Loader(_Base):
+    """Safe loading, plus: ordered maps (kerncraft's !!omap) become dicts, YAML 1.2 floats."""
 
 
 def _omap_as_dict(loader, node):
