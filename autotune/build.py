@@ -48,10 +48,17 @@ def build(source: str, flags: tuple[str, ...] = DEFAULT_FLAGS, cc: str | None = 
 
 
 def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: int, steps: int,
-        h: float, warmup: int, output: Path | None = None, timeout: float = 600.0) -> dict:
+        h: float, warmup: int, output: Path | None = None, timeout: float = 600.0,
+        pin: bool = False) -> dict:
+    """Run the solver; its JSON result line.  pin: bind each OpenMP thread to its own core (only
+    where one rank has a node to itself; ranks sharing a host would all bind to its first cores).
+    OMP_PROC_BIND / OMP_PLACES set by the user win."""
     argv = resolve_argv(launcher.argv(procs, [str(exe), str(n), str(size), str(steps), repr(h), str(warmup)]
                                       + ([str(output)] if output else [])))
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    if pin:
+        env.setdefault("OMP_PROC_BIND", "close")
+        env.setdefault("OMP_PLACES", "cores")
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
     except FileNotFoundError:

@@ -2,6 +2,32 @@
 from __future__ import annotations
 
 import math
+import statistics
+
+# the solver times these phases of a step; the model's kernel groups fall into them
+PHASE_OF_KERNEL = {"LC": "LC", "RHS": "RHS", "COPY": "COPY", "PACK": "COMM", "APPROX": "APPROX+UPDATE",
+                   "UPDATE": "APPROX+UPDATE"}
+
+
+def predicted_phases(kernel_seconds: list[tuple[str, float]], comm_s: float) -> dict[str, float]:
+    """Seconds per step by solver phase from (kernel group, seconds) pairs; the network time
+    joins COMM (with the pack copy).  Thread barriers fall inside the phases and are left out."""
+    out = {"COMM": comm_s}
+    for kernel, seconds in kernel_seconds:
+        phase = PHASE_OF_KERNEL[kernel]
+        out[phase] = out.get(phase, 0.0) + seconds
+    return out
+
+
+def phase_ratios(rows: list[dict]) -> dict[str, dict]:
+    """Per phase: measured / predicted over the variants that carry both (median, min, max), to
+    find which kernel a miss comes from."""
+    ratios: dict[str, list[float]] = {}
+    for r in rows:
+        for phase, pm in (r.get("phases") or {}).items():
+            if pm.get("predicted_s") and pm.get("measured_s") is not None:
+                ratios.setdefault(phase, []).append(pm["measured_s"] / pm["predicted_s"])
+    return {ph: {"median": statistics.median(v), "min": min(v), "max": max(v)} for ph, v in ratios.items()}
 
 
 def _ranks(values: list[float]) -> list[int]:
@@ -25,7 +51,7 @@ def compare(rows: list[dict]) -> dict:
     for r, a, b in zip(ok, rp, rm):
         r["rank_predicted"], r["rank_measured"] = a, b
     summary = {"measured": len(ok), "failed": len(rows) - len(ok), "spearman": None, "kendall": None,
-               "top1_loss_pct": None, "deviation_pct_range": None}
+               "top1_loss_pct": None, "deviation_pct_range": None, "phase_ratio": phase_ratios(ok)}
     if ok:
         best_measured = min(r["measured_s"] for r in ok)
         best_pred = min(r["predicted_s"] for r in ok)

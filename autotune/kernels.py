@@ -121,6 +121,13 @@ def pack_part(method: Method) -> KernelPart:
                         (("b", 1), ("v", 1)), (), method.stages)
 
 
+def copy_part(method: Method) -> KernelPart:
+    """The predictor's copy F_l = F_1 (s - 1 times per step).  The same loop as comm.pack, so
+    the same code and the same ECM analysis."""
+    return _method_part("predictor.copy", "COPY", [Loop("j", "0", "M")], str(macros().pack()),
+                        (("b", 1), ("v", 1)), (), method.stages)
+
+
 _IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
 ANALYSIS_FUNCTIONS = ("fmax", "fmin")   # allowed in RHS expressions; see for_analysis
 

@@ -138,6 +138,8 @@ def part_uses(sc: Scenario, variants: list[Variant]) -> dict[str, list[PartUse]]
         shared.append((part, counts.executions[part.kernel], n_local, 0))
     # every communication phase first copies the node's block into the buffer the RHS reads
     shared.append((kmod.pack_part(sc.method), counts.comm_phases, n_local, 0))
+    if counts.executions.get("COPY"):
+        shared.append((kmod.copy_part(sc.method), counts.executions["COPY"], n_local, 0))
     out: dict[str, list[PartUse]] = {}
     lc_cache: dict[str, list] = {}
     for v in variants:

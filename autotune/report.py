@@ -206,6 +206,9 @@ def tune_table(res: dict) -> str:
                     if len(s.get("predicted_best_tied", [])) > 1 else ""))
               + ("" if not s["deviation_pct_range"] else
                  f", deviation {s['deviation_pct_range'][0]:.1f} .. {s['deviation_pct_range'][1]:.1f} %")]
+    if s.get("phase_ratio"):
+        lines.append("measured / predicted by phase (median over variants, range): " + ", ".join(
+            f"{ph} {q['median']:.2f} ({q['min']:.2f}..{q['max']:.2f})" for ph, q in s["phase_ratio"].items()))
     if s["skipped"]:
         lines.append(f"pre-selection ({res['selection']}) skipped {s['skipped']} variants: about "
                      f"{s['skipped_predicted_cost_s']:.1f} s of runs saved (predicted)")

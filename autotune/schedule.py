@@ -4,7 +4,8 @@ One list of events is the single source for the counts the model needs
 (kernel executions, communication phases, thread barriers); the solver
 generator walks the same list.  Pure.
 
-    predictor:  communicate y; barrier; F = f(y) (one RHS sweep); barrier
+    predictor:  communicate y; barrier; F_1 = f(y) (one RHS sweep); barrier;
+                F_l = F_1 for l = 2..s (s - 1 copies); barrier
     m times:    LC (first, acc, fin); barrier; communicate the s argument
                 vectors; barrier; s RHS sweeps; barrier
     finish:     APPROX; UPDATE; barrier
@@ -20,7 +21,7 @@ from .specs.method import Method
 @dataclass(frozen=True)
 class Event:
     kind: str      # "kernel", "comm", "barrier"
-    what: str      # kernel group (LC, RHS, APPROX, UPDATE) or "vector" for comm
+    what: str      # kernel group (LC, RHS, COPY, APPROX, UPDATE) or "vector" for comm
     count: int = 1
 
 
@@ -28,6 +29,8 @@ def step_events(method: Method) -> list[Event]:
     s, m = method.stages, method.iterations
     ev = [Event("comm", "vector", 1), Event("barrier", "after comm"), Event("kernel", "RHS", 1),
           Event("barrier", "after RHS")]
+    if s > 1:
+        ev += [Event("kernel", "COPY", s - 1), Event("barrier", "after COPY")]
     for _ in range(m):
         ev += [Event("kernel", "LC", 1), Event("barrier", "after LC"), Event("comm", "vector", s),
                Event("barrier", "after comm"), Event("kernel", "RHS", s), Event("barrier", "after RHS")]

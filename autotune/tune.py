@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import build as buildmod
-from .compare import compare
+from .compare import compare, predicted_phases
 from .errors import InputError, ToolError
 from .launcher import Launcher
 from .predict import RankResult
@@ -35,6 +35,14 @@ class RunPlan:
     timeout: float
 
 
+def _phases(r, phase_runs: dict[str, list[float]]) -> dict[str, dict]:
+    """Predicted and measured (median over the runs, mean per step in a run) seconds per phase."""
+    pred = {} if r.prediction is None else predicted_phases(
+        [(c.term.kernel, c.seconds) for c in r.prediction.kernels], r.prediction.comm_s)
+    return {ph: {"predicted_s": pred.get(ph), "measured_s": statistics.median(v) if v else None}
+            for ph, v in phase_runs.items()}
+
+
 def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
          progress: Callable[[str], None]) -> dict:
     sc = ranked.scenario
@@ -45,15 +53,20 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
         r = by_name[name]
         row = {"name": name, "predicted_s": r.prediction.total_s if r.prediction else None,
                "measured_s": None, "runs_s": [], "error": None, "preselected": name in ranked.preselected}
+        phase_runs: dict[str, list[float]] = {}
         progress(f"[{i}/{len(chosen)}] {name}: build and run ({plan.reps} x {plan.steps} steps)")
         try:
             mpicc = mpicc or buildmod.find_mpicc()
             exe = buildmod.build(solver_source(sc.ivp, sc.method, r.variant, sc.n), plan.flags, mpicc)
             for _ in range(plan.reps):
                 out = buildmod.run(exe, plan.launcher, sc.nodes, sc.threads, sc.n, sc.ivp.size_value(sc.n),
-                                   plan.steps, plan.h, plan.warmup, timeout=plan.timeout)
+                                   plan.steps, plan.h, plan.warmup, timeout=plan.timeout,
+                                   pin=sc.ranks_per_node == 1)
                 row["runs_s"].append(out["median_step_s"])
+                for phase, sec in out.get("phases_s", {}).items():
+                    phase_runs.setdefault(phase, []).append(sec)
             row["measured_s"] = statistics.median(row["runs_s"])
+            row["phases"] = _phases(r, phase_runs)
         except (InputError, ToolError) as e:
             row["error"] = str(e)
             progress(f"[{i}/{len(chosen)}] {name}: failed: {e}")

@@ -1,6 +1,6 @@
 import pytest
 
-from autotune.compare import compare
+from autotune.compare import compare, phase_ratios, predicted_phases
 
 
 def test_perfect_ranking_and_loss():
@@ -29,3 +29,13 @@ def test_tied_predictions_share_the_top_place():
     s = compare(rows)
     assert s["predicted_best_tied"] == ["a", "b"]
     assert s["top1_loss_pct"] == pytest.approx(10.0) and s["top1_loss_worst_pct"] == pytest.approx(20.0)
+
+
+def test_phases_group_the_kernels_and_ratios_locate_a_miss():
+    pred = predicted_phases([("LC", 1.0), ("LC", 0.5), ("RHS", 2.0), ("PACK", 0.25), ("COPY", 0.1),
+                             ("APPROX", 0.2), ("UPDATE", 0.1)], comm_s=0.75)
+    assert pred == pytest.approx({"LC": 1.5, "RHS": 2.0, "COMM": 1.0, "COPY": 0.1, "APPROX+UPDATE": 0.3})
+    rows = [{"phases": {"LC": {"predicted_s": 1.0, "measured_s": m}, "RHS": {"predicted_s": 2.0, "measured_s": 2.0}}}
+            for m in (1.0, 3.0, 2.0)]
+    q = phase_ratios(rows)
+    assert q["LC"] == pytest.approx({"median": 2.0, "min": 1.0, "max": 3.0}) and q["RHS"]["median"] == 1.0

@@ -12,10 +12,11 @@ from autotune.specs.method import build, load_method
 def test_step_counts_are_derived_from_the_method():
     c = step_counts(load_method("radauIIA7"))            # s = 4, m = 6
     assert c.comm_phases == 1 + 6 * 4 == 25
-    assert c.executions == {"RHS": 25, "LC": 6, "APPROX": 1, "UPDATE": 1}
-    assert c.barriers == 3 * 6 + 3
+    assert c.executions == {"RHS": 25, "COPY": 3, "LC": 6, "APPROX": 1, "UPDATE": 1}
+    assert c.barriers == 3 * 6 + 4
     c3 = step_counts(build("radauIIA", 3))               # s = 3, m = 4
-    assert (c3.comm_phases, c3.executions["LC"], c3.barriers) == (13, 4, 15)
+    assert (c3.comm_phases, c3.executions["LC"], c3.executions["COPY"], c3.barriers) == (13, 4, 2, 16)
+    assert "COPY" not in step_counts(build("radauIIA", 1)).executions   # one stage: nothing to copy
     assert step_events(build("gauss", 2))[0].kind == "comm"
 
 
@@ -85,3 +86,10 @@ def test_ranks_sharing_a_single_node_machine():
     assert (sc.ranks_per_node, sc.node_threads) == (2, 2)
     cluster = Scenario(sc.ivp, sc.method, load_machine(None), 4_000_000, 2, 1)
     assert (cluster.ranks_per_node, cluster.node_threads) == (1, 1)
+
+
+def test_predictor_copy_reuses_the_pack_analysis():
+    from autotune.kernels import copy_part, pack_part
+    m = load_method("radauIIA7")
+    cp, pk = copy_part(m), pack_part(m)
+    assert cp.code == pk.code and (cp.name, cp.kernel) == ("predictor.copy", "COPY")

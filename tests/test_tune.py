@@ -22,10 +22,15 @@ def test_tune_runs_the_preselection_and_compares(cold_heat2d, session_store, tmp
     assert len(rows) == 2 and all(r["preselected"] for r in rows)
     for r in rows:
         assert r["measured_s"] > 0 and r["predicted_s"] > 0 and len(r["runs_s"]) == 2
+        ph = r["phases"]   # the solver's phase timers against the model's kernel groups
+        assert set(ph) == {"RHS", "COPY", "LC", "COMM", "APPROX+UPDATE"}
+        assert all(q["predicted_s"] > 0 and q["measured_s"] > 0 for q in ph.values())
+        assert sum(q["measured_s"] for q in ph.values()) <= 1.5 * r["measured_s"]
         assert r["deviation_pct"] == pytest.approx(100 * (r["predicted_s"] - r["measured_s"]) / r["measured_s"])
     s = res["summary"]
     assert s["measured"] == 2 and s["skipped"] == 10 and s["skipped_predicted_cost_s"] > 0
     assert (s["spearman"] is None or abs(s["spearman"]) == pytest.approx(1.0)) and s["top1_loss_pct"] >= 0
+    assert set(s["phase_ratio"]) == {"RHS", "COPY", "LC", "COMM", "APPROX+UPDATE"}
     assert (tmp_path / "t.png").stat().st_size > 1000 and "build and run" in err
 
 
