@@ -43,40 +43,57 @@ def _phases(r, phase_runs: dict[str, list[float]]) -> dict[str, dict]:
             for ph, v in phase_runs.items()}
 
 
+def run_key(sc, name: str, flags) -> str:
+    """Store key of one variant's measurement in one scenario (a resumed plan skips it)."""
+    return hashlib.sha256(json.dumps([sc.machine.name, sc.ivp.name, sc.method.name, sc.n, sc.nodes,
+                                      sc.threads, name, list(flags)]).encode()).hexdigest()[:24]
+
+
 def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
          progress: Callable[[str], None]) -> dict:
+    """Build every chosen variant, then run the repetitions round-robin (variant 1, 2, ..., 1, 2,
+    ...): a slow drift of a shared machine then touches every variant alike instead of the ones
+    that happened to run during it."""
     sc = ranked.scenario
     by_name = {r.variant.name: r for r in ranked.ordered}
-    rows = []
-    mpicc = None
+    rows = {name: {"name": name, "predicted_s": by_name[name].prediction.total_s if by_name[name].prediction else None,
+                   "measured_s": None, "runs_s": [], "error": None, "preselected": name in ranked.preselected}
+            for name in chosen}
+    phase_runs: dict[str, dict[str, list[float]]] = {name: {} for name in chosen}
+    mpicc, exes = None, {}
     for i, name in enumerate(chosen, 1):
-        r = by_name[name]
-        row = {"name": name, "predicted_s": r.prediction.total_s if r.prediction else None,
-               "measured_s": None, "runs_s": [], "error": None, "preselected": name in ranked.preselected}
-        phase_runs: dict[str, list[float]] = {}
-        progress(f"[{i}/{len(chosen)}] {name}: build and run ({plan.reps} x {plan.steps} steps)")
+        progress(f"[{i}/{len(chosen)}] {name}: build")
         try:
             mpicc = mpicc or buildmod.find_mpicc()
-            exe = buildmod.build(solver_source(sc.ivp, sc.method, r.variant, sc.n), plan.flags, mpicc)
-            for _ in range(plan.reps):
+            exes[name] = buildmod.build(solver_source(sc.ivp, sc.method, by_name[name].variant, sc.n),
+                                        plan.flags, mpicc)
+        except (InputError, ToolError) as e:
+            rows[name]["error"] = str(e)
+            progress(f"[{i}/{len(chosen)}] {name}: failed: {e}")
+    for rep in range(plan.reps):
+        for name, exe in list(exes.items()):
+            progress(f"run {rep + 1}/{plan.reps}: {name} ({plan.steps} steps)")
+            try:
                 out = buildmod.run(exe, plan.launcher, sc.nodes, sc.threads, sc.n, sc.ivp.size_value(sc.n),
                                    plan.steps, plan.h, plan.warmup, timeout=plan.timeout,
                                    pin=sc.ranks_per_node == 1)
-                row["runs_s"].append(out["median_step_s"])
-                for phase, sec in out.get("phases_s", {}).items():
-                    phase_runs.setdefault(phase, []).append(sec)
+            except (InputError, ToolError) as e:
+                rows[name]["error"] = str(e)
+                progress(f"{name}: failed: {e}")
+                del exes[name]
+                continue
+            rows[name]["runs_s"].append(out["median_step_s"])
+            for phase, sec in out.get("phases_s", {}).items():
+                phase_runs[name].setdefault(phase, []).append(sec)
+    for name, row in rows.items():
+        if name in exes and row["runs_s"]:
             row["measured_s"] = statistics.median(row["runs_s"])
-            row["phases"] = _phases(r, phase_runs)
-        except (InputError, ToolError) as e:
-            row["error"] = str(e)
-            progress(f"[{i}/{len(chosen)}] {name}: failed: {e}")
-        rows.append(row)
-        key = hashlib.sha256(json.dumps([sc.machine.name, sc.ivp.name, sc.n, sc.nodes, sc.threads, name,
-                                         list(plan.flags)]).encode()).hexdigest()[:24]
-        store.put_run(key, sc.machine.name, sc.ivp.name, name, row["measured_s"], dict(
+            row["phases"] = _phases(by_name[name], phase_runs[name])
+        store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row["measured_s"], dict(
             row, n=sc.n, nodes=sc.nodes, threads=sc.threads, steps=plan.steps, warmup=plan.warmup,
             h=plan.h, flags=list(plan.flags), compiler=compiler_version(mpicc) if mpicc else None,
             kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z")))
+    rows = list(rows.values())
     summary = compare(rows)
     skipped = [(r.variant.name, r.prediction.total_s) for r in ranked.ordered
                if r.variant.name not in chosen and r.prediction]

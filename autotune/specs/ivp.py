@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ..errors import InputError
@@ -47,6 +48,25 @@ SCHEMA = {
     },
 }
 
+@lru_cache(maxsize=65536)
+def _eval_int(formula: str, name: str, value: int) -> int:
+    """A size formula at one value of the size parameter (memoised: sweeps ask often)."""
+    return int(evaluate(formula, {name: value}))
+
+
+@lru_cache(maxsize=65536)
+def _size_at_least(n_formula: str, name: str, n: int) -> int:
+    """The smallest size parameter whose n is at least n (n is increasing in it for every form)."""
+    lo, hi = 1, max(2, n)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _eval_int(n_formula, name, mid) < n:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 _ARRAY_REF = re.compile(r"\b([A-Za-z_]\w*)\s*\[")
 _IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
 
@@ -85,31 +105,31 @@ class IVP:
 
     def size_value(self, n: int) -> int:
         """The size parameter that gives exactly n components, or InputError."""
-        lo, hi = 1, max(2, n)
-        while lo < hi:  # n(N) is increasing in N for every shipped form
-            mid = (lo + hi) // 2
-            if self.n_of(mid) < n:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = _size_at_least(self.n_formula, self.size_parameter, n)
         if self.n_of(lo) != n:
             below = max(v for v in (self.n_of(max(lo - 1, 1)), self.n_of(lo)) if v <= n) if self.n_of(1) <= n else None
             hint = f"; nearest valid n below is {below}" if below else ""
             raise InputError(f"--n {n}: {self.name} needs n = {self.n_formula} for an integer {self.size_parameter}{hint}")
         return lo
 
+    def nearest_n(self, n: int) -> int:
+        """The valid system size nearest to n (the smaller one on a tie); sweeps snap to it."""
+        lo = _size_at_least(self.n_formula, self.size_parameter, n)
+        candidates = [self.n_of(lo)] + ([self.n_of(lo - 1)] if lo > 1 else [])
+        return min(candidates, key=lambda v: (abs(v - n), v))
+
     def n_of(self, size: int) -> int:
-        return int(evaluate(self.n_formula, {self.size_parameter: size}))
+        return _eval_int(self.n_formula, self.size_parameter, size)
 
     def access_distance(self, n: int) -> int:
-        return int(evaluate(self.distance_formula, {self.size_parameter: self.size_value(n)}))
+        return _eval_int(self.distance_formula, self.size_parameter, self.size_value(n))
 
     def part_halo(self, part: RhsPart, n: int) -> int:
         """The largest index offset of one RHS part at system size n."""
-        return int(evaluate(part.halo, {self.size_parameter: self.size_value(n)}))
+        return _eval_int(part.halo, self.size_parameter, self.size_value(n))
 
     def part_components(self, part: RhsPart, n: int) -> int:
-        return int(evaluate(part.components, {self.size_parameter: self.size_value(n)}))
+        return _eval_int(part.components, self.size_parameter, self.size_value(n))
 
     def constant_values(self, n: int) -> dict[str, float]:
         env = {self.size_parameter: self.size_value(n)}
