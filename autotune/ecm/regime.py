@@ -9,6 +9,7 @@ result for every size that falls into the same regime.  Pure functions.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from ..kernels import KernelPart
@@ -61,10 +62,35 @@ def _level_for(bytes_needed: float, machine: Machine, threads: int, partitioned:
     return "MEM"
 
 
+_ROW = re.compile(r"\b([A-Za-z_]\w*)\[(\w+)\]\[j\]")
+
+
+def sweep_bytes_per_m(part: KernelPart) -> float:
+    """Bytes per component that one sweep of the j loop touches, for a part whose j loop sits
+    inside another loop (lc.acc.ilj: F[i] is read again for every l); 0 where j is outermost.
+
+    Whether that sweep fits a cache decides whether the next sweep finds the reused rows
+    there: the layer condition of the method kernels, as the halo is the stencils'."""
+    names = [lp.var for lp in part.loops]
+    if "j" not in names or names.index("j") == 0:
+        return 0.0
+    inner = {lp.var: lp.trips for lp in part.loops[names.index("j") + 1:]}
+    rows = {name: 1 for name, count in part.arrays if count == 1 and re.search(rf"\b{name}\[j\]", part.body)}
+    for name, var in _ROW.findall(part.body):
+        rows[name] = max(rows.get(name, 1), inner.get(var, 1))
+    return float(sum(rows.values()) * DOUBLE)
+
+
 def regime_of(part: KernelPart, machine: Machine, m: int, halo: int, threads: int) -> Regime:
     """Regime of a part that sweeps m components (per node) split over `threads` cores."""
     data = _level_for(working_set(part, m, halo), machine, threads, partitioned=True)
     if part.size_parameter is None:
+        sweep = sweep_bytes_per_m(part)
+        if sweep:
+            layer = _level_for(sweep * m, machine, threads, partitioned=True)
+            order = levels(machine)
+            if order.index(layer) < order.index(data):
+                return Regime(data, layer)
         return Regime(data)
     layer = _level_for(_reuse_bytes(part, halo), machine, threads, partitioned=False)
     order = levels(machine)
@@ -92,6 +118,10 @@ def _closed_form(part: KernelPart, machine: Machine, regime: Regime) -> tuple[in
         halo = int(part.halo)
     bytes_per_m = sum(rows for _, rows in part.arrays) * DOUBLE
     m = int(_band_middle(regime.data, machine) / bytes_per_m) - 2 * halo
+    sweep = sweep_bytes_per_m(part) if part.size_parameter is None else 0.0
+    if sweep:   # one sweep in the middle of its own band (a level above the data's, or the same)
+        m_sweep = int(_band_middle(regime.layer or regime.data, machine) / sweep)
+        m = m_sweep if regime.layer else max(m, m_sweep)
     return max(m, 2 * halo, 64) // 8 * 8, halo
 
 
