@@ -19,11 +19,17 @@ def _int_arg(text: str) -> int:
     return int(value)
 
 
-def _scenario_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ivp", required=True, help="shipped IVP name (autotune list ivps) or a YAML path")
-    p.add_argument("--nodes", type=_int_arg, help="cluster nodes, one MPI rank each (default: the machine's)")
-    p.add_argument("--threads", type=_int_arg, help="OpenMP threads per node (default: all cores)")
-    p.add_argument("--n", type=_int_arg, help="system size (default: the IVP's default)")
+SWEEP_HELP = " (a list or range sweeps: 8,16 | 1:64 | 1:64:x2 | 1e6:1e8:20log)"
+
+
+def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required: bool = True) -> None:
+    num = str if sweep else _int_arg
+    more = SWEEP_HELP if sweep else ""
+    p.add_argument("--ivp", required=ivp_required, help="shipped IVP name (autotune list ivps) or a YAML path"
+                   + (" (comma-separated, or 'all')" if sweep else ""))
+    p.add_argument("--nodes", type=num, help="cluster nodes, one MPI rank each (default: the machine's)" + more)
+    p.add_argument("--threads", type=num, help="OpenMP threads per node (default: all cores)" + more)
+    p.add_argument("--n", type=num, help="system size (default: the IVP's default)" + more)
     p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")
     p.add_argument("--method", default="radauIIA7", help="ODE method (default: radauIIA7)")
     p.add_argument("--store", type=Path, help="SQLite store (default: $AUTOTUNE_STORE or the user cache dir)")
@@ -34,8 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="autotune", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("rank", help="rank every applicable variant by predicted seconds per step")
-    _scenario_args(r)
+    r = sub.add_parser("rank", help="rank every applicable variant by predicted seconds per step "
+                                    "(one scenario, or a sweep in long format)")
+    _scenario_args(r, sweep=True)
     r.add_argument("--comm", help="comma-separated comm schemes to consider (default: all the IVP allows)")
     sel = r.add_mutually_exclusive_group()
     sel.add_argument("--top", type=_int_arg, help="pre-select the K best variants")
@@ -77,7 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=["table", "json"], default="table")
 
     t = sub.add_parser("tune", help="build and run variants, report predicted against measured")
-    _scenario_args(t)
+    _scenario_args(t, ivp_required=False)
+    t.add_argument("--plan", type=Path, help="run a plan written by `autotune plan` (resumes: variants the "
+                                             "store has measured are not run again)")
     pick = t.add_mutually_exclusive_group()
     pick.add_argument("--all", action="store_true", help="run every applicable variant")
     pick.add_argument("--variants", help="semicolon-separated variant names")
@@ -92,6 +101,23 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
     t.add_argument("--plot", type=Path, help="predicted against measured per variant (.png/.svg)")
     t.add_argument("--format", choices=["table", "csv", "json"], default="table")
+
+    sc = sub.add_parser("scale", help="predicted scalability over node counts: speedup, efficiency, bound, "
+                                      "crossovers, recommended node count")
+    _scenario_args(sc, sweep=True)
+    sc.add_argument("--comm", help="comma-separated comm schemes to consider (default: all the IVP allows)")
+    sc.add_argument("--rule", default="efficiency:0.5", help="node-count advice: efficiency:<min> (default "
+                    "efficiency:0.5, the largest p that keeps it), fastest, or node-seconds")
+    sc.add_argument("--plot", type=Path, help="time and efficiency against nodes, one line per variant (.png/.svg)")
+    sc.add_argument("--format", choices=["table", "csv", "json"], default="table")
+
+    pl = sub.add_parser("plan", help="pre-select variants for a batch of scenarios (YAML) into a plan for tune --plan")
+    pl.add_argument("scenarios", type=Path, help="YAML list of scenarios (ivp, n, nodes, threads, machine, "
+                                                 "top/within/all, steps, reps ...)")
+    pl.add_argument("--out", type=Path, default=Path("plan.json"), help="plan file to write (default plan.json)")
+    pl.add_argument("--store", type=Path)
+    pl.add_argument("--jobs", type=_int_arg)
+    pl.add_argument("--format", choices=["table", "json"], default="table")
 
     li = sub.add_parser("list", help="list shipped IVPs, machines, methods or an IVP's variants")
     li.add_argument("what", choices=["ivps", "machines", "methods", "variants"])

@@ -98,3 +98,24 @@ def barrier_seconds(threads: int, per_doubling: float) -> float:
 
 def phase_seconds(scheme: str, ctx: PhaseContext, op_seconds: Callable[[str, float, int], float]) -> float:
     return sum(op_seconds(op, nbytes, ctx.p) for op, nbytes in SCHEMES[scheme].ops(ctx))
+
+
+def comm_basis(network: dict, scheme: str, ctx: PhaseContext) -> str:
+    """Where a scheme's predicted communication time at ctx.p comes from: 'none' (one node),
+    'datasheet' (an operation without a fit), 'measured' (every fitted operation measured at
+    this p), 'interpolated' (p between measured counts: the joint p-dependent fit) or
+    'extrapolated' (p outside the measured counts)."""
+    if ctx.p == 1:
+        return "none"
+    fits = network.get("fits") or {}
+    basis = "measured"
+    for op, _ in SCHEMES[scheme].ops(ctx):
+        if op not in fits:
+            return "datasheet"
+        ps = sorted(int(q) for q in (fits[op].get("per_p") or {}))
+        if ctx.p in ps:
+            continue
+        if not ps or ctx.p < ps[0] or ctx.p > ps[-1]:
+            return "extrapolated"
+        basis = "interpolated"
+    return basis

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from .errors import InputError
 from .paths import default_store_path
-from .predict import Scenario, applicable_schemes, check_scenario, rank_scenario
+from .predict import Scenario, applicable_variants, check_scenario, rank_scenario
 from .rank import DEFAULT_WITHIN_PCT, Rule
 from .specs.ivp import ivp_names, load_ivp
 from .specs.machine import load_machine, machine_names
@@ -18,13 +18,25 @@ from .store import Store
 from .variants import enumerate_variants, parse_variant
 
 
+def _one(value, option: str) -> int | None:
+    """A single number of an option that also takes sweeps (rank), or None."""
+    if value is None or isinstance(value, int):
+        return value
+    from .sweep import parse_values
+    values = parse_values(value, option)
+    if len(values) != 1:
+        raise InputError(f"{option} {value}: expected one value here")
+    return values[0]
+
+
 def _scenario(args) -> Scenario:
     ivp = load_ivp(args.ivp)
     method = load_method(args.method)
     machine = load_machine(args.machine)
-    n = args.n if args.n is not None else ivp.default_n
-    nodes = args.nodes if args.nodes is not None else machine.nodes
-    threads = args.threads if args.threads is not None else machine.cores
+    n, nodes, threads = _one(args.n, "--n"), _one(args.nodes, "--nodes"), _one(args.threads, "--threads")
+    n = n if n is not None else ivp.default_n
+    nodes = nodes if nodes is not None else machine.nodes
+    threads = threads if threads is not None else machine.cores
     check_scenario(ivp, n, nodes, threads, machine)
     return Scenario(ivp, method, machine, n, nodes, threads)
 
@@ -59,17 +71,6 @@ def _open_store(args):
         store.close()
 
 
-def _applicable(sc: Scenario, wanted: list[str] | None = None):
-    """The variants whose communication scheme can run at this n and node count, and why the
-    others cannot (scheme -> reason)."""
-    variants = enumerate_variants(sc.ivp.comm, wanted)
-    ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
-    if not ok:
-        raise InputError(f"--n {sc.n} --nodes {sc.nodes}: no communication scheme applies "
-                         f"({'; '.join(excluded.values())})")
-    return [v for v in variants if v.comm in ok], excluded
-
-
 def _require_applicable(sc: Scenario, named, excluded: dict[str, str], option: str) -> None:
     for v in named:
         if v.comm in excluded:
@@ -77,10 +78,13 @@ def _require_applicable(sc: Scenario, named, excluded: dict[str, str], option: s
 
 
 def cmd_rank(args, progress) -> int:
+    from . import batchcmd
+    if batchcmd.is_sweep(args):
+        return batchcmd.cmd_sweep(args, progress)
     sc = _scenario(args)
     rule = selection_rule(args)
     wanted = _comm_filter(args)
-    variants, excluded = _applicable(sc, wanted)
+    variants, excluded = applicable_variants(sc, wanted)
     if wanted and excluded:
         scheme, why = next(iter(excluded.items()))
         raise InputError(f"--comm {scheme} with --n {sc.n} --nodes {sc.nodes}: {why}")
@@ -94,7 +98,7 @@ def cmd_rank(args, progress) -> int:
 def cmd_explain(args, progress) -> int:
     sc = _scenario(args)
     v = parse_variant(args.variant, sc.ivp.comm)
-    variants, excluded = _applicable(sc)
+    variants, excluded = applicable_variants(sc)
     _require_applicable(sc, [v], excluded, "--variant")
     with _open_store(args) as store:
         res = rank_scenario(sc, variants, selection_rule(args), store, excluded, progress, args.jobs)
@@ -254,11 +258,16 @@ def cmd_tune(args, progress) -> int:
     import shlex
     from .launcher import parse_launcher
     from .tune import RunPlan, tune
+    if args.plan:
+        from .batchcmd import cmd_tune_plan
+        return cmd_tune_plan(args, progress)
+    if not args.ivp:
+        raise InputError("tune: give --ivp (and the scenario) or --plan")
     sc = _scenario(args)
     if args.steps < 1 or args.reps < 1 or not 0 <= args.warmup < args.steps:
         raise InputError("--steps, --reps >= 1 and 0 <= --warmup < --steps expected")
     rule = selection_rule(args)
-    variants, excluded = _applicable(sc)
+    variants, excluded = applicable_variants(sc)
     chosen_v = [parse_variant(x.strip(), sc.ivp.comm) for x in args.variants.split(";")] if args.variants else None
     _require_applicable(sc, chosen_v or [], excluded, "--variants")
     h = args.h if args.h is not None else sc.ivp.default_step(sc.n)
@@ -284,8 +293,8 @@ def cmd_tune(args, progress) -> int:
 _say_tune = _progress_line("tune")
 
 
-COMMANDS = {"tune": cmd_tune, "calibrate": cmd_calibrate, "rank": cmd_rank, "explain": cmd_explain, "generate": cmd_generate, "list": cmd_list}
-
-
 def dispatch(args, progress) -> int:
-    return COMMANDS[args.command](args, progress)
+    from . import batchcmd
+    commands = {"tune": cmd_tune, "calibrate": cmd_calibrate, "rank": cmd_rank, "explain": cmd_explain,
+                "generate": cmd_generate, "list": cmd_list, "scale": batchcmd.cmd_scale, "plan": batchcmd.cmd_plan}
+    return commands[args.command](args, progress)

@@ -17,10 +17,14 @@ def _pyplot():
     return plt
 
 
-def calibration_plot(raw: dict[str, list[dict]], result: dict, path: Path) -> None:
-    """One panel per operation: per-p medians (min..max bars), per-p fits (solid), joint fit (dashed)."""
+def _check_suffix(path: Path) -> None:
     if path.suffix.lower() not in (".png", ".svg", ".pdf"):
         raise InputError(f"--plot {path}: expected a .png, .svg or .pdf file name")
+
+
+def calibration_plot(raw: dict[str, list[dict]], result: dict, path: Path) -> None:
+    """One panel per operation: per-p medians (min..max bars), per-p fits (solid), joint fit (dashed)."""
+    _check_suffix(path)
     plt = _pyplot()
     ops = [op for op in result["operations"]]
     fig, axes = plt.subplots(1, len(ops), figsize=(5 * len(ops), 4.2), squeeze=False)
@@ -52,8 +56,7 @@ def calibration_plot(raw: dict[str, list[dict]], result: dict, path: Path) -> No
 
 def tune_plot(res: dict, path: Path) -> None:
     """Predicted and measured seconds per step of every variant that ran."""
-    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise InputError(f"--plot {path}: expected a .png, .svg or .pdf file name")
+    _check_suffix(path)
     plt = _pyplot()
     rows = [v for v in res["variants"] if v["measured_s"]]
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows) + 2), 4.2))
@@ -67,6 +70,46 @@ def tune_plot(res: dict, path: Path) -> None:
     ax.set_title(f"{res['ivp']} n={res['n']:,} on {res['machine']}: Spearman "
                  f"{'n/a' if s['spearman'] is None else format(s['spearman'], '.2f')}")
     ax.legend()
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def scale_plot(res: dict, path: Path) -> None:
+    """Time per step and efficiency against node count, one line per variant; hollow markers
+    where the communication model extrapolates; the efficiency bound of the winners dashed."""
+    _check_suffix(path)
+    plt = _pyplot()
+    a = res["analysis"]
+    fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=(12, 4.6))
+    variants = sorted({r["variant"] for r in a["rows"]}, key=lambda v: min(
+        r["predicted_s"] for r in a["rows"] if r["variant"] == v))
+    for i, v in enumerate(variants):
+        rows = sorted((r for r in a["rows"] if r["variant"] == v), key=lambda r: r["nodes"])
+        color, style = f"C{i % 10}", "-" if i < 10 else "--"
+        x = [r["nodes"] for r in rows]
+        for ax, key in ((ax_t, "predicted_s"), (ax_e, "efficiency")):
+            ax.plot(x, [r[key] for r in rows], style, color=color, lw=1.2, label=v if ax is ax_t else None)
+            ext = [r for r in rows if r["comm_basis"] == "extrapolated"]
+            ax.plot([r["nodes"] for r in ext], [r[key] for r in ext], "o", ms=3, mfc="none", color=color)
+    by = {(r["variant"], r["nodes"]): r for r in a["rows"]}
+    win = [by[(w["variant"], w["nodes"])] for w in a["winners"]]
+    ax_e.plot([r["nodes"] for r in win], [r["efficiency_bound"] for r in win], "k--", lw=1,
+              label="bound of the best variant (communication ceiling)")
+    rec = a["recommended"]["nodes"]
+    for ax in (ax_t, ax_e):
+        ax.axvline(rec, color="grey", lw=0.8, ls=":")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("nodes")
+        ax.grid(True, which="both", alpha=0.3)
+    ax_t.set_yscale("log")
+    ax_t.set_ylabel("predicted seconds per step")
+    ax_e.set_ylabel(f"efficiency (against the best on {a['base_nodes']} node(s))")
+    ax_e.set_ylim(0, max(1.05, max(r["efficiency"] for r in a["rows"]) * 1.05))
+    ax_t.legend(fontsize=6, ncol=2)
+    ax_e.legend(fontsize=7)
+    fig.suptitle(f"{res['ivp']} n={res['n']:,} on {res['machine']}, {res['threads']} threads per node: "
+                 f"recommended {rec} nodes (dotted); hollow: extrapolated communication")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

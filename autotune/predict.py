@@ -7,6 +7,7 @@ plain numbers to the pure model and ranking.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -15,7 +16,7 @@ from . import kernels as kmod
 from .ecm import regime as regmod
 from .ecm.runner import run_analyses
 from .errors import InputError
-from .model import KernelTerm, Prediction, as_sigma, predict
+from .model import KernelTerm, Prediction, as_sigma, combine, kernel_cost
 from .rank import Rule, preselect, rank
 from .schedule import step_counts
 from .specs.ivp import IVP
@@ -23,7 +24,7 @@ from .specs.machine import Machine
 from .specs.method import Method
 from .store import Store, ecm_key
 from .toolchain import compiler_version, package_version
-from .variants import Variant
+from .variants import Variant, enumerate_variants
 
 BACKEND_VERSION = 2  # bump when the analysis set-up (patches, predictor) changes
 
@@ -108,6 +109,17 @@ def applicable_schemes(sc: Scenario, schemes: list[str]) -> tuple[list[str], dic
     return ok, excluded
 
 
+def applicable_variants(sc: Scenario, wanted: list[str] | None = None) -> tuple[list[Variant], dict[str, str]]:
+    """The variants whose communication scheme can run at this n and node count, and why the
+    others cannot (scheme -> reason); InputError if none can."""
+    variants = enumerate_variants(sc.ivp.comm, wanted)
+    ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
+    if not ok:
+        raise InputError(f"--n {sc.n} --nodes {sc.nodes}: no communication scheme applies "
+                         f"({'; '.join(excluded.values())})")
+    return [v for v in variants if v.comm in ok], excluded
+
+
 def _analysis_inputs(part: kmod.KernelPart, machine: Machine, regime: regmod.Regime) -> dict:
     return {
         "backend": BACKEND_VERSION,
@@ -126,30 +138,47 @@ def _analysis_inputs(part: kmod.KernelPart, machine: Machine, regime: regmod.Reg
     }
 
 
+@lru_cache(maxsize=4096)
+def _method_parts(method: Method, order: str) -> tuple[kmod.KernelPart, ...]:
+    return tuple(kmod.lc_parts(method, order))
+
+
+@lru_cache(maxsize=1024)
+def _shared_parts(ivp: IVP, method: Method) -> tuple:
+    """RHS parts (with their spec) and the method's other parts: rendered once per process."""
+    rhs = tuple(zip(kmod.rhs_parts(ivp), ivp.rhs))
+    other = tuple(kmod.approx_update_parts(method)) + (kmod.pack_part(method), kmod.copy_part(method))
+    return rhs, other
+
+
 def part_uses(sc: Scenario, variants: list[Variant]) -> dict[str, list[PartUse]]:
-    """Kernel parts of every variant, with executions, node-local sizes and regimes."""
+    """Kernel parts of every variant, with executions, node-local sizes and regimes.  A part
+    shared by several variants is one PartUse object (its regime is computed once)."""
     counts = step_counts(sc.method)
     n_local = math.ceil(sc.n / sc.nodes)
-    shared: list[tuple[kmod.KernelPart, int, int, int]] = []
-    for part, spec in zip(kmod.rhs_parts(sc.ivp), sc.ivp.rhs):
+    rhs, other = _shared_parts(sc.ivp, sc.method)
+
+    def use(part: kmod.KernelPart, execs: int, m: int, halo: int) -> PartUse:
+        reg = regmod.regime_of(part, sc.machine, m * sc.ranks_per_node, halo, sc.node_threads)
+        return PartUse(part, execs, m, halo, reg)
+
+    shared = []
+    for part, spec in rhs:
         comps, halo = sc.ivp.part_components(spec, sc.n), sc.ivp.part_halo(spec, sc.n)
-        shared.append((part, counts.executions["RHS"], math.ceil(comps / sc.nodes) * part.step, halo))
-    for part in kmod.approx_update_parts(sc.method):
-        shared.append((part, counts.executions[part.kernel], n_local, 0))
-    # every communication phase first copies the node's block into the buffer the RHS reads
-    shared.append((kmod.pack_part(sc.method), counts.comm_phases, n_local, 0))
-    if counts.executions.get("COPY"):
-        shared.append((kmod.copy_part(sc.method), counts.executions["COPY"], n_local, 0))
+        shared.append(use(part, counts.executions["RHS"], math.ceil(comps / sc.nodes) * part.step, halo))
+    # every communication phase first copies the node's block into the buffer the RHS reads;
+    # the predictor copies F_1 into the other stages
+    execs = dict(counts.executions, PACK=counts.comm_phases)
+    shared += [use(part, execs[part.kernel], n_local, 0) for part in other if execs.get(part.kernel)]
+    by_name: dict[str, PartUse] = {}
     out: dict[str, list[PartUse]] = {}
-    lc_cache: dict[str, list] = {}
     for v in variants:
-        if v.lc not in lc_cache:
-            lc_cache[v.lc] = [(p, counts.executions["LC"], n_local, 0) for p in kmod.lc_parts(sc.method, v.lc)]
         uses = []
-        for part, execs, m, halo in lc_cache[v.lc] + shared:
-            reg = regmod.regime_of(part, sc.machine, m * sc.ranks_per_node, halo, sc.node_threads)
-            uses.append(PartUse(part, execs, m, halo, reg))
-        out[v.name] = uses
+        for part in _method_parts(sc.method, v.lc):
+            if part.name not in by_name:
+                by_name[part.name] = use(part, counts.executions["LC"], n_local, 0)
+            uses.append(by_name[part.name])
+        out[v.name] = uses + shared
     return out
 
 
@@ -164,7 +193,7 @@ def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
             inputs = _analysis_inputs(u.part, machine, u.regime)
             keyed[ident] = (inputs, ecm_key(inputs))
         u.inputs, u.key = keyed[ident]
-    have = store.get_ecm([u.key for u in uses])
+    have = store.get_ecm(list(dict.fromkeys(u.key for u in uses)))
     todo: dict[str, PartUse] = {}
     for u in uses:
         if u.key not in have and u.key not in todo:
@@ -183,50 +212,73 @@ def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
     return have, ran
 
 
-def _terms(uses: list[PartUse], results: dict[str, dict], machine: Machine,
-           threads: int, ranks_per_node: int = 1) -> tuple[list[KernelTerm], list[str]]:
-    """Kernel terms for one rank.  With several ranks on a node, the node's cores work on all
-    of them at once: kerncraft's scaling at all busy cores, times the ranks sharing it."""
-    terms, failed = [], []
+def _cost(u: PartUse, r: dict, machine: Machine, threads: int, ranks_per_node: int):
+    """KernelCost of one use for one rank.  With several ranks on a node, the node's cores work
+    on all of them at once: kerncraft's scaling at all busy cores, times the ranks sharing it."""
     per_line = machine.cacheline / commmod.DOUBLE
-    for u in uses:
-        r = results[u.key]
-        if not r.get("ok"):
-            failed.append(u.part.name)
-            continue
-        step = u.part.loops[-1].step
-        scaling = r.get("scaling_cy_per_cl") or []
-        alpha_tau = float(scaling[threads - 1]) * ranks_per_node if len(scaling) >= threads else None
-        terms.append(KernelTerm(u.part.name, u.part.kernel, u.regime.label, float(r["cy_per_cl"]),
-                                as_sigma(r.get("saturation_cores")), u.part.iterations_per_m * u.m,
-                                per_line / step, u.executions, alpha_tau))
-    return terms, failed
+    scaling = r.get("scaling_cy_per_cl") or []
+    alpha_tau = float(scaling[threads - 1]) * ranks_per_node if len(scaling) >= threads else None
+    term = KernelTerm(u.part.name, u.part.kernel, u.regime.label, float(r["cy_per_cl"]),
+                      as_sigma(r.get("saturation_cores")), u.part.iterations_per_m * u.m,
+                      per_line / u.part.loops[-1].step, u.executions, alpha_tau)
+    return kernel_cost(term, machine.clock_hz, threads)
+
+
+def assemble(sc: Scenario, variants: list[Variant], uses_by_variant: dict[str, list[PartUse]],
+             results: dict[str, dict], rule: Rule, excluded: dict[str, str] | None, ran: int) -> RankResult:
+    """Predictions and ranking of one scenario from ECM results already at hand.  Each distinct
+    part is costed once and each scheme's communication once (a sweep does this thousands of
+    times)."""
+    counts = step_counts(sc.method)
+    ctx = comm_context(sc)
+    op_seconds = commmod.network_model(sc.machine.network)
+    barrier_s = commmod.barrier_seconds(sc.threads, sc.machine.barrier["per_doubling_s"])
+    costs: dict[int, object] = {}
+    comm_by_scheme: dict[str, float] = {}
+    out, failures = [], {}
+    for v in variants:
+        kc, failed = [], []
+        for u in uses_by_variant[v.name]:
+            r = results[u.key]
+            if not r.get("ok"):
+                failed.append(u.part.name)
+                failures[u.part.name] = {k: r.get(k) for k in ("error", "log")} | {"regime": u.regime.label}
+                continue
+            c = costs.get(id(u))
+            if c is None:
+                c = costs[id(u)] = _cost(u, r, sc.machine, sc.node_threads, sc.ranks_per_node)
+            kc.append(c)
+        if v.comm not in comm_by_scheme:
+            comm_by_scheme[v.comm] = commmod.phase_seconds(v.comm, ctx, op_seconds) * counts.comm_phases
+        pred = None if failed else combine(tuple(kc), counts.barriers, barrier_s, comm_by_scheme[v.comm])
+        out.append(VariantResult(v, pred, failed, counts.comm_phases, counts.barriers))
+    by_name = {r.variant.name: r for r in out}
+    ordered_names = rank([(r.variant.name, r.prediction.total_s if r.prediction else None) for r in out])
+    ordered = [by_name[n] for n, _ in ordered_names]
+    return RankResult(sc, rule, ordered, preselect(ordered_names, rule), excluded or {}, ran, failures)
 
 
 def rank_scenario(sc: Scenario, variants: list[Variant], rule: Rule, store: Store,
                   excluded: dict[str, str] | None = None,
                   progress: Callable[[int, int, str], None] | None = None,
                   jobs: int | None = None) -> RankResult:
-    uses_by_variant = part_uses(sc, variants)
-    all_uses = [u for us in uses_by_variant.values() for u in us]
-    results, ran = ensure_ecm(all_uses, sc.machine, store, progress, jobs)
-    counts = step_counts(sc.method)
-    ctx = comm_context(sc)
-    op_seconds = commmod.network_model(sc.machine.network)
+    return rank_many([(sc, variants, excluded)], rule, store, progress, jobs)[0]
 
-    barrier_s = commmod.barrier_seconds(sc.threads, sc.machine.barrier["per_doubling_s"])
-    out, failures = [], {}
-    for v in variants:
-        uses = uses_by_variant[v.name]
-        terms, failed = _terms(uses, results, sc.machine, sc.node_threads, sc.ranks_per_node)
-        for u in uses:
-            if u.part.name in failed:
-                failures[u.part.name] = {k: results[u.key].get(k) for k in ("error", "log")} | {"regime": u.regime.label}
-        comm_s = commmod.phase_seconds(v.comm, ctx, op_seconds) * counts.comm_phases
-        pred = None if failed else predict(terms, sc.machine.clock_hz, sc.threads, counts.barriers,
-                                           barrier_s, comm_s)
-        out.append(VariantResult(v, pred, failed, counts.comm_phases, counts.barriers))
-    by_name = {r.variant.name: r for r in out}
-    ordered_names = rank([(r.variant.name, r.prediction.total_s if r.prediction else None) for r in out])
-    ordered = [by_name[n] for n, _ in ordered_names]
-    return RankResult(sc, rule, ordered, preselect(ordered_names, rule), excluded or {}, ran, failures)
+
+def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]], rule: Rule, store: Store,
+              progress: Callable[[int, int, str], None] | None = None,
+              jobs: int | None = None) -> list[RankResult]:
+    """Rank a batch of scenarios: one store lookup and one round of analyses for all of them
+    (each kernel part at most once per memory regime), then the pure model per scenario."""
+    uses = [part_uses(sc, variants) for sc, variants, _ in items]
+    machines: dict[str, tuple[Machine, list[PartUse]]] = {}
+    for (sc, _, _), by_v in zip(items, uses):
+        machines.setdefault(sc.machine.path, (sc.machine, []))[1].extend(
+            u for us in by_v.values() for u in us)
+    results, ran = {}, 0
+    for machine, mine in machines.values():
+        got, n = ensure_ecm(list({id(u): u for u in mine}.values()), machine, store, progress, jobs)
+        results.update(got)
+        ran += n
+    return [assemble(sc, variants, by_v, results, rule, excluded, ran)
+            for (sc, variants, excluded), by_v in zip(items, uses)]

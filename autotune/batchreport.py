@@ -1,0 +1,86 @@
+"""Rendering sweeps, scaling studies and plans (tables for people, CSV/JSON for scripts)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+SWEEP_FIELDS = ["ivp", "method", "machine", "n", "n_requested", "nodes", "threads", "rank", "name", "lc",
+                "comm", "predicted_s", "node_s", "comm_s", "barrier_s", "preselected", "comm_basis",
+                "beyond_machine", "failed_kernels"]
+SCALE_FIELDS = ["variant", "nodes", "predicted_s", "speedup", "efficiency", "efficiency_bound", "node_share",
+                "comm_share", "bottleneck", "superlinear", "node_seconds", "comm_basis", "beyond_machine"]
+
+
+def _csv(rows: list[dict], fields: list[str]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def sweep_csv(meta: dict, rows: list[dict]) -> str:
+    return _csv(rows, SWEEP_FIELDS)
+
+
+def sweep_json(meta: dict, rows: list[dict]) -> str:
+    """{..., "rows": [...]}: pandas.DataFrame(json.load(f)["rows"]) is the long table."""
+    return json.dumps(dict(meta, rows=rows), indent=1)
+
+
+def sweep_table(meta: dict, rows: list[dict]) -> str:
+    lines = [f"sweep on machine {meta['machine']}: {meta['scenarios']} scenarios, {len(rows)} predictions, "
+             f"selection {meta['selection']}, {meta['analyses_run']} kerncraft analyses run", "",
+             f"{'ivp':14} {'n':>11} {'nodes':>5} {'thr':>3}  {'best variant':28} {'s/step':>11} {'sel':>3}  comm model"]
+    best: dict[tuple, dict] = {}
+    count: dict[tuple, int] = {}
+    for r in rows:
+        key = (r["ivp"], r["n"], r["nodes"], r["threads"])
+        count[key] = count.get(key, 0) + bool(r["preselected"])
+        if r["rank"] == 1:
+            best[key] = r
+    for key, r in best.items():
+        s = "failed" if r["predicted_s"] is None else f"{r['predicted_s']:.4e}"
+        lines.append(f"{r['ivp']:14} {r['n']:>11,} {r['nodes']:>5} {r['threads']:>3}  {r['name']:28} {s:>11} "
+                     f"{count[key]:>3}  {r['comm_basis']}")
+    for s in meta["skipped"]:
+        lines.append(f"skipped {s['ivp']} n={s['n']} nodes={s['nodes']} threads={s['threads']}: {s['reason']}")
+    lines += [f"note: {n}" for n in meta["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def scale_table(res: dict) -> str:
+    a = res["analysis"]
+    lines = [f"scaling of {res['ivp']} on machine {res['machine']}: n = {res['n']:,}, {res['threads']} threads per "
+             f"node, nodes {res['nodes'][0]}..{res['nodes'][-1]}; speedup and efficiency against the best "
+             f"variant on {a['base_nodes']} node(s) ({a['base_variant']}, {a['base_s']:.4e} s)", "",
+             f"{'nodes':>5}  {'best variant':28} {'s/step':>11} {'speedup':>8} {'eff':>6} {'bound':>6} "
+             f"{'node %':>6} {'comm %':>6}  bottleneck     comm model"]
+    by = {(r["variant"], r["nodes"]): r for r in a["rows"]}
+    for w in a["winners"]:
+        r = by[(w["variant"], w["nodes"])]
+        bound = "-" if r["efficiency_bound"] is None else f"{r['efficiency_bound']:.3f}"
+        flag = " superlinear" if r["superlinear"] else ""
+        lines.append(f"{w['nodes']:>5}  {w['variant']:28} {r['predicted_s']:11.4e} {r['speedup']:8.2f} "
+                     f"{r['efficiency']:6.3f} {bound:>6} {100 * r['node_share']:6.1f} {100 * r['comm_share']:6.1f}  "
+                     f"{r['bottleneck']:14} {r['comm_basis']}{' beyond machine' if r['beyond_machine'] else ''}{flag}")
+    lines.append("")
+    if a["crossovers"]:
+        for c in a["crossovers"]:
+            lines.append(f"crossover: between {c['from_nodes']} and {c['to_nodes']} nodes the best variant changes "
+                         f"from {c['from']} to {c['to']}")
+    else:
+        lines.append(f"no crossover: {a['winners'][0]['variant']} is best at every node count")
+    f, rec = a["fastest"], a["recommended"]
+    lines.append(f"fastest: {f['nodes']} nodes with {f['variant']} ({f['predicted_s']:.4e} s/step); "
+                 "more nodes stop paying beyond it")
+    lines.append(f"recommended: {rec['nodes']} nodes with {rec['variant']} ({rec['predicted_s']:.4e} s/step, "
+                 f"efficiency {rec['efficiency']:.3f}) -- rule: {rec['rule']}"
+                 + ("" if rec["met"] else " (no node count meets it: the smallest is given)"))
+    lines += [f"note: {n}" for n in res["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def scale_csv(res: dict) -> str:
+    return _csv(res["analysis"]["rows"], SCALE_FIELDS)

@@ -1,0 +1,114 @@
+"""Scalability from predictions: speedup, efficiency, an efficiency bound, the winner at each
+node count, where it changes, and a recommended node count.  Pure.
+
+Input: for each node count p, each variant's predicted seconds per step split into the
+node time theta(p) and the communication time t_comm(p).  With p0 the smallest node
+count given (normally 1) and T*(p0) the best variant's time there:
+
+    speedup    S_v(p) = T*(p0) / T_v(p)                  (against the best variant at p0)
+    efficiency E_v(p) = S_v(p) * p0 / p
+    bound      E_v(p) <= T*(p0) p0 / (p0 theta_v(p0) + p t_comm,v(p))
+
+The bound assumes the node work divides perfectly over the nodes (theta_v(p) =
+theta_v(p0) p0 / p) and that only communication costs extra: the efficiency
+roofline of a bound-and-bottleneck analysis, with communication as the ceiling.  A
+prediction above it is superlinear (a smaller block moved into a faster cache
+level).  The bottleneck at p is whichever of theta and t_comm is larger.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RULES = ("efficiency", "fastest", "node-seconds")
+
+
+@dataclass(frozen=True)
+class Point:
+    variant: str
+    p: int
+    total_s: float
+    node_s: float
+    comm_s: float
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: str                # efficiency | fastest | node-seconds
+    threshold: float = 0.5   # for efficiency
+
+    def describe(self) -> str:
+        if self.kind == "efficiency":
+            return f"the largest node count whose best variant keeps efficiency >= {self.threshold:g}"
+        if self.kind == "fastest":
+            return "the node count with the shortest time per step"
+        return "the node count with the fewest node-seconds per step"
+
+
+def parse_rule(text: str) -> Rule:
+    """'efficiency:0.6', 'efficiency' (0.5), 'fastest' or 'node-seconds'; ValueError otherwise."""
+    kind, _, value = text.partition(":")
+    if kind not in RULES:
+        raise ValueError(f"expected one of {', '.join(RULES)} (efficiency:<threshold>)")
+    if kind != "efficiency":
+        if value:
+            raise ValueError(f"'{kind}' takes no value")
+        return Rule(kind)
+    try:
+        threshold = float(value) if value else 0.5
+    except ValueError:
+        raise ValueError(f"efficiency threshold {value!r} is not a number") from None
+    if not 0 < threshold <= 1:
+        raise ValueError(f"efficiency threshold {threshold:g} is not in (0, 1]")
+    return Rule(kind, threshold)
+
+
+def analyse(points: list[Point], rule: Rule) -> dict:
+    """Per (variant, p) rows, the winner per p, crossovers and the recommendation."""
+    ps = sorted({pt.p for pt in points})
+    if not ps:
+        raise ValueError("no predictions to analyse")
+    p0 = ps[0]
+    at = {(pt.variant, pt.p): pt for pt in points}
+    base = min((pt for pt in points if pt.p == p0), key=lambda pt: (pt.total_s, pt.variant))
+    t_best0 = base.total_s
+    rows = []
+    for pt in sorted(points, key=lambda q: (q.p, q.total_s, q.variant)):
+        own0 = at.get((pt.variant, p0))
+        speedup = t_best0 / pt.total_s
+        eff = speedup * p0 / pt.p
+        bound = (t_best0 * p0 / (p0 * own0.node_s + pt.p * pt.comm_s)) if own0 else None
+        rows.append({
+            "variant": pt.variant, "nodes": pt.p, "predicted_s": pt.total_s, "speedup": speedup,
+            "efficiency": eff, "efficiency_bound": bound,
+            "node_share": pt.node_s / pt.total_s, "comm_share": pt.comm_s / pt.total_s,
+            "bottleneck": "communication" if pt.comm_s > pt.node_s else "node",
+            "superlinear": bound is not None and eff > bound * (1 + 1e-9),
+            "node_seconds": pt.p * pt.total_s,
+        })
+    best = {}
+    for r in rows:
+        if r["nodes"] not in best or (r["predicted_s"], r["variant"]) < (best[r["nodes"]]["predicted_s"],
+                                                                       best[r["nodes"]]["variant"]):
+            best[r["nodes"]] = r
+    winners = [best[p] for p in ps]
+    crossovers = [{"from_nodes": a["nodes"], "to_nodes": b["nodes"], "from": a["variant"], "to": b["variant"]}
+                  for a, b in zip(winners, winners[1:]) if a["variant"] != b["variant"]]
+    fastest = min(winners, key=lambda r: (r["predicted_s"], r["nodes"]))
+    if rule.kind == "fastest":
+        pick = fastest
+    elif rule.kind == "node-seconds":
+        pick = min(winners, key=lambda r: (r["node_seconds"], r["nodes"]))
+    else:
+        ok = [r for r in winners if r["efficiency"] >= rule.threshold]
+        pick = max(ok, key=lambda r: r["nodes"]) if ok else winners[0]
+    return {
+        "base_nodes": p0, "base_variant": base.variant, "base_s": t_best0,
+        "rows": rows,
+        "winners": [{"nodes": r["nodes"], "variant": r["variant"], "predicted_s": r["predicted_s"],
+                     "efficiency": r["efficiency"]} for r in winners],
+        "crossovers": crossovers,
+        "fastest": {"nodes": fastest["nodes"], "variant": fastest["variant"], "predicted_s": fastest["predicted_s"]},
+        "recommended": {"nodes": pick["nodes"], "variant": pick["variant"], "predicted_s": pick["predicted_s"],
+                        "efficiency": pick["efficiency"], "rule": rule.describe(),
+                        "met": rule.kind != "efficiency" or pick["efficiency"] >= rule.threshold},
+    }

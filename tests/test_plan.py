@@ -1,0 +1,64 @@
+"""Plans: scenarios.yaml -> plan.json -> tune --plan -> a resumed tune --plan runs nothing twice."""
+import json
+
+import pytest
+
+from .conftest import run_cli
+
+
+@pytest.fixture(autouse=True)
+def _private_builds(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("AUTOTUNE_BUILDS", str(tmp_path_factory.getbasetemp() / "builds"))
+
+
+SCENARIOS = """\
+defaults: {steps: 3, warmup: 1, reps: 1}
+scenarios:
+  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, top: 2}
+  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, top: 1, launcher: "false {procs}", flags: "-O2 -fopenmp"}
+"""
+
+
+def test_plan_round_trip_resumes_without_running_twice(cold_heat2d, session_store, tmp_path, capsys):
+    (tmp_path / "s.yaml").write_text(SCENARIOS)
+    plan_file = tmp_path / "out" / "plan.json"
+    code, out, err = run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", plan_file, "--store", session_store)
+    assert code == 0, err
+    plan = json.loads(plan_file.read_text())
+    assert [len(s["variants"]) for s in plan["scenarios"]] == [2, 1]
+    first = plan["scenarios"][0]
+    assert (first["n"], first["nodes"], first["threads"], first["run"]["steps"]) == (1440000, 2, 1, 3)
+    assert first["not_selected"] == 10 and first["not_selected_predicted_cost_s"] > 0
+    assert first["variants"][0]["predicted_s"] <= first["variants"][1]["predicted_s"]
+
+    code, out, err = run_cli(capsys, "tune", "--plan", plan_file, "--format", "json", "--store", session_store)
+    assert code == 0, err
+    res = json.loads(out)
+    ok, bad = res["scenarios"]
+    assert all(v["measured_s"] > 0 and not v["reused"] for v in ok["variants"]) and ok["summary"]["measured"] == 2
+    # the failing launcher costs its own variant only, and is reported
+    assert bad["variants"][0]["measured_s"] is None and "false" in bad["variants"][0]["error"]
+    assert res["totals"] == {"scenarios": 2, "ran": 2, "reused": 0, "failed": 1, "scenario_errors": 0}
+    runs_first = err.count("run 1/1")
+
+    code, out, err = run_cli(capsys, "tune", "--plan", plan_file, "--format", "json", "--store", session_store)
+    res2 = json.loads(out)
+    assert res2["totals"]["ran"] == 0 and res2["totals"]["reused"] == 2
+    assert err.count("run 1/1") == runs_first - 2      # only the failed variant is tried again
+    again = {v["name"]: v["measured_s"] for v in res2["scenarios"][0]["variants"]}
+    assert again == {v["name"]: v["measured_s"] for v in ok["variants"]}
+
+
+def test_plan_input_errors(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("scenarios:\n  - {ivp: heat2d, nodes: 2, top: 0}\n")
+    code, _, err = run_cli(capsys, "plan", bad, "--out", tmp_path / "p.json")
+    assert code == 2 and "bad.yaml" in err and "scenarios.0.top" in err and "Traceback" not in err
+    bad.write_text("scenarios:\n  - {ivp: heat2d, nodes: 'x'}\n")
+    code, _, err = run_cli(capsys, "plan", bad, "--out", tmp_path / "p.json")
+    assert code == 2 and "nodes" in err
+    (tmp_path / "p.json").write_text("{}")
+    code, _, err = run_cli(capsys, "tune", "--plan", tmp_path / "p.json")
+    assert code == 2 and "plan_version" in err
+    code, _, err = run_cli(capsys, "tune")
+    assert code == 2 and "--plan" in err
