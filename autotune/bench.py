@@ -1,6 +1,6 @@
 """Benchmark of the prediction spine: cold and warm `rank`, store reuse, and a full analysis check.
 
-    python -m autotune.bench [--repeats 5] [--json out.json] [--check-all]
+    python -m autotune.bench [--repeats 5] [--json out.json] [--check-all] [--sweep]
 
 Runs the real command line in subprocesses on a fresh store and prints wall
 times and how many kerncraft analyses each run needed.  --check-all also
@@ -50,6 +50,39 @@ def spine(repeats: int) -> dict:
     }
 
 
+SWEEP = ("--ivp", "all", "--n", "1e6:1e8:100log", "--nodes", "1:512:x2")
+
+
+def _sweep_once(store: Path, fmt: str) -> tuple[float, str]:
+    cmd = [sys.executable, "-m", "autotune.cli", "rank", *SWEEP, "--format", fmt, "--store", str(store)]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"bench: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    return wall, proc.stdout
+
+
+def sweep(repeats: int) -> dict:
+    import sqlite3
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp) / "store.sqlite"
+        cold_wall, out = _sweep_once(store, "json")
+        cold = json.loads(out)
+        db = sqlite3.connect(store)
+        pairs = db.execute("SELECT COUNT(DISTINCT part || '@' || regime) FROM ecm").fetchone()[0]
+        dup = db.execute("SELECT part, regime, COUNT(*) FROM ecm GROUP BY part, regime HAVING COUNT(*) > 1").fetchall()
+        regimes = sorted({r for (r,) in db.execute("SELECT DISTINCT regime FROM ecm")})
+        db.close()
+        warm_csv = [_sweep_once(store, "csv")[0] for _ in range(repeats)]
+        warm_json = [_sweep_once(store, "json")[0] for _ in range(max(1, repeats // 2))]
+    return {"args": " ".join(SWEEP), "scenarios": cold["scenarios"], "rows": len(cold["rows"]),
+            "skipped": len(cold["skipped"]), "cold_wall_s": cold_wall, "cold_analyses": cold["analyses_run"],
+            "distinct_part_regime_pairs": pairs, "duplicate_pairs": dup, "regimes": regimes,
+            "warm_csv_wall_s": warm_csv, "warm_csv_median_s": statistics.median(warm_csv),
+            "warm_json_median_s": statistics.median(warm_json)}
+
+
 def check_all() -> dict:
     from .specs.ivp import ivp_names
     from .specs.machine import load_machine, machine_names
@@ -67,7 +100,19 @@ def check_all() -> dict:
     return out
 
 
+def _print_sweep(sw: dict) -> None:
+    print(f"sweep rank {sw['args']}: {sw['scenarios']} scenarios, {sw['rows']} rows, {sw['skipped']} skipped")
+    print(f"  cold  {sw['cold_wall_s']:7.1f} s   kerncraft analyses: {sw['cold_analyses']} for "
+          f"{sw['distinct_part_regime_pairs']} distinct (part, regime) pairs; duplicates: {sw['duplicate_pairs'] or 0}")
+    print(f"  warm  {sw['warm_csv_median_s']:7.3f} s (CSV, median of {len(sw['warm_csv_wall_s'])}), "
+          f"{sw['warm_json_median_s']:.3f} s (JSON)   regimes: {', '.join(sw['regimes'])}")
+
+
 def _print(res: dict) -> None:
+    if "sweep" in res:
+        _print_sweep(res["sweep"])
+    if "cold_heat2d" not in res:
+        return
     c, w = res["cold_heat2d"], res["warm_heat2d"]
     print(f"cold  rank --ivp heat2d --nodes 8           {c['wall_s']:7.2f} s   kerncraft analyses: {c['analyses']}")
     print(f"warm  rank --ivp heat2d --nodes 8 (median)  {w['wall_s_median']:7.3f} s   analyses: {w['analyses']}")
@@ -93,8 +138,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
     ap.add_argument("--check-all", action="store_true")
+    ap.add_argument("--sweep", action="store_true", help="only the sweep benchmark")
     args = ap.parse_args(argv)
-    res = spine(args.repeats)
+    res = {"sweep": sweep(args.repeats)} if args.sweep else spine(args.repeats)
     if args.check_all:
         res["check_all"] = check_all()
     _print(res)
