@@ -8,6 +8,8 @@ skipped, with the reason, instead of ending the sweep.
 """
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -64,37 +66,60 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
     return items, requested, skipped
 
 
+@contextmanager
+def no_cycle_collection():
+    """A sweep allocates hundreds of thousands of small acyclic objects; the cycle collector's
+    passes over them cost a fifth of a warm sweep's time and find nothing."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def run_sweep(spec: SweepSpec, rule: Rule, store: Store,
               progress: Callable[[int, int, str], None] | None = None, jobs: int | None = None) -> Sweep:
     items, requested, skipped = scenarios(spec)
     if not items:
         reasons = sorted({s["reason"] for s in skipped})
         raise InputError("no scenario of the sweep can run: " + "; ".join(reasons[:3]))
-    results = rank_many(items, rule, store, progress, jobs)
+    with no_cycle_collection():
+        results = rank_many(items, rule, store, progress, jobs, detail=False)
     ran = results[0].analyses_run if results else 0
     return Sweep(results, requested, skipped, ran)
 
 
-def long_rows(sweep: Sweep) -> list[dict]:
-    """One row per (scenario, variant), best first within a scenario: the long format."""
+FIELDS = ("ivp", "method", "machine", "n", "n_requested", "nodes", "threads", "rank", "name", "lc", "comm",
+          "predicted_s", "node_s", "comm_s", "barrier_s", "preselected", "comm_basis", "beyond_machine",
+          "failed_kernels")
+
+
+def long_tuples(sweep: Sweep) -> list[tuple]:
+    """One tuple (FIELDS) per (scenario, variant), best first within a scenario: the long format.
+    Tuples, not dicts: a sweep has tens of thousands of rows."""
     rows = []
     for res, n_req in zip(sweep.results, sweep.requested_n):
         sc = res.scenario
         ctx = comm_context(sc)
         basis: dict[str, str] = {}
-        head = {"ivp": sc.ivp.name, "method": sc.method.name, "machine": sc.machine.name, "n": sc.n,
-                "n_requested": n_req, "nodes": sc.nodes, "threads": sc.threads}
+        head = (sc.ivp.name, sc.method.name, sc.machine.name, sc.n, n_req, sc.nodes, sc.threads)
+        beyond = sc.nodes > sc.machine.nodes and sc.machine.nodes > 1
+        pre = res.preselected
         for i, r in enumerate(res.ordered, 1):
             v, p = r.variant, r.prediction
             if v.comm not in basis:
                 basis[v.comm] = comm_basis(sc.machine.network, v.comm, ctx)
-            rows.append(dict(head, rank=i, name=v.name, lc=v.lc, comm=v.comm,
-                             predicted_s=p.total_s if p else None, node_s=p.node_s if p else None,
-                             comm_s=p.comm_s if p else None, barrier_s=p.barrier_s if p else None,
-                             preselected=v.name in res.preselected, comm_basis=basis[v.comm],
-                             beyond_machine=sc.nodes > sc.machine.nodes and sc.machine.nodes > 1,
-                             failed_kernels=";".join(r.failed_parts)))
+            rows.append(head + ((i, v.name, v.lc, v.comm, p.total_s, p.node_s, p.comm_s, p.barrier_s) if p else
+                                (i, v.name, v.lc, v.comm, None, None, None, None))
+                        + (v.name in pre, basis[v.comm], beyond, ";".join(r.failed_parts)))
     return rows
+
+
+def long_rows(sweep: Sweep) -> list[dict]:
+    """The long format as dicts (JSON, tables)."""
+    return [dict(zip(FIELDS, t)) for t in long_tuples(sweep)]
 
 
 def run_scale(spec: SweepSpec, rule, store: Store, progress=None, jobs: int | None = None) -> dict:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from . import batchreport
-from .batch import SweepSpec, long_rows, run_scale, run_sweep
+from .batch import SweepSpec, long_rows, long_tuples, no_cycle_collection, run_scale, run_sweep
 from .commands import _comm_filter, _open_store, _progress_line, selection_rule
 from .errors import InputError
 from .specs.ivp import ivp_names
@@ -37,7 +37,8 @@ def cmd_sweep(args, progress) -> int:
     rule = selection_rule(args)
     with _open_store(args) as store:
         sweep = run_sweep(sweep_spec(args), rule, store, progress, args.jobs)
-    rows = long_rows(sweep)
+    with no_cycle_collection():
+        rows = long_tuples(sweep) if args.format == "csv" else long_rows(sweep)
     from .report import notes
     meta = {"machine": sweep.results[0].scenario.machine.name, "method": sweep.results[0].scenario.method.name,
             "selection": rule.describe(), "scenarios": len(sweep.results), "analyses_run": sweep.analyses_run,

@@ -114,7 +114,7 @@ def cmd_explain(args, progress) -> int:
 
 
 def cmd_generate(args, progress) -> int:
-    from .kernels import approx_update_parts, lc_parts, rhs_parts
+    from .kernels import approx_update_parts, copy_part, lc_parts, pack_part, rhs_parts
     ivp = load_ivp(args.ivp)
     method = load_method(args.method)
     out: Path = args.out
@@ -124,7 +124,10 @@ def cmd_generate(args, progress) -> int:
         raise InputError(f"--out {out}: cannot create ({e.strerror})") from None
     from .schedule import step_counts
     counts = step_counts(method)
-    shared = rhs_parts(ivp) + approx_update_parts(method)
+    shared = rhs_parts(ivp) + approx_update_parts(method) + [pack_part(method)]
+    if "COPY" in counts.executions:
+        shared.append(copy_part(method))
+    executions = dict(counts.executions, PACK=counts.comm_phases)
     written = set()
     manifest = {"ivp": ivp.name, "method": method.name,
                 "note": "M is the number of components a node sweeps in the part's loop",
@@ -139,7 +142,7 @@ def cmd_generate(args, progress) -> int:
         manifest["variants"][v.name] = [{
             "part": p.name, "kernel": p.kernel, "file": f"kernels/{p.name}.c",
             "iterations_per_execution": f"{p.iterations_per_m:g} * M",
-            "executions_per_step": counts.executions[p.kernel],
+            "executions_per_step": executions[p.kernel],
         } for p in parts]
     (out / "variants.json").write_text(json.dumps(manifest, indent=2) + "\n")
     print(f"wrote {len(written)} kernel parts for {len(manifest['variants'])} variants of {ivp.name} to {out}")

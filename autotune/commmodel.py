@@ -45,11 +45,17 @@ class OpFit:
         return any(q == p for q, _ in self.per_p)
 
     def predict(self, nbytes: float, p: int) -> float:
-        lat, vol = STRUCTURE[self.op]
         if p <= 1 or nbytes <= 0:
             return 0.0
-        segments = next((segs for q, segs in self.per_p if q == p), self.segments)
-        seg = next(s for s in segments if nbytes <= s.max_bytes)
+        lat, vol = STRUCTURE[self.op]
+        segments = self.segments
+        for q, segs in self.per_p:
+            if q == p:
+                segments = segs
+                break
+        for seg in segments:
+            if nbytes <= seg.max_bytes:
+                break
         return seg.latency_s * lat(p) + seg.per_byte_s * vol(p) * nbytes
 
     def to_dict(self) -> dict:

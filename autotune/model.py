@@ -32,18 +32,15 @@ class KernelTerm:
     alpha_tau: float | None = None   # cycles per cache line with tau cores (kerncraft scaling), if known
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class KernelCost:
     term: KernelTerm
     cores_used: float
     seconds_per_execution: float
-
-    @property
-    def seconds(self) -> float:
-        return self.seconds_per_execution * self.term.executions
+    seconds: float = 0.0    # per step: seconds_per_execution * executions (kernel_cost fills it)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Prediction:
     total_s: float
     node_s: float
@@ -60,12 +57,19 @@ def phi(zeta_cycles: float, clock_hz: float, threads: int, sigma: float) -> floa
     return zeta_cycles / (clock_hz * min(threads, sigma))
 
 
+def execution_seconds(alpha: float, alpha_tau: float | None, sigma: float, beta: float, delta: float,
+                      clock_hz: float, threads: int) -> tuple[float, float]:
+    """(cores used, seconds per execution) of one kernel part: eqs 8-9, or kerncraft's scaling
+    (the effective cores are then alpha / alpha_tau)."""
+    if alpha_tau is not None:
+        return alpha / alpha_tau, zeta(alpha_tau, beta, delta) / clock_hz
+    return min(threads, sigma), phi(zeta(alpha, beta, delta), clock_hz, threads, sigma)
+
+
 def kernel_cost(term: KernelTerm, clock_hz: float, threads: int) -> KernelCost:
-    if term.alpha_tau is not None:
-        seconds = zeta(term.alpha_tau, term.beta, term.delta) / clock_hz
-        return KernelCost(term, term.alpha / term.alpha_tau, seconds)   # effective cores
-    cores = min(threads, term.sigma)
-    return KernelCost(term, cores, phi(zeta(term.alpha, term.beta, term.delta), clock_hz, threads, term.sigma))
+    cores, seconds = execution_seconds(term.alpha, term.alpha_tau, term.sigma, term.beta, term.delta,
+                                       clock_hz, threads)
+    return KernelCost(term, cores, seconds, seconds * term.executions)
 
 
 def predict(terms: list[KernelTerm], clock_hz: float, threads: int, barriers: int,
@@ -76,7 +80,13 @@ def predict(terms: list[KernelTerm], clock_hz: float, threads: int, barriers: in
 
 def combine(costs: tuple[KernelCost, ...], barriers: int, barrier_s: float, comm_s: float) -> Prediction:
     """Eqs 10-11 from kernel costs already computed (a sweep shares them across variants)."""
-    theta = sum(c.seconds for c in costs) + barrier_s * barriers
+    return combine_seconds([c.seconds for c in costs], barriers, barrier_s, comm_s, costs)
+
+
+def combine_seconds(kernel_seconds: list[float], barriers: int, barrier_s: float, comm_s: float,
+                    costs: tuple[KernelCost, ...] = ()) -> Prediction:
+    """Eqs 10-11 from each kernel part's seconds per step (costs: their breakdown, if kept)."""
+    theta = sum(kernel_seconds) + barrier_s * barriers
     return Prediction(theta + comm_s, theta, comm_s, barrier_s * barriers, costs)
 
 

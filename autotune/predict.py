@@ -7,7 +7,7 @@ plain numbers to the pure model and ranking.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cached_property
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -16,7 +16,8 @@ from . import kernels as kmod
 from .ecm import regime as regmod
 from .ecm.runner import run_analyses
 from .errors import InputError
-from .model import KernelTerm, Prediction, as_sigma, combine, kernel_cost
+from .memo import by_identity
+from .model import KernelCost, KernelTerm, Prediction, as_sigma, combine_seconds, execution_seconds, kernel_cost
 from .rank import Rule, preselect, rank
 from .schedule import step_counts
 from .specs.ivp import IVP
@@ -38,18 +39,18 @@ class Scenario:
     nodes: int
     threads: int
 
-    @property
+    @cached_property
     def ranks_per_node(self) -> int:
         """Ranks sharing one node: on a single-node machine every rank runs on the same host."""
         return self.nodes if self.machine.nodes == 1 else 1
 
-    @property
+    @cached_property
     def node_threads(self) -> int:
         """Cores busy on one node (all its ranks' threads)."""
         return min(self.machine.cores, self.threads * self.ranks_per_node)
 
 
-@dataclass
+@dataclass(slots=True)
 class PartUse:
     part: kmod.KernelPart
     executions: int
@@ -58,9 +59,11 @@ class PartUse:
     regime: regmod.Regime
     key: str = ""
     inputs: dict = field(default_factory=dict)
+    seconds: float | None = 0.0       # per step, set by assemble (None: the analysis failed)
+    cost: KernelCost | None = None    # the breakdown, where assemble keeps it
 
 
-@dataclass
+@dataclass(slots=True)
 class VariantResult:
     variant: Variant
     prediction: Prediction | None
@@ -138,57 +141,80 @@ def _analysis_inputs(part: kmod.KernelPart, machine: Machine, regime: regmod.Reg
     }
 
 
-@lru_cache(maxsize=4096)
+@by_identity
 def _method_parts(method: Method, order: str) -> tuple[kmod.KernelPart, ...]:
     return tuple(kmod.lc_parts(method, order))
 
 
-@lru_cache(maxsize=1024)
-def _shared_parts(ivp: IVP, method: Method) -> tuple:
-    """RHS parts (with their spec) and the method's other parts: rendered once per process."""
-    rhs = tuple(zip(kmod.rhs_parts(ivp), ivp.rhs))
-    other = tuple(kmod.approx_update_parts(method)) + (kmod.pack_part(method), kmod.copy_part(method))
-    return rhs, other
+@by_identity
+def _rhs_parts(ivp: IVP) -> tuple:
+    """RHS parts with their spec: rendered once per process."""
+    return tuple(zip(kmod.rhs_parts(ivp), ivp.rhs))
 
 
-def part_uses(sc: Scenario, variants: list[Variant]) -> dict[str, list[PartUse]]:
-    """Kernel parts of every variant, with executions, node-local sizes and regimes.  A part
-    shared by several variants is one PartUse object (its regime is computed once)."""
+@by_identity
+def _other_parts(method: Method) -> tuple[kmod.KernelPart, ...]:
+    return tuple(kmod.approx_update_parts(method)) + (kmod.pack_part(method), kmod.copy_part(method))
+
+
+def part_uses(sc: Scenario, variants: list[Variant]) -> tuple[dict[str, list[PartUse]], list[PartUse]]:
+    """Kernel parts of every variant, with executions, node-local sizes and regimes, and the
+    distinct ones.  A part shared by several variants is one PartUse object (its regime is
+    computed once)."""
     counts = step_counts(sc.method)
     n_local = math.ceil(sc.n / sc.nodes)
-    rhs, other = _shared_parts(sc.ivp, sc.method)
+    rhs, other = _rhs_parts(sc.ivp), _other_parts(sc.method)
 
-    def use(part: kmod.KernelPart, execs: int, m: int, halo: int) -> PartUse:
-        reg = regmod.regime_of(part, sc.machine, m * sc.ranks_per_node, halo, sc.node_threads)
-        return PartUse(part, execs, m, halo, reg)
+    m_factor = sc.ranks_per_node
+    lv = regmod.node_levels(sc.machine, sc.node_threads)
+    by_bytes: dict[tuple, regmod.Regime] = {}
 
+    def regime_at(part: kmod.KernelPart, m: int, halo: int, lv: regmod.NodeLevels) -> regmod.Regime:
+        """Parts with the same bytes per component (and no stencil) share the regime."""
+        if part.size_parameter is not None:
+            return regmod.regime_at(part, m, halo, lv)
+        key = (regmod.part_bytes(part), m, halo)
+        reg = by_bytes.get(key)
+        if reg is None:
+            reg = by_bytes[key] = regmod.regime_at(part, m, halo, lv)
+        return reg
     shared = []
     for part, spec in rhs:
         comps, halo = sc.ivp.part_components(spec, sc.n), sc.ivp.part_halo(spec, sc.n)
-        shared.append(use(part, counts.executions["RHS"], math.ceil(comps / sc.nodes) * part.step, halo))
+        m = math.ceil(comps / sc.nodes) * part.step
+        shared.append(PartUse(part, counts.executions["RHS"], m, halo,
+                              regime_at(part, m * m_factor, halo, lv)))
     # every communication phase first copies the node's block into the buffer the RHS reads;
     # the predictor copies F_1 into the other stages
     execs = dict(counts.executions, PACK=counts.comm_phases)
-    shared += [use(part, execs[part.kernel], n_local, 0) for part in other if execs.get(part.kernel)]
+    shared += [PartUse(part, execs[part.kernel], n_local, 0, regime_at(part, n_local * m_factor, 0, lv))
+               for part in other if execs.get(part.kernel)]
     by_name: dict[str, PartUse] = {}
+    by_order: dict[str, list[PartUse]] = {}
     out: dict[str, list[PartUse]] = {}
+    lc_execs = counts.executions["LC"]
     for v in variants:
-        uses = []
-        for part in _method_parts(sc.method, v.lc):
-            if part.name not in by_name:
-                by_name[part.name] = use(part, counts.executions["LC"], n_local, 0)
-            uses.append(by_name[part.name])
-        out[v.name] = uses + shared
-    return out
+        uses = by_order.get(v.lc)
+        if uses is None:
+            uses = by_order[v.lc] = []
+            for part in _method_parts(sc.method, v.lc):
+                u = by_name.get(part.name)
+                if u is None:
+                    u = by_name[part.name] = PartUse(part, lc_execs, n_local, 0,
+                                                     regime_at(part, n_local * m_factor, 0, lv))
+                uses.append(u)
+            uses += shared
+        out[v.name] = uses
+    return out, list(by_name.values()) + shared
 
 
 def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
                progress: Callable[[int, int, str], None] | None = None,
                jobs: int | None = None) -> tuple[dict[str, dict], int]:
     """ECM results for every use (by key); runs and stores only what the store lacks."""
-    keyed: dict[tuple[str, regmod.Regime], tuple[dict, str]] = {}   # parts recur across variants
+    keyed: dict[tuple, tuple[dict, str]] = {}   # parts recur across variants and scenarios
     for u in uses:
-        ident = (u.part.code, u.regime)
+        ident = (u.part.code, u.regime.data, u.regime.layer)
         if ident not in keyed:
             inputs = _analysis_inputs(u.part, machine, u.regime)
             keyed[ident] = (inputs, ecm_key(inputs))
@@ -212,45 +238,62 @@ def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
     return have, ran
 
 
-def _cost(u: PartUse, r: dict, machine: Machine, threads: int, ranks_per_node: int):
-    """KernelCost of one use for one rank.  With several ranks on a node, the node's cores work
-    on all of them at once: kerncraft's scaling at all busy cores, times the ranks sharing it."""
-    per_line = machine.cacheline / commmod.DOUBLE
-    scaling = r.get("scaling_cy_per_cl") or []
+@by_identity
+def _ecm_numbers(r: dict) -> tuple[float, float, list]:
+    """(alpha, sigma, scaling) of one stored ECM result, read once however often it is used."""
+    return float(r["cy_per_cl"]), as_sigma(r.get("saturation_cores")), r.get("scaling_cy_per_cl") or []
+
+
+def _inputs(u: PartUse, r: dict, machine: Machine, threads: int, ranks_per_node: int) -> tuple:
+    """(alpha, alpha_tau, sigma, beta, delta) of one use for one rank.  With several ranks on a
+    node, the node's cores work on all of them at once: kerncraft's scaling at all busy cores,
+    times the ranks sharing it."""
+    alpha, sigma, scaling = _ecm_numbers(r)
     alpha_tau = float(scaling[threads - 1]) * ranks_per_node if len(scaling) >= threads else None
-    term = KernelTerm(u.part.name, u.part.kernel, u.regime.label, float(r["cy_per_cl"]),
-                      as_sigma(r.get("saturation_cores")), u.part.iterations_per_m * u.m,
-                      per_line / u.part.loops[-1].step, u.executions, alpha_tau)
-    return kernel_cost(term, machine.clock_hz, threads)
+    return (alpha, alpha_tau, sigma, u.part.iterations_per_m * u.m,
+            machine.cacheline / commmod.DOUBLE / u.part.loops[-1].step)
 
 
-def assemble(sc: Scenario, variants: list[Variant], uses_by_variant: dict[str, list[PartUse]],
-             results: dict[str, dict], rule: Rule, excluded: dict[str, str] | None, ran: int) -> RankResult:
+def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[PartUse]], list[PartUse]],
+             results: dict[str, dict], rule: Rule, excluded: dict[str, str] | None, ran: int,
+             detail: bool = True) -> RankResult:
     """Predictions and ranking of one scenario from ECM results already at hand.  Each distinct
-    part is costed once and each scheme's communication once (a sweep does this thousands of
-    times)."""
+    part is costed once and each scheme's communication once; without detail the predictions
+    carry no per-kernel breakdown (a sweep of thousands of scenarios needs only the times)."""
     counts = step_counts(sc.method)
     ctx = comm_context(sc)
     op_seconds = commmod.network_model(sc.machine.network)
     barrier_s = commmod.barrier_seconds(sc.threads, sc.machine.barrier["per_doubling_s"])
-    costs: dict[int, object] = {}
+    clock, threads, rpn = sc.machine.clock_hz, sc.node_threads, sc.ranks_per_node
+    failures: dict[str, dict] = {}
+    uses_by_variant, distinct = uses
+    for u in distinct:
+        r = results[u.key]
+        if not r.get("ok"):
+            u.seconds = None
+            failures[u.part.name] = {k: r.get(k) for k in ("error", "log")} | {"regime": u.regime.label}
+            continue
+        alpha, alpha_tau, sigma, beta, delta = _inputs(u, r, sc.machine, threads, rpn)
+        if detail:
+            u.cost = kernel_cost(KernelTerm(u.part.name, u.part.kernel, u.regime.label, alpha, sigma,
+                                            beta, delta, u.executions, alpha_tau), clock, threads)
+            u.seconds = u.cost.seconds
+        else:
+            u.seconds = execution_seconds(alpha, alpha_tau, sigma, beta, delta, clock, threads)[1] * u.executions
     comm_by_scheme: dict[str, float] = {}
-    out, failures = [], {}
+    by_lc: dict[str, tuple] = {}     # variants of one LC order run the same parts
+    out = []
     for v in variants:
-        kc, failed = [], []
-        for u in uses_by_variant[v.name]:
-            r = results[u.key]
-            if not r.get("ok"):
-                failed.append(u.part.name)
-                failures[u.part.name] = {k: r.get(k) for k in ("error", "log")} | {"regime": u.regime.label}
-                continue
-            c = costs.get(id(u))
-            if c is None:
-                c = costs[id(u)] = _cost(u, r, sc.machine, sc.node_threads, sc.ranks_per_node)
-            kc.append(c)
+        if v.lc not in by_lc:
+            uses = uses_by_variant[v.name]
+            secs = [u.seconds for u in uses]
+            failed = [u.part.name for u in uses if u.seconds is None]
+            kernels = tuple(u.cost for u in uses) if detail and not failed else ()
+            by_lc[v.lc] = (secs, failed, kernels)
+        secs, failed, kernels = by_lc[v.lc]
         if v.comm not in comm_by_scheme:
             comm_by_scheme[v.comm] = commmod.phase_seconds(v.comm, ctx, op_seconds) * counts.comm_phases
-        pred = None if failed else combine(tuple(kc), counts.barriers, barrier_s, comm_by_scheme[v.comm])
+        pred = None if failed else combine_seconds(secs, counts.barriers, barrier_s, comm_by_scheme[v.comm], kernels)
         out.append(VariantResult(v, pred, failed, counts.comm_phases, counts.barriers))
     by_name = {r.variant.name: r for r in out}
     ordered_names = rank([(r.variant.name, r.prediction.total_s if r.prediction else None) for r in out])
@@ -267,18 +310,17 @@ def rank_scenario(sc: Scenario, variants: list[Variant], rule: Rule, store: Stor
 
 def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]], rule: Rule, store: Store,
               progress: Callable[[int, int, str], None] | None = None,
-              jobs: int | None = None) -> list[RankResult]:
+              jobs: int | None = None, detail: bool = True) -> list[RankResult]:
     """Rank a batch of scenarios: one store lookup and one round of analyses for all of them
     (each kernel part at most once per memory regime), then the pure model per scenario."""
     uses = [part_uses(sc, variants) for sc, variants, _ in items]
     machines: dict[str, tuple[Machine, list[PartUse]]] = {}
-    for (sc, _, _), by_v in zip(items, uses):
-        machines.setdefault(sc.machine.path, (sc.machine, []))[1].extend(
-            u for us in by_v.values() for u in us)
+    for (sc, _, _), (_, distinct) in zip(items, uses):
+        machines.setdefault(sc.machine.path, (sc.machine, []))[1].extend(distinct)
     results, ran = {}, 0
     for machine, mine in machines.values():
-        got, n = ensure_ecm(list({id(u): u for u in mine}.values()), machine, store, progress, jobs)
+        got, n = ensure_ecm(mine, machine, store, progress, jobs)
         results.update(got)
         ran += n
-    return [assemble(sc, variants, by_v, results, rule, excluded, ran)
+    return [assemble(sc, variants, by_v, results, rule, excluded, ran, detail)
             for (sc, variants, excluded), by_v in zip(items, uses)]

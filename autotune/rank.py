@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 DEFAULT_WITHIN_PCT = 10.0
 
@@ -19,9 +20,11 @@ class Rule:
 
 def rank(items: list[tuple[str, float | None]]) -> list[tuple[str, float | None]]:
     """Order (name, seconds) best first; failed predictions (None) go last, by name."""
-    ok = sorted((x for x in items if x[1] is not None), key=lambda x: (x[1], x[0]))
-    bad = sorted((x for x in items if x[1] is None), key=lambda x: x[0])
-    return ok + bad
+    ok = [x for x in items if x[1] is not None]
+    ok.sort(key=itemgetter(1, 0))
+    if len(ok) == len(items):
+        return ok
+    return ok + sorted((x for x in items if x[1] is None), key=itemgetter(0))
 
 
 def preselect(ranked: list[tuple[str, float | None]], rule: Rule) -> set[str]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from .memo import by_identity
 from .specs.method import Method
 
 
@@ -45,6 +46,7 @@ class StepCounts:
     barriers: int
 
 
+@by_identity
 def step_counts(method: Method) -> StepCounts:
     execs: Counter = Counter()
     comm = barriers = 0

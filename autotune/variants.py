@@ -5,6 +5,7 @@ Pure enumeration; names are stable and parseable: "lc=jli,comm=neighbour".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from itertools import permutations
 
 from .comm import SCHEMES
@@ -24,18 +25,23 @@ class Variant:
     lc: str
     comm: str
 
-    @property
+    @cached_property
     def name(self) -> str:
         return f"lc={self.lc},comm={self.comm}"
 
 
 def enumerate_variants(allowed_comm, comm_filter=None) -> list[Variant]:
+    return list(_variants(tuple(allowed_comm), None if comm_filter is None else tuple(comm_filter)))
+
+
+@lru_cache(maxsize=256)
+def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, ...]:
     schemes = [c for c in allowed_comm if comm_filter is None or c in comm_filter]
     if comm_filter is not None:
         bad = [c for c in comm_filter if c not in allowed_comm]
         if bad:
             raise InputError(f"--comm {','.join(bad)}: not applicable (this IVP allows {', '.join(allowed_comm)})")
-    return [Variant(lc, c) for c in schemes for lc in lc_orders()]
+    return tuple(Variant(lc, c) for c in schemes for lc in lc_orders())
 
 
 def parse_variant(text: str, allowed_comm) -> Variant:

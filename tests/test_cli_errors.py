@@ -51,10 +51,11 @@ def test_list_and_generate(capsys, tmp_path):
     manifest = json.loads((tmp_path / "v" / "variants.json").read_text())
     assert code == 0 and len(manifest["variants"]) == 12
     files = list((tmp_path / "v" / "kernels").glob("*.c"))
-    assert len(files) == 10 + 3 + 1
+    assert len(files) == 10 + 3 + 1 + 2          # LC, APPROX/UPDATE, RHS, comm.pack and predictor.copy
     assert "for (int j = 4; j < M + 4; j++)" in (tmp_path / "v" / "kernels" / "rhs.wave1d.interior.c").read_text()
     parts = {p["part"]: p for p in manifest["variants"]["lc=jli,comm=neighbour"]}
     assert parts["lc.acc.jli"]["iterations_per_execution"] == "12 * M"
     assert parts["lc.acc.jli"]["executions_per_step"] == 6
     assert parts["rhs.wave1d.interior"]["executions_per_step"] == 25
+    assert parts["comm.pack"]["executions_per_step"] == 25 and parts["predictor.copy"]["executions_per_step"] == 3
     assert manifest["comm_phases_per_step"] == 25

@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..kernels import KernelPart
+from ..memo import by_identity
 from ..specs.machine import Machine
 
 DOUBLE = 8
@@ -31,11 +33,21 @@ class Regime:
 
 
 def levels(machine: Machine) -> list[str]:
-    return [c.name for c in machine.caches] + ["MEM"]
+    return _levels(machine.caches)
+
+
+@by_identity
+def _levels(caches: tuple) -> list[str]:
+    return [c.name for c in caches] + ["MEM"]
+
+
+@by_identity
+def _rows(arrays: tuple) -> int:
+    return sum(rows for _, rows in arrays)
 
 
 def working_set(part: KernelPart, m: int, halo: int) -> float:
-    return sum(rows * (m + 2 * halo) * DOUBLE for _, rows in part.arrays)
+    return _rows(part.arrays) * (m + 2 * halo) * DOUBLE
 
 
 def _reuse_bytes(part: KernelPart, halo: int) -> float:
@@ -51,52 +63,109 @@ def _level_for(bytes_needed: float, machine: Machine, threads: int, partitioned:
     every thread needs them for itself (a stencil's reuse window).  Private
     levels (one core per group) see a thread's share, shared levels the node's.
     """
-    for c in machine.caches:
-        private = c.cores_per_group == 1
-        if partitioned:
-            share = bytes_needed / threads if private else bytes_needed
-        else:
-            share = bytes_needed if private else bytes_needed * min(threads, c.cores_per_group)
-        if share <= FILL * c.bytes_per_group:
-            return c.name
+    for name, limit in _limits(machine.caches, threads, partitioned):
+        if bytes_needed <= limit:
+            return name
     return "MEM"
+
+
+@by_identity
+def _limits(caches: tuple, threads: int, partitioned: bool) -> tuple[tuple[str, float], ...]:
+    """Per level, the most bytes (of the node's total) it holds at this thread count."""
+    out = []
+    for c in caches:
+        cap = FILL * c.bytes_per_group
+        if partitioned:
+            out.append((c.name, cap * threads if c.cores_per_group == 1 else cap))
+        else:
+            out.append((c.name, cap if c.cores_per_group == 1 else cap / min(threads, c.cores_per_group)))
+    return tuple(out)
 
 
 _ROW = re.compile(r"\b([A-Za-z_]\w*)\[(\w+)\]\[j\]")
 
 
+_SWEEP: dict[str, float] = {}
+
+
 def sweep_bytes_per_m(part: KernelPart) -> float:
+    got = _SWEEP.get(part.code)       # the code determines loops, arrays and body
+    if got is None:
+        got = _SWEEP[part.code] = _sweep_bytes(part.loops, part.arrays, part.body)
+    return got
+
+
+@lru_cache(maxsize=4096)
+def _sweep_bytes(loops: tuple, arrays: tuple, body: str) -> float:
     """Bytes per component that one sweep of the j loop touches, for a part whose j loop sits
     inside another loop (lc.acc.ilj: F[i] is read again for every l); 0 where j is outermost.
 
     Whether that sweep fits a cache decides whether the next sweep finds the reused rows
     there: the layer condition of the method kernels, as the halo is the stencils'."""
-    names = [lp.var for lp in part.loops]
+    names = [lp.var for lp in loops]
     if "j" not in names or names.index("j") == 0:
         return 0.0
-    inner = {lp.var: lp.trips for lp in part.loops[names.index("j") + 1:]}
-    rows = {name: 1 for name, count in part.arrays if count == 1 and re.search(rf"\b{name}\[j\]", part.body)}
-    for name, var in _ROW.findall(part.body):
+    inner = {lp.var: lp.trips for lp in loops[names.index("j") + 1:]}
+    rows = {name: 1 for name, count in arrays if count == 1 and re.search(rf"\b{name}\[j\]", body)}
+    for name, var in _ROW.findall(body):
         rows[name] = max(rows.get(name, 1), inner.get(var, 1))
     return float(sum(rows.values()) * DOUBLE)
 
 
+def _level_index(bytes_needed: float, limits: tuple[tuple[str, float], ...]) -> int:
+    """Index of the first level that holds the bytes (len(limits): memory)."""
+    for i, (_, limit) in enumerate(limits):
+        if bytes_needed <= limit:
+            return i
+    return len(limits)
+
+
+@by_identity
+def _regime(data: str, layer: str | None) -> Regime:
+    return Regime(data, layer)
+
+
+@by_identity
+def part_bytes(part: KernelPart) -> tuple[float, float]:
+    """(bytes per component of the working set, of one j sweep) of a part."""
+    return _rows(part.arrays) * DOUBLE, (sweep_bytes_per_m(part) if part.size_parameter is None else 0.0)
+
+
+@dataclass(frozen=True)
+class NodeLevels:
+    """The cache levels of one node at one thread count, as regime_at needs them."""
+    names: tuple[str, ...]                      # levels and MEM
+    shared: tuple[tuple[str, float], ...]       # limits for data split over the threads
+    private: tuple[tuple[str, float], ...]      # limits for data every thread needs
+
+
+@by_identity
+def _node_levels(caches: tuple, threads: int) -> NodeLevels:
+    return NodeLevels(tuple(_levels(caches)), _limits(caches, threads, True), _limits(caches, threads, False))
+
+
+def node_levels(machine: Machine, threads: int) -> NodeLevels:
+    return _node_levels(machine.caches, threads)
+
+
 def regime_of(part: KernelPart, machine: Machine, m: int, halo: int, threads: int) -> Regime:
     """Regime of a part that sweeps m components (per node) split over `threads` cores."""
-    data = _level_for(working_set(part, m, halo), machine, threads, partitioned=True)
+    return regime_at(part, m, halo, node_levels(machine, threads))
+
+
+def regime_at(part: KernelPart, m: int, halo: int, lv: NodeLevels) -> Regime:
+    """regime_of with the node's levels looked up once (a sweep asks for every part of every
+    scenario): index arithmetic and interned results."""
+    per_m, sweep = part_bytes(part)
+    data = _level_index(per_m * (m + 2 * halo), lv.shared)
     if part.size_parameter is None:
-        sweep = sweep_bytes_per_m(part)
         if sweep:
-            layer = _level_for(sweep * m, machine, threads, partitioned=True)
-            order = levels(machine)
-            if order.index(layer) < order.index(data):
-                return Regime(data, layer)
-        return Regime(data)
-    layer = _level_for(_reuse_bytes(part, halo), machine, threads, partitioned=False)
-    order = levels(machine)
-    if order.index(layer) > order.index(data):
-        layer = data
-    return Regime(data, layer)
+            layer = _level_index(sweep * m, lv.shared)
+            if layer < data:
+                return _regime(lv.names[data], lv.names[layer])
+        return _regime(lv.names[data], None)
+    layer = min(data, _level_index(_reuse_bytes(part, halo), lv.private))
+    return _regime(lv.names[data], lv.names[layer])
 
 
 def _band_middle(level: str, machine: Machine) -> float:
