@@ -93,8 +93,10 @@ def scale_table(res: dict) -> str:
     else:
         lines.append(f"no crossover: {a['winners'][0]['variant']} is best at every node count")
     f, rec = a["fastest"], a["recommended"]
+    last = res["nodes"][-1]
     lines.append(f"fastest: {f['nodes']} nodes with {f['variant']} ({f['predicted_s']:.4e} s/step); "
-                 "more nodes stop paying beyond it")
+                 + ("the time per step still falls at the largest count asked" if f["nodes"] == last
+                    else "more nodes stop paying beyond it"))
     lines.append(f"recommended: {rec['nodes']} nodes with {rec['variant']} ({rec['predicted_s']:.4e} s/step, "
                  f"efficiency {rec['efficiency']:.3f}) -- rule: {rec['rule']}"
                  + ("" if rec["met"] else " (no node count meets it: the smallest is given)"))

@@ -85,12 +85,23 @@ def analyse(points: list[Point], rule: Rule) -> dict:
             "superlinear": bound is not None and eff > bound * (1 + 1e-9),
             "node_seconds": pt.p * pt.total_s,
         })
-    best = {}
+    # the best variant at each p.  Among tied ones (allgather and neighbour on one node) the
+    # previous winner keeps its place, else the one best at the next node count: a tie is no
+    # crossover
+    by_p: dict[int, dict[str, dict]] = {}
     for r in rows:
-        if r["nodes"] not in best or (r["predicted_s"], r["variant"]) < (best[r["nodes"]]["predicted_s"],
-                                                                       best[r["nodes"]]["variant"]):
-            best[r["nodes"]] = r
-    winners = [best[p] for p in ps]
+        by_p.setdefault(r["nodes"], {})[r["variant"]] = r
+    winners, prev = [], None
+    for k, p in enumerate(ps):
+        cands = by_p[p]
+        best_s = min(r["predicted_s"] for r in cands.values())
+        tied = [r for r in cands.values() if r["predicted_s"] <= best_s * (1 + 1e-9)]
+        nxt = by_p.get(ps[k + 1], {}) if k + 1 < len(ps) else {}
+        pick = min(tied, key=lambda r: (r["variant"] != prev,
+                                        nxt[r["variant"]]["predicted_s"] if r["variant"] in nxt else 0.0,
+                                        r["variant"]))
+        winners.append(pick)
+        prev = pick["variant"]
     crossovers = [{"from_nodes": a["nodes"], "to_nodes": b["nodes"], "from": a["variant"], "to": b["variant"]}
                   for a, b in zip(winners, winners[1:]) if a["variant"] != b["variant"]]
     fastest = min(winners, key=lambda r: (r["predicted_s"], r["nodes"]))
@@ -102,7 +113,7 @@ def analyse(points: list[Point], rule: Rule) -> dict:
         ok = [r for r in winners if r["efficiency"] >= rule.threshold]
         pick = max(ok, key=lambda r: r["nodes"]) if ok else winners[0]
     return {
-        "base_nodes": p0, "base_variant": base.variant, "base_s": t_best0,
+        "base_nodes": p0, "base_variant": winners[0]["variant"], "base_s": t_best0,
         "rows": rows,
         "winners": [{"nodes": r["nodes"], "variant": r["variant"], "predicted_s": r["predicted_s"],
                      "efficiency": r["efficiency"]} for r in winners],

@@ -95,6 +95,15 @@ def test_scaling_arithmetic_by_hand():
     assert row["superlinear"] and row["bottleneck"] == "node"
 
 
+def test_a_tie_is_no_crossover():
+    # allgather and neighbour cost the same on one node; neighbour wins from 2 nodes on
+    pts = [Point("a", 1, 4.0, 4.0, 0.0), Point("n", 1, 4.0, 4.0, 0.0),
+           Point("a", 2, 3.0, 2.0, 1.0), Point("n", 2, 2.5, 2.0, 0.5)]
+    a = analyse(pts, Rule("fastest"))
+    assert [w["variant"] for w in a["winners"]] == ["n", "n"] and a["crossovers"] == []
+    assert a["base_variant"] == "n" and a["base_s"] == 4.0
+
+
 def test_scaling_rule_grammar():
     assert parse_rule("efficiency") == Rule("efficiency", 0.5) and parse_rule("efficiency:0.7").threshold == 0.7
     assert parse_rule("node-seconds").kind == "node-seconds"

@@ -188,9 +188,14 @@ def _closed_form(part: KernelPart, machine: Machine, regime: Regime) -> tuple[in
     bytes_per_m = sum(rows for _, rows in part.arrays) * DOUBLE
     m = int(_band_middle(regime.data, machine) / bytes_per_m) - 2 * halo
     sweep = sweep_bytes_per_m(part) if part.size_parameter is None else 0.0
-    if sweep:   # one sweep in the middle of its own band (a level above the data's, or the same)
-        m_sweep = int(_band_middle(regime.layer or regime.data, machine) / sweep)
-        m = m_sweep if regime.layer else max(m, m_sweep)
+    if sweep and regime.layer:
+        # the sweep fits the layer's level, the data does not: the data as large as that allows.
+        # kerncraft's cache simulation holds data up to the level's full size (our bands end at
+        # FILL), so a size from the middle of the band would have it find all data cached
+        cap = FILL * next(c.bytes_per_group for c in machine.caches if c.name == regime.layer)
+        m = int(0.9 * cap / sweep)
+    elif sweep:   # no reuse across sweeps: one sweep (not only the data) in the data's band
+        m = max(m, int(_band_middle(regime.data, machine) / sweep))
     return max(m, 2 * halo, 64) // 8 * 8, halo
 
 
