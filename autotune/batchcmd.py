@@ -38,7 +38,7 @@ def cmd_sweep(args, progress) -> int:
     with _open_store(args) as store:
         sweep = run_sweep(sweep_spec(args), rule, store, progress, args.jobs)
     with no_cycle_collection():
-        rows = long_tuples(sweep) if args.format == "csv" else long_rows(sweep)
+        rows = long_rows(sweep) if args.format == "table" else long_tuples(sweep)
     from .report import notes
     meta = {"machine": sweep.results[0].scenario.machine.name, "method": sweep.results[0].scenario.method.name,
             "selection": rule.describe(), "scenarios": len(sweep.results), "analyses_run": sweep.analyses_run,
