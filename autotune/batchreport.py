@@ -49,24 +49,13 @@ def sweep_json(meta: dict, rows: list[tuple]) -> str:
     rows: tuples in SWEEP_FIELDS order.  Each row object is written by one %-format with its
     strings encoded once (json.dumps of 72,000 dicts costs more than the whole prediction);
     a row with a failed prediction goes through json.dumps."""
-    enc: dict[str, str] = {}
-
-    def js(x: str) -> str:
-        e = enc.get(x)
-        if e is None:
-            e = enc[x] = json.dumps(x)
-        return e
-
-    form = "{" + ", ".join(f'"{k}": %s' for k in SWEEP_FIELDS) + "}"
-    bools = {True: "true", False: "false"}
-    out = []
-    for t in rows:
-        if t[11] is None:
-            out.append(json.dumps(dict(zip(SWEEP_FIELDS, t))))
-            continue
-        out.append(form % (js(t[0]), js(t[1]), js(t[2]), t[3], t[4], t[5], t[6], t[7], js(t[8]), js(t[9]),
-                           js(t[10]), repr(t[11]), repr(t[12]), repr(t[13]), repr(t[14]), bools[t[15]],
-                           js(t[16]), bools[t[17]], js(t[18])))
+    text = {t[i] for t in rows for i in (0, 1, 2, 8, 9, 10, 16, 18)}
+    E = {x: json.dumps(x) for x in text}                     # noqa: N806 - encoded strings
+    B = {True: "true", False: "false"}                       # noqa: N806
+    form = "{" + ", ".join(f'"{k}": %{"r" if k.endswith("_s") else "s"}' for k in SWEEP_FIELDS) + "}"
+    out = [json.dumps(dict(zip(SWEEP_FIELDS, t))) if t[11] is None else
+           form % (E[t[0]], E[t[1]], E[t[2]], t[3], t[4], t[5], t[6], t[7], E[t[8]], E[t[9]], E[t[10]],
+                   t[11], t[12], t[13], t[14], B[t[15]], E[t[16]], B[t[17]], E[t[18]]) for t in rows]
     head = json.dumps(dict(meta, rows=[]))
     return head[:-3] + "[" + ", ".join(out) + "]}"
 

@@ -25,7 +25,7 @@ from .specs.machine import Machine
 from .specs.method import Method
 from .store import Store, ecm_key
 from .toolchain import compiler_version, package_version
-from .variants import Variant, enumerate_variants
+from .variants import Variant, enumerate_variants, lc_orders
 
 BACKEND_VERSION = 2  # bump when the analysis set-up (patches, predictor) changes
 
@@ -142,19 +142,19 @@ def _analysis_inputs(part: kmod.KernelPart, machine: Machine, regime: regmod.Reg
 
 
 @by_identity
-def _method_parts(method: Method, order: str) -> tuple[kmod.KernelPart, ...]:
-    return tuple(kmod.lc_parts(method, order))
-
-
-@by_identity
 def _rhs_parts(ivp: IVP) -> tuple:
     """RHS parts with their spec: rendered once per process."""
     return tuple(zip(kmod.rhs_parts(ivp), ivp.rhs))
 
 
 @by_identity
-def _other_parts(method: Method) -> tuple[kmod.KernelPart, ...]:
-    return tuple(kmod.approx_update_parts(method)) + (kmod.pack_part(method), kmod.copy_part(method))
+def _method_table(method: Method) -> tuple[dict, tuple, dict]:
+    """The method's parts, rendered once per process: LC parts by loop order, the others, and
+    each part's bytes per component (the key its regime depends on)."""
+    lc = {order: tuple(kmod.lc_parts(method, order)) for order in lc_orders()}
+    other = tuple(kmod.approx_update_parts(method)) + (kmod.pack_part(method), kmod.copy_part(method))
+    pbytes = {p.name: regmod.part_bytes(p) for parts in (*lc.values(), other) for p in parts}
+    return lc, other, pbytes
 
 
 def part_uses(sc: Scenario, variants: list[Variant]) -> tuple[dict[str, list[PartUse]], list[PartUse]]:
@@ -163,31 +163,31 @@ def part_uses(sc: Scenario, variants: list[Variant]) -> tuple[dict[str, list[Par
     computed once)."""
     counts = step_counts(sc.method)
     n_local = math.ceil(sc.n / sc.nodes)
-    rhs, other = _rhs_parts(sc.ivp), _other_parts(sc.method)
-
+    rhs = _rhs_parts(sc.ivp)
+    lc_table, other, pbytes = _method_table(sc.method)
     m_factor = sc.ranks_per_node
     lv = regmod.node_levels(sc.machine, sc.node_threads)
     by_bytes: dict[tuple, regmod.Regime] = {}
 
-    def regime_at(part: kmod.KernelPart, m: int, halo: int, lv: regmod.NodeLevels) -> regmod.Regime:
+    def regime_at(part: kmod.KernelPart, m: int, halo: int) -> regmod.Regime:
         """Parts with the same bytes per component (and no stencil) share the regime."""
         if part.size_parameter is not None:
             return regmod.regime_at(part, m, halo, lv)
-        key = (regmod.part_bytes(part), m, halo)
+        key = (pbytes.get(part.name) or regmod.part_bytes(part), m, halo)
         reg = by_bytes.get(key)
         if reg is None:
             reg = by_bytes[key] = regmod.regime_at(part, m, halo, lv)
         return reg
+
     shared = []
     for part, spec in rhs:
         comps, halo = sc.ivp.part_components(spec, sc.n), sc.ivp.part_halo(spec, sc.n)
         m = math.ceil(comps / sc.nodes) * part.step
-        shared.append(PartUse(part, counts.executions["RHS"], m, halo,
-                              regime_at(part, m * m_factor, halo, lv)))
+        shared.append(PartUse(part, counts.executions["RHS"], m, halo, regime_at(part, m * m_factor, halo)))
     # every communication phase first copies the node's block into the buffer the RHS reads;
     # the predictor copies F_1 into the other stages
     execs = dict(counts.executions, PACK=counts.comm_phases)
-    shared += [PartUse(part, execs[part.kernel], n_local, 0, regime_at(part, n_local * m_factor, 0, lv))
+    shared += [PartUse(part, execs[part.kernel], n_local, 0, regime_at(part, n_local * m_factor, 0))
                for part in other if execs.get(part.kernel)]
     by_name: dict[str, PartUse] = {}
     by_order: dict[str, list[PartUse]] = {}
@@ -197,11 +197,11 @@ def part_uses(sc: Scenario, variants: list[Variant]) -> tuple[dict[str, list[Par
         uses = by_order.get(v.lc)
         if uses is None:
             uses = by_order[v.lc] = []
-            for part in _method_parts(sc.method, v.lc):
+            for part in lc_table[v.lc]:
                 u = by_name.get(part.name)
                 if u is None:
                     u = by_name[part.name] = PartUse(part, lc_execs, n_local, 0,
-                                                     regime_at(part, n_local * m_factor, 0, lv))
+                                                     regime_at(part, n_local * m_factor, 0))
                 uses.append(u)
             uses += shared
         out[v.name] = uses
@@ -238,25 +238,15 @@ def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
     return have, ran
 
 
-@by_identity
-def _ecm_numbers(r: dict) -> tuple[float, float, list]:
-    """(alpha, sigma, scaling) of one stored ECM result, read once however often it is used."""
-    return float(r["cy_per_cl"]), as_sigma(r.get("saturation_cores")), r.get("scaling_cy_per_cl") or []
-
-
-def _inputs(u: PartUse, r: dict, machine: Machine, threads: int, ranks_per_node: int) -> tuple:
-    """(alpha, alpha_tau, sigma, beta, delta) of one use for one rank.  With several ranks on a
-    node, the node's cores work on all of them at once: kerncraft's scaling at all busy cores,
-    times the ranks sharing it."""
-    alpha, sigma, scaling = _ecm_numbers(r)
-    alpha_tau = float(scaling[threads - 1]) * ranks_per_node if len(scaling) >= threads else None
-    return (alpha, alpha_tau, sigma, u.part.iterations_per_m * u.m,
-            machine.cacheline / commmod.DOUBLE / u.part.loops[-1].step)
+def _ecm_numbers(results: dict[str, dict]) -> dict[str, tuple | None]:
+    """Per ECM key: (alpha, sigma, scaling) of a successful analysis, None of a failed one."""
+    return {k: (float(r["cy_per_cl"]), as_sigma(r.get("saturation_cores")), r.get("scaling_cy_per_cl") or [])
+            if r.get("ok") else None for k, r in results.items()}
 
 
 def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[PartUse]], list[PartUse]],
              results: dict[str, dict], rule: Rule, excluded: dict[str, str] | None, ran: int,
-             detail: bool = True) -> RankResult:
+             detail: bool = True, numbers: dict | None = None) -> RankResult:
     """Predictions and ranking of one scenario from ECM results already at hand.  Each distinct
     part is costed once and each scheme's communication once; without detail the predictions
     carry no per-kernel breakdown (a sweep of thousands of scenarios needs only the times)."""
@@ -267,13 +257,20 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
     clock, threads, rpn = sc.machine.clock_hz, sc.node_threads, sc.ranks_per_node
     failures: dict[str, dict] = {}
     uses_by_variant, distinct = uses
+    numbers = _ecm_numbers(results) if numbers is None else numbers
+    per_line = sc.machine.cacheline / commmod.DOUBLE
     for u in distinct:
-        r = results[u.key]
-        if not r.get("ok"):
+        num = numbers[u.key]
+        if num is None:
             u.seconds = None
+            r = results[u.key]
             failures[u.part.name] = {k: r.get(k) for k in ("error", "log")} | {"regime": u.regime.label}
             continue
-        alpha, alpha_tau, sigma, beta, delta = _inputs(u, r, sc.machine, threads, rpn)
+        # with several ranks on a node, the node's cores work on all of them at once:
+        # kerncraft's scaling at all busy cores, times the ranks sharing it
+        alpha, sigma, scaling = num
+        alpha_tau = float(scaling[threads - 1]) * rpn if len(scaling) >= threads else None
+        beta, delta = u.part.iterations_per_m * u.m, per_line / u.part.loops[-1].step
         if detail:
             u.cost = kernel_cost(KernelTerm(u.part.name, u.part.kernel, u.regime.label, alpha, sigma,
                                             beta, delta, u.executions, alpha_tau), clock, threads)
@@ -322,5 +319,6 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
         got, n = ensure_ecm(mine, machine, store, progress, jobs)
         results.update(got)
         ran += n
-    return [assemble(sc, variants, by_v, results, rule, excluded, ran, detail)
+    numbers = _ecm_numbers(results)
+    return [assemble(sc, variants, by_v, results, rule, excluded, ran, detail, numbers)
             for (sc, variants, excluded), by_v in zip(items, uses)]
