@@ -11,16 +11,21 @@ from __future__ import annotations
 import gc
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import product
 from typing import Callable
 
 from .comm import comm_basis
 from .errors import InputError
-from .predict import RankResult, Scenario, applicable_variants, check_scenario, comm_context, rank_many
+from .predict import (RankResult, Scenario, applicable_variants, check_scenario, check_threads, comm_context,
+                      rank_many)
 from .rank import Rule
+from .report import notes
+from .scaling import Point, analyse
 from .specs.ivp import load_ivp
 from .specs.machine import load_machine
 from .specs.method import load_method
 from .store import Store
+from .variants import enumerate_variants
 
 
 @dataclass(frozen=True)
@@ -43,26 +48,29 @@ class Sweep:
 
 
 def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
+    """(scenario, variants, excluded schemes) for every combination that can run, the size asked
+    for each, and the skipped ones with their reason.  Input wrong for every scenario (threads
+    beyond the machine's cores, an unknown --comm) is an error, not a skip."""
     machine = load_machine(spec.machine)
     method = load_method(spec.method)
+    threads = spec.threads or [machine.cores]
+    for t in threads:
+        check_threads(t, machine)
     items, requested, skipped = [], [], []
     for name in spec.ivps:
         ivp = load_ivp(name)
-        for n_req in spec.ns or [ivp.default_n]:
-            n = ivp.nearest_n(n_req)
-            for p in spec.nodes or [machine.nodes]:
-                for t in spec.threads or [machine.cores]:
-                    try:
-                        check_scenario(ivp, n, p, t, machine)
-                        sc = Scenario(ivp, method, machine, n, p, t)
-                        variants, excluded = applicable_variants(sc, spec.comm)
-                    except InputError as e:
-                        if str(e).startswith("--threads"):   # the same for every scenario: say so once
-                            raise
-                        skipped.append({"ivp": ivp.name, "n": n, "nodes": p, "threads": t, "reason": str(e)})
-                        continue
-                    items.append((sc, variants, excluded))
-                    requested.append(n_req)
+        enumerate_variants(ivp.comm, spec.comm)
+        sizes = [(ivp.nearest_n(n_req), n_req) for n_req in spec.ns or [ivp.default_n]]
+        for (n, n_req), p, t in product(sizes, spec.nodes or [machine.nodes], threads):
+            try:
+                check_scenario(ivp, n, p, t, machine)
+                sc = Scenario(ivp, method, machine, n, p, t)
+                variants, excluded = applicable_variants(sc, spec.comm)
+            except InputError as e:
+                skipped.append({"ivp": ivp.name, "n": n, "nodes": p, "threads": t, "reason": str(e)})
+                continue
+            items.append((sc, variants, excluded))
+            requested.append(n_req)
     return items, requested, skipped
 
 
@@ -87,8 +95,7 @@ def run_sweep(spec: SweepSpec, rule: Rule, store: Store,
         raise InputError("no scenario of the sweep can run: " + "; ".join(reasons[:3]))
     with no_cycle_collection():
         results = rank_many(items, rule, store, progress, jobs, detail=False)
-    ran = results[0].analyses_run if results else 0
-    return Sweep(results, requested, skipped, ran)
+    return Sweep(results, requested, skipped, results[0].analyses_run)
 
 
 FIELDS = ("ivp", "method", "machine", "n", "n_requested", "nodes", "threads", "rank", "name", "lc", "comm",
@@ -105,7 +112,6 @@ def long_tuples(sweep: Sweep) -> list[tuple]:
         ctx = comm_context(sc)
         basis: dict[str, str] = {}
         head = (sc.ivp.name, sc.method.name, sc.machine.name, sc.n, n_req, sc.nodes, sc.threads)
-        beyond = sc.nodes > sc.machine.nodes and sc.machine.nodes > 1
         pre = res.preselected
         for i, r in enumerate(res.ordered, 1):
             v, p = r.variant, r.prediction
@@ -113,7 +119,7 @@ def long_tuples(sweep: Sweep) -> list[tuple]:
                 basis[v.comm] = comm_basis(sc.machine.network, v.comm, ctx)
             rows.append(head + ((i, v.name, v.lc, v.comm, p.total_s, p.node_s, p.comm_s, p.barrier_s) if p else
                                 (i, v.name, v.lc, v.comm, None, None, None, None))
-                        + (v.name in pre, basis[v.comm], beyond, ";".join(r.failed_parts)))
+                        + (v.name in pre, basis[v.comm], sc.beyond_machine, ";".join(r.failed_parts)))
     return rows
 
 
@@ -124,7 +130,6 @@ def long_rows(sweep: Sweep) -> list[dict]:
 
 def run_scale(spec: SweepSpec, rule, store: Store, progress=None, jobs: int | None = None) -> dict:
     """Scaling study of one IVP at one size over node counts (scaling.analyse on a sweep)."""
-    from .scaling import Point, analyse
     sweep = run_sweep(spec, Rule("top", 1), store, progress, jobs)
     rows = long_rows(sweep)
     points = [Point(r["name"], r["nodes"], r["predicted_s"], r["node_s"], r["comm_s"])
@@ -137,7 +142,6 @@ def run_scale(spec: SweepSpec, rule, store: Store, progress=None, jobs: int | No
         src = extra[(r["variant"], r["nodes"])]
         r["comm_basis"], r["beyond_machine"] = src["comm_basis"], src["beyond_machine"]
     first = sweep.results[0].scenario
-    from .report import notes
     return {"ivp": first.ivp.name, "method": first.method.name, "machine": first.machine.name,
             "n": first.n, "n_requested": sweep.requested_n[0], "threads": first.threads,
             "nodes": sorted({r.scenario.nodes for r in sweep.results}),

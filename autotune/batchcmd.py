@@ -2,19 +2,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from . import batchreport
 from .batch import SweepSpec, long_rows, long_tuples, no_cycle_collection, run_scale, run_sweep
-from .commands import _comm_filter, _open_store, _progress_line, selection_rule
+from .commands import comm_filter, emit, open_store, progress_line, selection_rule
 from .errors import InputError
+from .report import notes
 from .specs.ivp import ivp_names
 from .sweep import parse_names, parse_values
-
-
-def _print(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def _values(args, name: str) -> list[int] | None:
@@ -23,27 +19,25 @@ def _values(args, name: str) -> list[int] | None:
 
 
 def sweep_spec(args) -> SweepSpec:
-    return SweepSpec(parse_names(args.ivp, "--ivp", ivp_names()), _values(args, "n"), _values(args, "nodes"),
-                     _values(args, "threads"), args.machine, args.method, _comm_filter(args))
+    return SweepSpec(parse_names(args.ivp, "--ivp", ivp_names), _values(args, "n"), _values(args, "nodes"),
+                     _values(args, "threads"), args.machine, args.method, comm_filter(args))
 
 
-def is_sweep(args) -> bool:
+def is_sweep(spec: SweepSpec) -> bool:
     """More than one scenario asked for (a list or range in --ivp, --n, --nodes or --threads)."""
-    spec = sweep_spec(args)
     return len(spec.ivps) > 1 or any(v is not None and len(v) > 1 for v in (spec.ns, spec.nodes, spec.threads))
 
 
-def cmd_sweep(args, progress) -> int:
+def cmd_sweep(args, spec: SweepSpec, progress) -> int:
     rule = selection_rule(args)
-    with _open_store(args) as store:
-        sweep = run_sweep(sweep_spec(args), rule, store, progress, args.jobs)
+    with open_store(args) as store:
+        sweep = run_sweep(spec, rule, store, progress, args.jobs)
     with no_cycle_collection():
         rows = long_rows(sweep) if args.format == "table" else long_tuples(sweep)
-    from .report import notes
     meta = {"machine": sweep.results[0].scenario.machine.name, "method": sweep.results[0].scenario.method.name,
             "selection": rule.describe(), "scenarios": len(sweep.results), "analyses_run": sweep.analyses_run,
             "skipped": sweep.skipped, "notes": notes(sweep.results[0])[:1]}
-    _print({"csv": batchreport.sweep_csv, "json": batchreport.sweep_json,
+    emit({"csv": batchreport.sweep_csv, "json": batchreport.sweep_json,
             "table": batchreport.sweep_table}[args.format](meta, rows))
     return 0
 
@@ -57,32 +51,32 @@ def cmd_scale(args, progress) -> int:
     spec = sweep_spec(args)
     if len(spec.ivps) != 1 or (spec.ns and len(spec.ns) != 1) or (spec.threads and len(spec.threads) != 1):
         raise InputError("scale: give one --ivp, one --n and one --threads (sweep node counts with --nodes)")
-    with _open_store(args) as store:
+    with open_store(args) as store:
         res = run_scale(spec, rule, store, progress, args.jobs)
     if args.plot:
         from .plots import scale_plot
         scale_plot(res, args.plot)
-    _print({"csv": batchreport.scale_csv, "json": lambda r: json.dumps(r, indent=1),
+    emit({"csv": batchreport.scale_csv, "json": lambda r: json.dumps(r, indent=1),
             "table": batchreport.scale_table}[args.format](res))
     return 0
 
 
 def cmd_plan(args, progress) -> int:
     from .plan import make_plan, write_plan
-    with _open_store(args) as store:
+    with open_store(args) as store:
         plan = make_plan(args.scenarios, store, progress, args.jobs)
     write_plan(plan, args.out)
     chosen = sum(len(s["variants"]) for s in plan["scenarios"])
     if args.format == "json":
-        _print(json.dumps({"out": str(args.out), "scenarios": len(plan["scenarios"]), "variants": chosen,
+        emit(json.dumps({"out": str(args.out), "scenarios": len(plan["scenarios"]), "variants": chosen,
                            "skipped": plan["skipped"]}, indent=2))
     else:
         for s in plan["scenarios"]:
-            _print(f"{s['id']}: {len(s['variants'])} variant(s) ({s['selection']}): "
+            emit(f"{s['id']}: {len(s['variants'])} variant(s) ({s['selection']}): "
                    + ", ".join(v["name"] for v in s["variants"]))
         for s in plan["skipped"]:
-            _print(f"skipped {s['ivp']} n={s['n']} nodes={s['nodes']} threads={s['threads']}: {s['reason']}")
-        _print(f"wrote {args.out}: {len(plan['scenarios'])} scenarios, {chosen} variant runs")
+            emit(f"skipped {s['ivp']} n={s['n']} nodes={s['nodes']} threads={s['threads']}: {s['reason']}")
+        emit(f"wrote {args.out}: {len(plan['scenarios'])} scenarios, {chosen} variant runs")
     return 0
 
 
@@ -90,23 +84,23 @@ def cmd_tune_plan(args, progress) -> int:
     from .plan import read_plan, run_plan
     from .report import tune_table
     plan = read_plan(Path(args.plan))
-    with _open_store(args) as store:
-        res = run_plan(plan, store, _progress_line("tune"), args.jobs)
+    with open_store(args) as store:
+        res = run_plan(plan, store, progress_line("tune"), args.jobs)
     if args.format == "json":
-        _print(json.dumps(res, indent=2))
+        emit(json.dumps(res, indent=2))
     elif args.format == "csv":
         from .report import tune_csv
         parts = [tune_csv(s) for s in res["scenarios"] if not s["error"]]
-        _print(parts[0] + "".join(p.split("\n", 1)[1] for p in parts[1:]) if parts else "")
+        emit(parts[0] + "".join(p.split("\n", 1)[1] for p in parts[1:]) if parts else "")
     else:
         for s in res["scenarios"]:
             if s["error"]:
-                _print(f"{s['id']}: failed: {s['error']}\n")
+                emit(f"{s['id']}: failed: {s['error']}\n")
                 continue
             reused = sum(1 for v in s["variants"] if v["reused"])
-            _print(tune_table(s) + (f"{reused} of {len(s['variants'])} variants measured before (from the store)\n"
+            emit(tune_table(s) + (f"{reused} of {len(s['variants'])} variants measured before (from the store)\n"
                                     if reused else ""))
         t = res["totals"]
-        _print(f"plan {res['plan']}: {t['scenarios']} scenarios, {t['ran']} variant(s) run now, {t['reused']} "
+        emit(f"plan {res['plan']}: {t['scenarios']} scenarios, {t['ran']} variant(s) run now, {t['reused']} "
                f"from the store, {t['failed']} failed, {t['scenario_errors']} scenario(s) failed")
     return 0 if not res["totals"]["scenario_errors"] else 1

@@ -9,14 +9,10 @@ from pathlib import Path
 
 from .errors import ToolError
 from .launcher import Launcher
+from .paths import build_dir
 from .toolchain import compiler_version, find_executable, resolve_argv
 
 DEFAULT_FLAGS = ("-O3", "-march=native", "-fopenmp")
-
-
-def build_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(os.environ.get("AUTOTUNE_BUILDS", Path(base) / "autotune" / "builds"))
 
 
 def find_mpicc() -> str:

@@ -41,7 +41,12 @@ def _scenario(args) -> Scenario:
     return Scenario(ivp, method, machine, n, nodes, threads)
 
 
-def _comm_filter(args) -> list[str] | None:
+def emit(text: str) -> None:
+    """A report on stdout, ending in exactly one newline."""
+    print(text, end="" if text.endswith("\n") else "\n")
+
+
+def comm_filter(args) -> list[str] | None:
     if not getattr(args, "comm", None):
         return None
     return [c.strip() for c in args.comm.split(",") if c.strip()]
@@ -63,7 +68,7 @@ def store_path(args) -> Path:
 
 
 @contextmanager
-def _open_store(args):
+def open_store(args):
     store = Store(store_path(args))
     try:
         yield store
@@ -79,19 +84,20 @@ def _require_applicable(sc: Scenario, named, excluded: dict[str, str], option: s
 
 def cmd_rank(args, progress) -> int:
     from . import batchcmd
-    if batchcmd.is_sweep(args):
-        return batchcmd.cmd_sweep(args, progress)
+    spec = batchcmd.sweep_spec(args)
+    if batchcmd.is_sweep(spec):
+        return batchcmd.cmd_sweep(args, spec, progress)
     sc = _scenario(args)
     rule = selection_rule(args)
-    wanted = _comm_filter(args)
+    wanted = comm_filter(args)
     variants, excluded = applicable_variants(sc, wanted)
     if wanted and excluded:
         scheme, why = next(iter(excluded.items()))
         raise InputError(f"--comm {scheme} with --n {sc.n} --nodes {sc.nodes}: {why}")
-    with _open_store(args) as store:
+    with open_store(args) as store:
         res = rank_scenario(sc, variants, rule, store, excluded, progress, args.jobs)
     out = {"json": report.to_json, "csv": report.to_csv, "table": report.to_table}[args.format](res)
-    print(out, end="" if out.endswith("\n") else "\n")
+    emit(out)
     return 0
 
 
@@ -100,7 +106,7 @@ def cmd_explain(args, progress) -> int:
     v = parse_variant(args.variant, sc.ivp.comm)
     variants, excluded = applicable_variants(sc)
     _require_applicable(sc, [v], excluded, "--variant")
-    with _open_store(args) as store:
+    with open_store(args) as store:
         res = rank_scenario(sc, variants, selection_rule(args), store, excluded, progress, args.jobs)
     if args.format == "json":
         r = next(x for x in res.ordered if x.variant.name == v.name)
@@ -195,7 +201,7 @@ def _int_list(text: str, option: str) -> tuple[int, ...]:
     return values
 
 
-def _progress_line(command: str):
+def progress_line(command: str):
     """Progress printer for long work: one line on stderr, prefixed with the command."""
     import sys
 
@@ -204,7 +210,7 @@ def _progress_line(command: str):
     return say
 
 
-_say = _progress_line("calibrate")
+_say = progress_line("calibrate")
 
 
 def cmd_node(args) -> int:
@@ -251,15 +257,13 @@ def cmd_calibrate(args, progress) -> int:
     plan = Plan(machine, parse_launcher(args.launcher), procs, _int_list(args.threads, "--threads"), ops,
                 args.min_bytes, args.max_bytes, args.factor, args.max_seconds, args.timeout)
     target = args.out or Path(machine.path)
-    with _open_store(args) as store:
+    with open_store(args) as store:
         res = calibrate(plan, store, target, _say, args.fresh, args.plot, args.raw)
     print(json.dumps(res, indent=2) if args.format == "json" else report.calibration_table(res), end="\n")
     return 0
 
 
 def cmd_tune(args, progress) -> int:
-    import shlex
-    from .launcher import parse_launcher
     from .tune import RunPlan, tune
     if args.plan:
         from .batchcmd import cmd_tune_plan
@@ -274,7 +278,7 @@ def cmd_tune(args, progress) -> int:
     chosen_v = [parse_variant(x.strip(), sc.ivp.comm) for x in args.variants.split(";")] if args.variants else None
     _require_applicable(sc, chosen_v or [], excluded, "--variants")
     h = args.h if args.h is not None else sc.ivp.default_step(sc.n)
-    with _open_store(args) as store:
+    with open_store(args) as store:
         ranked = rank_scenario(sc, variants, rule, store, excluded, progress, args.jobs)
         if args.all:
             chosen = [r.variant.name for r in ranked.ordered]
@@ -282,18 +286,17 @@ def cmd_tune(args, progress) -> int:
             chosen = [v.name for v in chosen_v]
         else:
             chosen = [r.variant.name for r in ranked.ordered if r.variant.name in ranked.preselected]
-        plan = RunPlan(args.steps, args.warmup, args.reps, h, tuple(shlex.split(args.flags)),
-                       parse_launcher(args.launcher), args.timeout)
+        plan = RunPlan.of(args.steps, args.warmup, args.reps, h, args.flags, args.launcher, args.timeout)
         res = tune(ranked, chosen, plan, store, _say_tune)
     if args.plot:
         from .plots import tune_plot
         tune_plot(res, args.plot)
     out = {"json": lambda r: json.dumps(r, indent=2), "csv": report.tune_csv, "table": report.tune_table}[args.format](res)
-    print(out, end="" if out.endswith("\n") else "\n")
+    emit(out)
     return 0
 
 
-_say_tune = _progress_line("tune")
+_say_tune = progress_line("tune")
 
 
 def dispatch(args, progress) -> int:

@@ -115,17 +115,20 @@ def approx_update_parts(method: Method) -> list[KernelPart]:
     return parts
 
 
+def _copy(name: str, kernel: str, method: Method) -> KernelPart:
+    return _method_part(name, kernel, [Loop("j", "0", "M")], str(macros().pack()), (("b", 1), ("v", 1)), (),
+                        method.stages)
+
+
 def pack_part(method: Method) -> KernelPart:
     """Copy of a node's block into the buffer the RHS reads (once per communication phase)."""
-    return _method_part("comm.pack", "PACK", [Loop("j", "0", "M")], str(macros().pack()),
-                        (("b", 1), ("v", 1)), (), method.stages)
+    return _copy("comm.pack", "PACK", method)
 
 
 def copy_part(method: Method) -> KernelPart:
     """The predictor's copy F_l = F_1 (s - 1 times per step).  The same loop as comm.pack, so
     the same code and the same ECM analysis."""
-    return _method_part("predictor.copy", "COPY", [Loop("j", "0", "M")], str(macros().pack()),
-                        (("b", 1), ("v", 1)), (), method.stages)
+    return _copy("predictor.copy", "COPY", method)
 
 
 _IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")

@@ -75,11 +75,7 @@ def kernel_cost(term: KernelTerm, clock_hz: float, threads: int) -> KernelCost:
 def predict(terms: list[KernelTerm], clock_hz: float, threads: int, barriers: int,
             barrier_s: float, comm_s: float) -> Prediction:
     """Seconds per time step of one variant; terms are for the slowest node."""
-    return combine(tuple(kernel_cost(t, clock_hz, threads) for t in terms), barriers, barrier_s, comm_s)
-
-
-def combine(costs: tuple[KernelCost, ...], barriers: int, barrier_s: float, comm_s: float) -> Prediction:
-    """Eqs 10-11 from kernel costs already computed (a sweep shares them across variants)."""
+    costs = tuple(kernel_cost(t, clock_hz, threads) for t in terms)
     return combine_seconds([c.seconds for c in costs], barriers, barrier_s, comm_s, costs)
 
 

@@ -26,3 +26,8 @@ def default_store_path() -> Path:
 def user_machine_dir() -> Path:
     """Machine files made on this host (calibrate --node): $AUTOTUNE_MACHINES or ~/.config/autotune/machines."""
     return _xdg("AUTOTUNE_MACHINES", "XDG_CONFIG_HOME", ".config", "autotune", "machines")
+
+
+def build_dir() -> Path:
+    """Compiled solvers: $AUTOTUNE_BUILDS or ~/.cache/autotune/builds."""
+    return _xdg("AUTOTUNE_BUILDS", "XDG_CACHE_HOME", ".cache", "autotune", "builds")

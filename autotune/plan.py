@@ -15,11 +15,15 @@ import time
 from pathlib import Path
 
 from .batch import SweepSpec, scenarios as expand
-from .errors import InputError
-from .predict import rank_many
+from .errors import InputError, ToolError
+from .predict import Scenario, applicable_variants, check_scenario, rank_many, rank_scenario
 from .rank import DEFAULT_WITHIN_PCT, Rule
 from .specs.loading import read_yaml, validate
+from .specs.ivp import load_ivp
+from .specs.machine import load_machine
+from .specs.method import load_method
 from .sweep import parse_values
+from .tune import RunPlan, tune
 
 PLAN_VERSION = 1
 _SWEEPABLE = {"type": ["integer", "string"]}
@@ -62,7 +66,7 @@ def read_scenarios(path: Path) -> list[dict]:
 
 def _rule(entry: dict) -> Rule:
     if entry.get("all"):
-        return Rule("all", 0)
+        return Rule("all")
     if "top" in entry:
         return Rule("top", entry["top"])
     return Rule("within", entry.get("within", DEFAULT_WITHIN_PCT))
@@ -82,7 +86,7 @@ def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> dict
         items, requested, skip = expand(spec)
         skipped += [dict(s, scenario=i) for s in skip]
         rule = _rule(entry)
-        ranked = rank_many(items, rule if rule.kind != "all" else Rule("top", 10 ** 6), store, progress, jobs)
+        ranked = rank_many(items, rule, store, progress, jobs)
         run = {k: entry.get(k, v) for k, v in RUN_DEFAULTS.items()}
         for res, n_req in zip(ranked, requested):
             sc = res.scenario
@@ -93,7 +97,7 @@ def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> dict
                 "ivp": sc.ivp.name, "ivp_path": sc.ivp.path, "method": sc.method.name, "machine": sc.machine.name,
                 "machine_path": sc.machine.path, "n": sc.n, "n_requested": n_req, "nodes": sc.nodes,
                 "threads": sc.threads,
-                "selection": "every variant" if rule.kind == "all" else res.rule.describe(),
+                "selection": rule.describe(),
                 "run": run,
                 "variants": [{"name": r.variant.name, "predicted_s": r.prediction.total_s} for r in chosen],
                 "not_selected": len(rest),
@@ -137,17 +141,6 @@ def read_plan(path: Path) -> dict:
 def run_plan(plan: dict, store, say, jobs: int | None = None) -> dict:
     """Run every planned variant the store has no measurement of; report all of them (reused
     ones from the store).  A failing scenario or variant is reported and the rest go on."""
-    import shlex
-
-    from .compare import compare
-    from .errors import ToolError
-    from .launcher import parse_launcher
-    from .predict import Scenario, applicable_variants, check_scenario, rank_scenario
-    from .specs.ivp import load_ivp
-    from .specs.machine import load_machine
-    from .specs.method import load_method
-    from .tune import RunPlan, run_key, tune
-
     results, totals = [], {"scenarios": len(plan["scenarios"]), "ran": 0, "reused": 0, "failed": 0,
                            "scenario_errors": 0}
     for i, entry in enumerate(plan["scenarios"]):
@@ -159,47 +152,24 @@ def run_plan(plan: dict, store, say, jobs: int | None = None) -> dict:
             variants, excluded = applicable_variants(sc)
             names = [v["name"] for v in entry["variants"]]
             ranked = rank_scenario(sc, variants, Rule("top", max(len(names), 1)), store, excluded, None, jobs)
-            known = {r.variant.name for r in ranked.ordered}
-            missing = [n for n in names if n not in known]
+            missing = set(names) - {r.variant.name for r in ranked.ordered}
             if missing:
-                raise InputError(f"variant {missing[0]} cannot run in this scenario")
+                raise InputError(f"variant {sorted(missing)[0]} cannot run in this scenario")
             ranked.preselected = set(names)
             run = dict(RUN_DEFAULTS, **entry["run"])
-            rp = RunPlan(run["steps"], run["warmup"], run["reps"],
-                         run["h"] if run["h"] is not None else sc.ivp.default_step(sc.n),
-                         tuple(shlex.split(run["flags"])), parse_launcher(run["launcher"]), run["timeout"])
-            stored = {}
-            for name in names:
-                prev = [r for r in store.get_runs(run_key(sc, name, rp.flags)) if r.get("measured_s") is not None]
-                if prev:
-                    stored[name] = prev[-1]
-            todo = [n for n in names if n not in stored]
-            say(f"{label}: {len(stored)} of {len(names)} variants measured before, {len(todo)} to run")
-            fresh = {r["name"]: r for r in tune(ranked, todo, rp, store, say)["variants"]} if todo else {}
+            rp = RunPlan.of(run["steps"], run["warmup"], run["reps"],
+                            run["h"] if run["h"] is not None else sc.ivp.default_step(sc.n),
+                            run["flags"], run["launcher"], run["timeout"])
+            say(label)
+            res = tune(ranked, names, rp, store, say, resume=True)
         except (InputError, ToolError) as e:
             say(f"{label}: failed: {e}")
             totals["scenario_errors"] += 1
             results.append({"id": entry.get("id"), "error": str(e), "variants": [], "summary": None})
             continue
-        predicted = {r.variant.name: r.prediction.total_s for r in ranked.ordered if r.prediction}
-        rows = []
-        for name in names:
-            if name in fresh:
-                row = dict(fresh[name], reused=False)
-            else:
-                old = stored[name]
-                row = {"name": name, "predicted_s": predicted.get(name), "measured_s": old["measured_s"],
-                       "runs_s": old.get("runs_s", []), "phases": old.get("phases"), "error": None,
-                       "preselected": True, "reused": True, "measured_on": old.get("date")}
-            rows.append(row)
-        totals["ran"] += sum(1 for r in rows if not r["reused"] and r.get("measured_s") is not None)
+        rows = res["variants"]
+        totals["ran"] += sum(1 for r in rows if not r["reused"] and r["measured_s"] is not None)
         totals["reused"] += sum(1 for r in rows if r["reused"])
-        totals["failed"] += sum(1 for r in rows if r.get("measured_s") is None)
-        summary = compare(rows)
-        summary["skipped"] = entry.get("not_selected", 0)
-        summary["skipped_predicted_cost_s"] = entry.get("not_selected_predicted_cost_s", 0.0)
-        results.append({"id": entry.get("id"), "ivp": sc.ivp.name, "method": sc.method.name,
-                        "machine": sc.machine.name, "n": sc.n, "nodes": sc.nodes, "threads": sc.threads,
-                        "steps": rp.steps, "warmup": rp.warmup, "reps": rp.reps, "h": rp.h, "flags": list(rp.flags),
-                        "selection": entry.get("selection"), "variants": rows, "summary": summary, "error": None})
+        totals["failed"] += sum(1 for r in rows if r["measured_s"] is None)
+        results.append(dict(res, id=entry.get("id"), selection=entry.get("selection"), error=None))
     return {"plan": plan.get("source"), "scenarios": results, "totals": totals}

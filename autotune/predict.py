@@ -44,6 +44,11 @@ class Scenario:
         """Ranks sharing one node: on a single-node machine every rank runs on the same host."""
         return self.nodes if self.machine.nodes == 1 else 1
 
+    @property
+    def beyond_machine(self) -> bool:
+        """More nodes than the machine has: hypothetical nodes of the same kind."""
+        return self.machine.nodes > 1 and self.nodes > self.machine.nodes
+
     @cached_property
     def node_threads(self) -> int:
         """Cores busy on one node (all its ranks' threads)."""
@@ -83,14 +88,18 @@ class RankResult:
     failures: dict[str, dict]      # part name -> error info
 
 
-def check_scenario(ivp: IVP, n: int, nodes: int, threads: int, machine: Machine) -> None:
-    """Validate the numbers of a scenario (InputError naming the option)."""
-    if nodes < 1:
-        raise InputError(f"--nodes {nodes}: expected at least 1")
+def check_threads(threads: int, machine: Machine) -> None:
     if threads < 1:
         raise InputError(f"--threads {threads}: expected at least 1")
     if threads > machine.cores:
         raise InputError(f"--threads {threads}: machine {machine.name} has {machine.cores} cores per node")
+
+
+def check_scenario(ivp: IVP, n: int, nodes: int, threads: int, machine: Machine) -> None:
+    """Validate the numbers of a scenario (InputError naming the option)."""
+    if nodes < 1:
+        raise InputError(f"--nodes {nodes}: expected at least 1")
+    check_threads(threads, machine)
     ivp.size_value(n)
     if n < nodes:
         raise InputError(f"--n {n}: fewer components than --nodes {nodes}")
@@ -148,13 +157,10 @@ def _rhs_parts(ivp: IVP) -> tuple:
 
 
 @by_identity
-def _method_table(method: Method) -> tuple[dict, tuple, dict]:
-    """The method's parts, rendered once per process: LC parts by loop order, the others, and
-    each part's bytes per component (the key its regime depends on)."""
+def _method_parts(method: Method) -> tuple[dict, tuple]:
+    """The method's parts, rendered once per process: LC parts by loop order, and the others."""
     lc = {order: tuple(kmod.lc_parts(method, order)) for order in lc_orders()}
-    other = tuple(kmod.approx_update_parts(method)) + (kmod.pack_part(method), kmod.copy_part(method))
-    pbytes = {p.name: regmod.part_bytes(p) for parts in (*lc.values(), other) for p in parts}
-    return lc, other, pbytes
+    return lc, tuple(kmod.approx_update_parts(method)) + (kmod.pack_part(method), kmod.copy_part(method))
 
 
 def part_uses(sc: Scenario, variants: list[Variant]) -> tuple[dict[str, list[PartUse]], list[PartUse]]:
@@ -164,7 +170,7 @@ def part_uses(sc: Scenario, variants: list[Variant]) -> tuple[dict[str, list[Par
     counts = step_counts(sc.method)
     n_local = math.ceil(sc.n / sc.nodes)
     rhs = _rhs_parts(sc.ivp)
-    lc_table, other, pbytes = _method_table(sc.method)
+    lc_table, other = _method_parts(sc.method)
     m_factor = sc.ranks_per_node
     lv = regmod.node_levels(sc.machine, sc.node_threads)
     by_bytes: dict[tuple, regmod.Regime] = {}
@@ -173,7 +179,7 @@ def part_uses(sc: Scenario, variants: list[Variant]) -> tuple[dict[str, list[Par
         """Parts with the same bytes per component (and no stencil) share the regime."""
         if part.size_parameter is not None:
             return regmod.regime_at(part, m, halo, lv)
-        key = (pbytes.get(part.name) or regmod.part_bytes(part), m, halo)
+        key = (regmod.part_bytes(part), m, halo)
         reg = by_bytes.get(key)
         if reg is None:
             reg = by_bytes[key] = regmod.regime_at(part, m, halo, lv)
@@ -245,8 +251,8 @@ def _ecm_numbers(results: dict[str, dict]) -> dict[str, tuple | None]:
 
 
 def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[PartUse]], list[PartUse]],
-             results: dict[str, dict], rule: Rule, excluded: dict[str, str] | None, ran: int,
-             detail: bool = True, numbers: dict | None = None) -> RankResult:
+             results: dict[str, dict], numbers: dict[str, tuple | None], rule: Rule,
+             excluded: dict[str, str] | None, ran: int, detail: bool = True) -> RankResult:
     """Predictions and ranking of one scenario from ECM results already at hand.  Each distinct
     part is costed once and each scheme's communication once; without detail the predictions
     carry no per-kernel breakdown (a sweep of thousands of scenarios needs only the times)."""
@@ -257,7 +263,6 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
     clock, threads, rpn = sc.machine.clock_hz, sc.node_threads, sc.ranks_per_node
     failures: dict[str, dict] = {}
     uses_by_variant, distinct = uses
-    numbers = _ecm_numbers(results) if numbers is None else numbers
     per_line = sc.machine.cacheline / commmod.DOUBLE
     for u in distinct:
         num = numbers[u.key]
@@ -320,5 +325,5 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
         results.update(got)
         ran += n
     numbers = _ecm_numbers(results)
-    return [assemble(sc, variants, by_v, results, rule, excluded, ran, detail, numbers)
+    return [assemble(sc, variants, by_v, results, numbers, rule, excluded, ran, detail)
             for (sc, variants, excluded), by_v in zip(items, uses)]

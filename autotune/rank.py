@@ -9,10 +9,12 @@ DEFAULT_WITHIN_PCT = 10.0
 
 @dataclass(frozen=True)
 class Rule:
-    kind: str      # "within" or "top"
-    value: float
+    kind: str      # "within", "top" or "all"
+    value: float = 0.0
 
     def describe(self) -> str:
+        if self.kind == "all":
+            return "every variant"
         if self.kind == "top":
             return f"top {int(self.value)} by predicted time"
         return f"within {self.value:g} % of the best predicted time"
@@ -31,6 +33,8 @@ def preselect(ranked: list[tuple[str, float | None]], rule: Rule) -> set[str]:
     valid = [(n, t) for n, t in ranked if t is not None]
     if not valid:
         return set()
+    if rule.kind == "all":
+        return {n for n, _ in valid}
     if rule.kind == "top":
         return {n for n, _ in valid[: int(rule.value)]}
     best = valid[0][1]

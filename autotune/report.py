@@ -67,7 +67,7 @@ def notes(res: RankResult) -> list[str]:
     if sc.ranks_per_node > 1:
         out.append(f"machine {sc.machine.name} has one node: its {sc.nodes} ranks share it "
                    f"({sc.node_threads} cores busy)")
-    elif sc.nodes > sc.machine.nodes:
+    elif sc.beyond_machine:
         out.append(f"{sc.nodes} nodes exceed the {sc.machine.nodes} of machine {sc.machine.name}: extrapolated")
     for scheme, why in res.excluded.items():
         out.append(f"comm={scheme} excluded: {why}")

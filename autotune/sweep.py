@@ -105,12 +105,13 @@ def parse_values(text: str, option: str, minimum: int = 1) -> list[int]:
     return out
 
 
-def parse_names(text: str, option: str, known: list[str]) -> list[str]:
-    """Comma-separated names; 'all' is every known one.  Unknown names are left for the loader
+def parse_names(text: str, option: str, known) -> list[str]:
+    """Comma-separated names; 'all' is every known one (known: a function listing them, called
+    only then).  Unknown names are left for the loader
     (it may be a path), duplicates are dropped."""
     names = [t.strip() for t in str(text).split(",") if t.strip()]
     if not names:
         raise InputError(f"{option}: expected a name")
     if names == ["all"]:
-        return list(known)
+        return list(known())
     return list(dict.fromkeys(names))

@@ -44,8 +44,8 @@ def test_sweep_grammar_errors_name_the_option(text, message):
 
 
 def test_names_and_size_snapping():
-    assert parse_names("all", "--ivp", ["a", "b"]) == ["a", "b"]
-    assert parse_names("b, a,b", "--ivp", ["a", "b"]) == ["b", "a"]
+    assert parse_names("all", "--ivp", lambda: ["a", "b"]) == ["a", "b"]
+    assert parse_names("b, a,b", "--ivp", lambda: ["a", "b"]) == ["b", "a"]
     heat = load_ivp("heat2d")   # n = N^2
     assert heat.nearest_n(10**6 + 7) == 10**6 and heat.nearest_n(1001**2 - 7) == 1001**2
     assert heat.nearest_n(1000**2 + 1000) == 1000**2   # a tie goes to the smaller size

@@ -1,8 +1,9 @@
 """Memory regimes: which cache level a kernel part's data lives in on one node.
 
 An ECM result depends on the size only through the level the working set
-(and, for stencils with a growing access distance, the layer condition) falls
-into.  We therefore analyse each kernel part once per regime, at a
+falls into, and the layer condition: the level that holds what a sweep reuses
+(a stencil's window of 2 * halo components, or the rows a j loop nested inside
+another loop reads again).  We therefore analyse each kernel part once per regime, at a
 representative size in the middle of that regime's band, and reuse the
 result for every size that falls into the same regime.  Pure functions.
 """
@@ -11,7 +12,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..kernels import KernelPart
 from ..memo import by_identity
@@ -25,48 +25,26 @@ MEM_FACTOR = 3.0    # representative working set of the memory regime: 3x the la
 @dataclass(frozen=True)
 class Regime:
     data: str                  # level holding the working set: L1, L2, L3 ... or MEM
-    layer: str | None = None   # level holding the stencil's reuse distance (growing halo only)
+    layer: str | None = None   # level holding what a sweep reuses (None: the data's own, or no reuse)
 
     @property
     def label(self) -> str:
         return self.data if self.layer is None else f"{self.data}/lc:{self.layer}"
 
 
-def levels(machine: Machine) -> list[str]:
-    return _levels(machine.caches)
-
-
 @by_identity
-def _levels(caches: tuple) -> list[str]:
-    return [c.name for c in caches] + ["MEM"]
-
-
-@by_identity
-def _rows(arrays: tuple) -> int:
-    return sum(rows for _, rows in arrays)
+def _levels(caches: tuple) -> tuple[str, ...]:
+    return tuple(c.name for c in caches) + ("MEM",)
 
 
 def working_set(part: KernelPart, m: int, halo: int) -> float:
-    return _rows(part.arrays) * (m + 2 * halo) * DOUBLE
+    return part_bytes(part)[0] * (m + 2 * halo)
 
 
 def _reuse_bytes(part: KernelPart, halo: int) -> float:
     """Bytes a sweep must keep cached so that y[j+halo] is still there at y[j-halo]."""
     inputs = len(part.arrays) - 1  # all but the output F
     return 2 * halo * DOUBLE * max(inputs, 1) + 2 * halo * DOUBLE  # inputs + the output lines in flight
-
-
-def _level_for(bytes_needed: float, machine: Machine, threads: int, partitioned: bool) -> str:
-    """First level that holds the data.
-
-    partitioned: the bytes are split over the threads (a working set); otherwise
-    every thread needs them for itself (a stencil's reuse window).  Private
-    levels (one core per group) see a thread's share, shared levels the node's.
-    """
-    for name, limit in _limits(machine.caches, threads, partitioned):
-        if bytes_needed <= limit:
-            return name
-    return "MEM"
 
 
 @by_identity
@@ -85,23 +63,13 @@ def _limits(caches: tuple, threads: int, partitioned: bool) -> tuple[tuple[str, 
 _ROW = re.compile(r"\b([A-Za-z_]\w*)\[(\w+)\]\[j\]")
 
 
-_SWEEP: dict[str, float] = {}
-
-
 def sweep_bytes_per_m(part: KernelPart) -> float:
-    got = _SWEEP.get(part.code)       # the code determines loops, arrays and body
-    if got is None:
-        got = _SWEEP[part.code] = _sweep_bytes(part.loops, part.arrays, part.body)
-    return got
-
-
-@lru_cache(maxsize=4096)
-def _sweep_bytes(loops: tuple, arrays: tuple, body: str) -> float:
     """Bytes per component that one sweep of the j loop touches, for a part whose j loop sits
     inside another loop (lc.acc.ilj: F[i] is read again for every l); 0 where j is outermost.
 
     Whether that sweep fits a cache decides whether the next sweep finds the reused rows
     there: the layer condition of the method kernels, as the halo is the stencils'."""
+    loops, arrays, body = part.loops, part.arrays, part.body
     names = [lp.var for lp in loops]
     if "j" not in names or names.index("j") == 0:
         return 0.0
@@ -127,8 +95,10 @@ def _regime(data: str, layer: str | None) -> Regime:
 
 @by_identity
 def part_bytes(part: KernelPart) -> tuple[float, float]:
-    """(bytes per component of the working set, of one j sweep) of a part."""
-    return _rows(part.arrays) * DOUBLE, (sweep_bytes_per_m(part) if part.size_parameter is None else 0.0)
+    """(bytes per component of the working set, of one j sweep; 0 for a stencil, whose layer
+    condition is its halo) of a part."""
+    rows = sum(count for _, count in part.arrays)
+    return rows * DOUBLE, (sweep_bytes_per_m(part) if part.size_parameter is None else 0.0)
 
 
 @dataclass(frozen=True)
@@ -141,7 +111,7 @@ class NodeLevels:
 
 @by_identity
 def _node_levels(caches: tuple, threads: int) -> NodeLevels:
-    return NodeLevels(tuple(_levels(caches)), _limits(caches, threads, True), _limits(caches, threads, False))
+    return NodeLevels(_levels(caches), _limits(caches, threads, True), _limits(caches, threads, False))
 
 
 def node_levels(machine: Machine, threads: int) -> NodeLevels:
@@ -156,8 +126,8 @@ def regime_of(part: KernelPart, machine: Machine, m: int, halo: int, threads: in
 def regime_at(part: KernelPart, m: int, halo: int, lv: NodeLevels) -> Regime:
     """regime_of with the node's levels looked up once (a sweep asks for every part of every
     scenario): index arithmetic and interned results."""
-    per_m, sweep = part_bytes(part)
-    data = _level_index(per_m * (m + 2 * halo), lv.shared)
+    sweep = part_bytes(part)[1]
+    data = _level_index(working_set(part, m, halo), lv.shared)
     if part.size_parameter is None:
         if sweep:
             layer = _level_index(sweep * m, lv.shared)
@@ -185,9 +155,8 @@ def _closed_form(part: KernelPart, machine: Machine, regime: Regime) -> tuple[in
         halo = max(1, int(_band_middle(regime.layer or regime.data, machine) / _reuse_bytes(part, 1)))
     elif part.halo not in ("0", ""):
         halo = int(part.halo)
-    bytes_per_m = sum(rows for _, rows in part.arrays) * DOUBLE
+    bytes_per_m, sweep = part_bytes(part)
     m = int(_band_middle(regime.data, machine) / bytes_per_m) - 2 * halo
-    sweep = sweep_bytes_per_m(part) if part.size_parameter is None else 0.0
     if sweep and regime.layer:
         # the sweep fits the layer's level, the data does not: the data as large as that allows.
         # kerncraft's cache simulation holds data up to the level's full size (our bands end at
