@@ -84,8 +84,8 @@ def sweep(repeats: int) -> dict:
 
 
 def check_all() -> dict:
-    from .specs.ivp import ivp_names
-    from .specs.machine import load_machine, machine_names
+    from autotune.specs.ivp import ivp_names
+    from autotune.specs.machine import load_machine, machine_names
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store.sqlite"

@@ -10,7 +10,7 @@ import pytest
 # machine files made by tests (calibrate --node) go to a scratch dir, never the user's
 os.environ["AUTOTUNE_MACHINES"] = tempfile.mkdtemp(prefix="autotune-test-machines-")
 
-from autotune.cli import main
+from autotune.cli.main import main
 
 
 def run_cli(capsys, *argv):

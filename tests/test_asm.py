@@ -1,4 +1,4 @@
-from autotune.ecm.asm import store_increment
+from autotune.tools.asm import store_increment
 
 
 def test_base_plus_index_stores_with_fixed_index_register():

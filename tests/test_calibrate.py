@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from autotune.paths import MACHINE_DIR, ROOT
+from autotune.specs.shipped import shipped_dir
 
 from .conftest import run_cli
 
@@ -19,7 +19,7 @@ def test_each_benchmark_runs_on_two_ranks(module, op, tmp_path):
     out = tmp_path / "m.jsonl"
     subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", f"benchmarks_mpi.{module}", "--max-bytes", "4096",
                     "--factor", "8", "--max-seconds", "0.05", "--out", str(out)],
-                   check=True, cwd=ROOT, capture_output=True, timeout=120)
+                   check=True, cwd=tmp_path, capture_output=True, timeout=120)
     recs = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["params"]["bytes"] for r in recs] == [8, 64, 512, 4096]
     for r in recs:
@@ -37,7 +37,7 @@ def test_barrier_benchmark(tmp_path):
 @pytest.fixture()
 def machine_copy(tmp_path):
     dst = tmp_path / "mine.yaml"
-    shutil.copy(MACHINE_DIR / "haswell-ep-e5-2630v3.yaml", dst)
+    shutil.copy(shipped_dir("machines") / "haswell-ep-e5-2630v3.yaml", dst)
     return dst
 
 

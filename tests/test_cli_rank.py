@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from autotune.kernels import approx_update_parts, lc_parts, pack_part, rhs_parts
+from autotune.codegen.parts import approx_update_parts, lc_parts, pack_part, rhs_parts
 from autotune.specs.ivp import load_ivp
 from autotune.specs.method import load_method
-from autotune.variants import lc_orders
+from autotune.specs.variants import lc_orders
 
 from .conftest import run_cli
 

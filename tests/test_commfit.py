@@ -3,14 +3,14 @@ import math
 import numpy as np
 import pytest
 
-from autotune.commfit import OpFit, fit_barrier, fit_operation, heldout_p, heldout_sizes
+from autotune.model.commfit import OpFit, fit_barrier, fit_operation, heldout_p, heldout_sizes
 
 SIZES = [2 ** k for k in range(3, 25)]          # 8 B .. 16 MiB
 
 
 def synthetic(op, ps, lat, bw, switch=None, noise=0.0, seed=1):
     """Ground truth: two protocols, eager below `switch` bytes, rendezvous above."""
-    from autotune.commfit import STRUCTURE
+    from autotune.model.commfit import STRUCTURE
     rng = np.random.default_rng(seed)
     L, W = STRUCTURE[op]
     pts = []

@@ -1,6 +1,6 @@
 import pytest
 
-from autotune.compare import compare, phase_ratios, predicted_phases
+from autotune.model.compare import compare, phase_ratios, predicted_phases
 
 
 def test_perfect_ranking_and_loss():

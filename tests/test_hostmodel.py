@@ -1,6 +1,6 @@
 import json
 
-from autotune import hostmodel
+from autotune.tools import hostprobe as hostmodel
 from autotune.specs.machine import load_machine
 
 from .conftest import run_cli

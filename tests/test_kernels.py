@@ -1,9 +1,9 @@
 import pytest
 
-from autotune.kernels import approx_update_parts, lc_parts, rhs_parts
+from autotune.codegen.parts import approx_update_parts, lc_parts, rhs_parts
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.method import build, load_method
-from autotune.variants import enumerate_variants, lc_orders, parse_variant
+from autotune.specs.variants import enumerate_variants, lc_orders, parse_variant
 from autotune.errors import InputError
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from autotune.errors import InputError
-from autotune.launcher import parse_launcher
+from autotune.tools.launcher import parse_launcher
 
 
 def test_default_and_presets_build_argv():

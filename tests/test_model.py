@@ -2,10 +2,10 @@ import math
 
 import pytest
 
-from autotune.comm import PhaseContext, SCHEMES, barrier_seconds, datasheet_op_seconds, phase_seconds
-from autotune.model import KernelTerm, as_sigma, phi, predict, zeta
-from autotune.rank import Rule, preselect, rank
-from autotune.schedule import step_counts, step_events
+from autotune.model.comm import PhaseContext, SCHEMES, barrier_seconds, datasheet_op_seconds, phase_seconds
+from autotune.model.ecm import KernelTerm, as_sigma, phi, predict, zeta
+from autotune.model.ranking import Rule, preselect, rank
+from autotune.model.schedule import step_counts, step_events
 from autotune.specs.method import build, load_method
 
 
@@ -78,7 +78,7 @@ def test_kerncraft_scaling_replaces_min_tau_sigma_when_known():
 
 
 def test_ranks_sharing_a_single_node_machine():
-    from autotune.predict import Scenario
+    from autotune.pipeline.predict import Scenario
     from autotune.specs.ivp import load_ivp
     from autotune.specs.machine import load_machine
     one = load_machine("zen4-epyc-vm-2core")             # a single-node machine with 2 cores
@@ -89,7 +89,7 @@ def test_ranks_sharing_a_single_node_machine():
 
 
 def test_predictor_copy_reuses_the_pack_analysis():
-    from autotune.kernels import copy_part, pack_part
+    from autotune.codegen.parts import copy_part, pack_part
     m = load_method("radauIIA7")
     cp, pk = copy_part(m), pack_part(m)
     assert cp.code == pk.code and (cp.name, cp.kernel) == ("predictor.copy", "COPY")

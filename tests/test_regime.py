@@ -1,7 +1,7 @@
 import pytest
 
-from autotune.ecm.regime import Regime, regime_of, representative_constants, working_set
-from autotune.kernels import lc_parts, rhs_parts
+from autotune.model.regime import Regime, regime_of, representative_constants, working_set
+from autotune.codegen.parts import lc_parts, rhs_parts
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine, machine_names
 from autotune.specs.method import load_method

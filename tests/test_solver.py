@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from autotune.build import build, run
-from autotune.launcher import parse_launcher
-from autotune.solver import GENERATED_COMM, solver_source
+from autotune.tools.build import build, run
+from autotune.tools.launcher import parse_launcher
+from autotune.codegen.solver import GENERATED_COMM, solver_source
 from autotune.specs.ivp import load_ivp
 from autotune.specs.method import load_method
-from autotune.variants import Variant, enumerate_variants
+from autotune.specs.variants import Variant, enumerate_variants
 
 LAUNCHER = parse_launcher(None)
 METHOD = load_method("radauIIA7")

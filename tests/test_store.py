@@ -2,7 +2,7 @@ import multiprocessing as mp
 
 import pytest
 
-from autotune.store import Store, ecm_key
+from autotune.storage.store import Store, ecm_key
 
 
 def _writer(path, start, count):
@@ -53,7 +53,7 @@ def test_unusable_store_path_is_input_error(tmp_path):
 
 
 def test_default_store_location(monkeypatch, tmp_path):
-    from autotune.paths import default_store_path
+    from autotune.storage.paths import default_store_path
     monkeypatch.delenv("AUTOTUNE_STORE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     assert default_store_path() == tmp_path / "cache" / "autotune" / "store.sqlite"

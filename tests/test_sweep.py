@@ -7,11 +7,11 @@ import math
 
 import pytest
 
-from autotune.comm import PhaseContext, comm_basis
+from autotune.model.comm import PhaseContext, comm_basis
 from autotune.errors import InputError
-from autotune.scaling import Point, Rule, analyse, parse_rule
+from autotune.model.scaling import Point, Rule, analyse, parse_rule
 from autotune.specs.ivp import load_ivp
-from autotune.sweep import parse_names, parse_values
+from autotune.request.values import parse_names, parse_values
 
 from .conftest import run_cli
 

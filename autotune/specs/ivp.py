@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import InputError
-from ..formula import FormulaError, evaluate
-from ..paths import IVP_DIR
-from .loading import read_yaml, resolve, shipped_names, validate
+from autotune.errors import InputError
+from autotune.specs.formula import FormulaError, evaluate
+from autotune.specs.shipped import shipped_dir
+from autotune.specs.loading import read_yaml, resolve, shipped_names, validate
 
 _FORMULA = {"type": ["string", "number"]}
 SCHEMA = {
@@ -172,7 +172,7 @@ def parse_ivp(data: dict, path: Path | str) -> IVP:
             raise InputError(f"{path}: field 'rhs.{i}.expr': unbalanced brackets in {expr!r}")
         parts.append(RhsPart(part["name"], str(part["components"]), str(part["halo"]),
                              part.get("start", 0), part.get("step", 1), expr, arrays))
-    from ..comm import SCHEMES  # the comm registry names the valid schemes
+    from autotune.model.comm import SCHEMES  # the comm registry names the valid schemes
     for scheme in data["comm"]:
         if scheme not in SCHEMES:
             raise InputError(f"{path}: field 'comm': unknown scheme {scheme!r} (known: {', '.join(SCHEMES)})")
@@ -185,9 +185,9 @@ def parse_ivp(data: dict, path: Path | str) -> IVP:
 
 
 def load_ivp(name_or_path: str) -> IVP:
-    path = resolve(name_or_path, IVP_DIR, "IVP")
+    path = resolve(name_or_path, shipped_dir("ivps"), "IVP")
     return parse_ivp(read_yaml(path), path)
 
 
 def ivp_names() -> list[str]:
-    return shipped_names(IVP_DIR)
+    return shipped_names(shipped_dir("ivps"))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import InputError
-from ..schema import first_error
+from autotune.errors import InputError
+from autotune.specs.schema import first_error
 
 # libyaml is several times faster for the big machine files
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError
-from ..paths import MACHINE_DIR, user_machine_dir
-from .loading import parse_yaml, resolve, shipped_names, validate
+from autotune.errors import InputError
+from autotune.specs.shipped import shipped_dir, user_machine_dir
+from autotune.specs.loading import parse_yaml, resolve, shipped_names, validate
 
 DEFAULT_MACHINE = "haswell-ep-e5-2630v3"
 
@@ -101,7 +101,7 @@ def _first_compiler(data) -> tuple[str, str]:
 
 
 def _check_network(net: dict, path) -> None:
-    from ..commmodel import STRUCTURE, OpFit
+    from autotune.model.commmodel import STRUCTURE, OpFit
     fits = net.get("fits") or {}
     for op, fit in fits.items():
         if op not in STRUCTURE:
@@ -148,7 +148,7 @@ def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
 
 
 def load_machine(name_or_path: str | None) -> Machine:
-    path = resolve(name_or_path or DEFAULT_MACHINE, MACHINE_DIR, "machine", user_machine_dir())
+    path = resolve(name_or_path or DEFAULT_MACHINE, shipped_dir("machines"), "machine", user_machine_dir())
     try:
         text = path.read_text()
     except OSError as e:
@@ -158,4 +158,4 @@ def load_machine(name_or_path: str | None) -> Machine:
 
 def machine_names() -> list[str]:
     """Shipped machines and those made on this host (calibrate --node)."""
-    return sorted(set(shipped_names(MACHINE_DIR)) | set(shipped_names(user_machine_dir())))
+    return sorted(set(shipped_names(shipped_dir("machines"))) | set(shipped_names(user_machine_dir())))

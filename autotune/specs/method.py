@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .. import polynomials as poly
-from ..errors import InputError
-from ..paths import METHOD_DIR
-from .loading import read_yaml, resolve, shipped_names, validate
+from autotune.specs import polynomials as poly
+from autotune.errors import InputError
+from autotune.specs.shipped import shipped_dir
+from autotune.specs.loading import read_yaml, resolve, shipped_names, validate
 
 
 @dataclass(frozen=True)
@@ -118,15 +118,15 @@ def build(family: str, stages: int, iterations: int | None = None, name: str = "
 
 
 def load_method(name_or_path: str) -> Method:
-    path = resolve(name_or_path, METHOD_DIR, "method")
+    path = resolve(name_or_path, shipped_dir("methods"), "method")
     data = read_yaml(path)
     validate(data, SCHEMA, path)
     return build(data["family"], data["stages"], data.get("iterations"), data["name"])
 
 
 def method_names() -> list[str]:
-    return shipped_names(METHOD_DIR)
+    return shipped_names(shipped_dir("methods"))
 
 
 def method_file(name: str) -> Path:
-    return resolve(name, METHOD_DIR, "method")
+    return resolve(name, shipped_dir("methods"), "method")

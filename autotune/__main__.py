@@ -1,0 +1,6 @@
+"""python -m autotune: the command line."""
+import sys
+
+from autotune.cli.main import main
+
+sys.exit(main())

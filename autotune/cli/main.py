@@ -1,0 +1,154 @@
+"""The `autotune` command line.  main(argv) is callable in-process (tests do)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autotune.errors import InputError, ToolError
+from autotune.model.ranking import DEFAULT_WITHIN_PCT
+
+
+def _int_arg(text: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value != int(value):
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
+
+
+SWEEP_HELP = " (a list or range sweeps: 8,16 | 1:64 | 1:64:x2 | 1e6:1e8:20log)"
+
+
+def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required: bool = True) -> None:
+    num = str if sweep else _int_arg
+    more = SWEEP_HELP if sweep else ""
+    p.add_argument("--ivp", required=ivp_required, help="shipped IVP name (autotune list ivps) or a YAML path"
+                   + (" (comma-separated, or 'all')" if sweep else ""))
+    p.add_argument("--nodes", type=num, help="cluster nodes, one MPI rank each (default: the machine's)" + more)
+    p.add_argument("--threads", type=num, help="OpenMP threads per node (default: all cores)" + more)
+    p.add_argument("--n", type=num, help="system size (default: the IVP's default)" + more)
+    p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")
+    p.add_argument("--method", default="radauIIA7", help="ODE method (default: radauIIA7)")
+    p.add_argument("--store", type=Path, help="SQLite store (default: $AUTOTUNE_STORE or the user cache dir)")
+    p.add_argument("--jobs", type=_int_arg, help="parallel kerncraft analyses (default: available cores)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="autotune", description=__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("rank", help="rank every applicable variant by predicted seconds per step "
+                                    "(one scenario, or a sweep in long format)")
+    _scenario_args(r, sweep=True)
+    r.add_argument("--comm", help="comma-separated comm schemes to consider (default: all the IVP allows)")
+    sel = r.add_mutually_exclusive_group()
+    sel.add_argument("--top", type=_int_arg, help="pre-select the K best variants")
+    sel.add_argument("--within", type=float, help=f"pre-select within PCT %% of the best (default {DEFAULT_WITHIN_PCT:g})")
+    r.add_argument("--format", choices=["table", "csv", "json"], default="table")
+
+    e = sub.add_parser("explain", help="per-kernel breakdown of one variant's prediction")
+    _scenario_args(e)
+    e.add_argument("--variant", required=True, help="e.g. lc=jil,comm=neighbour")
+    e.add_argument("--format", choices=["table", "json"], default="table")
+
+    g = sub.add_parser("generate", help="write every variant's kernel parts (the code kerncraft analyses)")
+    g.add_argument("--ivp", required=True)
+    g.add_argument("--method", default="radauIIA7")
+    g.add_argument("--out", type=Path, default=Path("variants-out"))
+
+    c = sub.add_parser("calibrate", help="run the MPI micro-benchmarks, fit the communication model, "
+                                         "write it into the machine file")
+    c.add_argument("--machine", required=True, help="machine name or YAML path to calibrate (with --node: "
+                                                    "the name or path of the machine file to make)")
+    c.add_argument("--node", action="store_true", help="make a machine model of this host (cache geometry "
+                                                       "from the OS, bandwidths measured) instead")
+    c.add_argument("--min-seconds", type=float, default=0.1, help="with --node: seconds per bandwidth run")
+    c.add_argument("--procs", default="2", help="comma-separated process counts (default 2)")
+    c.add_argument("--threads", default="1,2", help="thread counts for the barrier benchmark (default 1,2)")
+    c.add_argument("--launcher", help="'mpiexec' (default), 'srun', or a template such as "
+                                      "\"srun -N {nodes} -n {procs}\"")
+    c.add_argument("--ops", default="allgather,neighbour,pairwise", help="operations to measure")
+    c.add_argument("--min-bytes", type=_int_arg, default=8)
+    c.add_argument("--max-bytes", type=_int_arg, default=64 * 2**20)
+    c.add_argument("--factor", type=float, default=2.0, help="message size step factor (default 2)")
+    c.add_argument("--max-seconds", type=float, default=0.5, help="time budget per message size")
+    c.add_argument("--timeout", type=float, default=900.0, help="seconds per benchmark run")
+    c.add_argument("--out", type=Path, help="machine file to write (default: update the one given)")
+    c.add_argument("--fresh", action="store_true", help="measure again even what the store has")
+    c.add_argument("--raw", type=Path, help="also write every measurement as Extra-P JSON Lines")
+    c.add_argument("--plot", type=Path, help="write measured points and fitted curves (.png, .svg or .pdf)")
+    c.add_argument("--store", type=Path)
+    c.add_argument("--format", choices=["table", "json"], default="table")
+
+    t = sub.add_parser("tune", help="build and run variants, report predicted against measured")
+    _scenario_args(t, ivp_required=False)
+    t.add_argument("--plan", type=Path, help="run a plan written by `autotune plan` (resumes: variants the "
+                                             "store has measured are not run again)")
+    pick = t.add_mutually_exclusive_group()
+    pick.add_argument("--all", action="store_true", help="run every applicable variant")
+    pick.add_argument("--variants", help="semicolon-separated variant names")
+    pick.add_argument("--top", type=_int_arg)
+    pick.add_argument("--within", type=float)
+    t.add_argument("--steps", type=_int_arg, default=10)
+    t.add_argument("--warmup", type=_int_arg, default=2)
+    t.add_argument("--reps", type=_int_arg, default=3, help="runs per variant; the median is reported")
+    t.add_argument("--h", type=float, help="step size (default: the IVP's step_size)")
+    t.add_argument("--flags", default="-O3 -march=native -fopenmp", help="compiler flags for mpicc")
+    t.add_argument("--launcher", help="as for calibrate (default mpiexec -n {procs})")
+    t.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    t.add_argument("--plot", type=Path, help="predicted against measured per variant (.png/.svg)")
+    t.add_argument("--format", choices=["table", "csv", "json"], default="table")
+
+    sc = sub.add_parser("scale", help="predicted scalability over node counts: speedup, efficiency, bound, "
+                                      "crossovers, recommended node count")
+    _scenario_args(sc, sweep=True)
+    sc.add_argument("--comm", help="comma-separated comm schemes to consider (default: all the IVP allows)")
+    sc.add_argument("--rule", default="efficiency:0.5", help="node-count advice: efficiency:<min> (default "
+                    "efficiency:0.5, the largest p that keeps it), fastest, or node-seconds")
+    sc.add_argument("--plot", type=Path, help="time and efficiency against nodes, one line per variant (.png/.svg)")
+    sc.add_argument("--format", choices=["table", "csv", "json"], default="table")
+
+    pl = sub.add_parser("plan", help="pre-select variants for a batch of scenarios (YAML) into a plan for tune --plan")
+    pl.add_argument("scenarios", type=Path, help="YAML list of scenarios (ivp, n, nodes, threads, machine, "
+                                                 "top/within/all, steps, reps ...)")
+    pl.add_argument("--out", type=Path, default=Path("plan.json"), help="plan file to write (default plan.json)")
+    pl.add_argument("--store", type=Path)
+    pl.add_argument("--jobs", type=_int_arg)
+    pl.add_argument("--format", choices=["table", "json"], default="table")
+
+    li = sub.add_parser("list", help="list shipped IVPs, machines, methods or an IVP's variants")
+    li.add_argument("what", choices=["ivps", "machines", "methods", "variants"])
+    li.add_argument("--ivp", help="for variants: only this IVP")
+    li.add_argument("--format", choices=["table", "json"], default="table")
+    return ap
+
+
+def _progress(done: int, total: int, name: str) -> None:
+    if done == 0:
+        print(f"autotune: running {total} kerncraft analyses (ECM, OSACA, cache simulation)",
+              file=sys.stderr, flush=True)
+        return
+    print(f"autotune: kerncraft [{done}/{total}] {name} done, {total - done} left", file=sys.stderr, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        from autotune.cli import commands
+        return commands.dispatch(args, _progress)
+    except InputError as e:
+        print(f"autotune: error: {e}", file=sys.stderr)
+        return 2
+    except ToolError as e:
+        print(f"autotune: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("autotune: interrupted (finished analyses are kept in the store)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""Kernel parts of a PIRK time step, rendered from the Jinja templates in variants/.
+
+Every basic kernel (LC, RHS, APPROX, UPDATE) is split into perfectly nested
+parts, each analysed by kerncraft on its own.  A part's code depends on the
+method's stage count (a literal) and the loop order, never on the system size:
+sizes enter as the kerncraft constants M (components per node in the loop) and,
+for stencils whose access distance grows with the problem, the IVP's size
+parameter.  That keeps one ECM result valid for every size in a cache regime.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import jinja2
+
+from autotune.errors import InputError
+from autotune.specs.formula import FormulaError, evaluate
+from autotune.specs.shipped import shipped_dir
+from autotune.specs.ivp import IVP, RhsPart
+from autotune.specs.method import Method
+
+
+@dataclass(frozen=True)
+class Loop:
+    var: str
+    start: str
+    stop: str
+    step: int = 1
+
+    @property
+    def trips(self) -> int:
+        """Trip count of a loop with literal bounds (the stage and summand loops)."""
+        return (int(self.stop) - int(self.start) + self.step - 1) // self.step
+
+
+@dataclass(frozen=True)
+class KernelPart:
+    name: str                       # e.g. "lc.acc.ijl", "rhs.heat2d.interior"
+    kernel: str                     # LC, RHS, APPROX, UPDATE
+    code: str                       # the kerncraft kernel file
+    loops: tuple[Loop, ...]
+    arrays: tuple[tuple[str, int], ...]   # (name, rows); each row holds M + 2*halo doubles
+    halo: str = "0"                 # formula in the IVP's size parameter (0 for method kernels)
+    size_parameter: str | None = None     # kerncraft constant besides M, if the code uses it
+    iterations_per_m: float = 1.0   # loop iterations executed = iterations_per_m * M
+    unroll: int = 1                 # trip-count product of the short loops inside the j loop
+    components: str | None = None   # RHS: formula of the components this part updates
+    step: int = 1
+    constants: tuple[str, ...] = field(default=())   # scalar names declared in the code
+    body: str = ""                  # the loop body (one statement), shared with the solver
+
+
+@lru_cache(maxsize=1)
+def env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(shipped_dir("variants"))),
+                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
+def macros():
+    return env().get_template("kernels.j2").module
+
+
+def _render(decls, loops, body) -> str:
+    return env().get_template("kernel.c.j2").render(decls=decls, loops=loops, body=body)
+
+
+def _unroll(loops: tuple[Loop, ...]) -> int:
+    """Product of the literal trip counts of the loops nested inside the j loop."""
+    names = [lp.var for lp in loops]
+    return math.prod(lp.trips for lp in loops[names.index("j") + 1:])
+
+
+def _method_part(name, kernel, loops, body, arrays, coefficients, s) -> KernelPart:
+    """A part of LC/APPROX/UPDATE: vectors of M components, method coefficients a (s x s), b (s), h."""
+    shapes = {"a": f"[{s}][{s}]", "b": f"[{s}]", "h": ""}
+    decls = [f"double {arr}[{rows}][M]" if rows > 1 else f"double {arr}[M]" for arr, rows in arrays]
+    decls += [f"double {c}{shapes[c]}" for c in coefficients]
+    loops = tuple(loops)
+    iters = float(math.prod(lp.trips for lp in loops if lp.var != "j"))
+    return KernelPart(name, kernel, _render(decls, loops, body), loops, tuple(arrays),
+                      iterations_per_m=iters, unroll=_unroll(loops), constants=tuple(coefficients), body=body)
+
+
+def _range(var: str, s: int) -> Loop:
+    return {"i": Loop("i", "1", str(s)), "l": Loop("l", "0", str(s)), "j": Loop("j", "0", "M")}[var]
+
+
+def lc_parts(method: Method, order: str) -> list[KernelPart]:
+    """LC in the loop order `order` (outermost first): first summand, the others, finish."""
+    s, m = method.stages, macros()
+    outer = [v for v in order if v != "i"]
+    arrays_acc = (("Y", s), ("F", s))
+    parts = [_method_part(f"lc.first.{''.join(outer)}", "LC", [_range(v, s) for v in outer],
+                          str(m.lc_first()), arrays_acc, ("a",), s)]
+    if s > 1:  # one stage has no further summands
+        parts.append(_method_part(f"lc.acc.{order}", "LC", [_range(v, s) for v in order],
+                                  str(m.lc_acc()), arrays_acc, ("a",), s))
+    parts.append(_method_part(f"lc.fin.{''.join(outer)}", "LC", [_range(v, s) for v in outer],
+                              str(m.lc_fin()), (("Y", s), ("y", 1)), ("h",), s))
+    return parts
+
+
+def approx_update_parts(method: Method) -> list[KernelPart]:
+    s, m = method.stages, macros()
+    j, i = Loop("j", "0", "M"), Loop("i", "1", str(s))
+    parts = [_method_part("approx.first", "APPROX", [j], str(m.approx_first()),
+                          (("dy", 1), ("F", s)), ("b", "h"), s)]
+    if s > 1:
+        parts.append(_method_part("approx.acc.ji", "APPROX", [j, i], str(m.approx_acc()),
+                                  (("dy", 1), ("F", s)), ("b", "h"), s))
+    parts.append(_method_part("update", "UPDATE", [j], str(m.update()), (("y", 1), ("dy", 1)), (), s))
+    return parts
+
+
+def _copy(name: str, kernel: str, method: Method) -> KernelPart:
+    return _method_part(name, kernel, [Loop("j", "0", "M")], str(macros().pack()), (("b", 1), ("v", 1)), (),
+                        method.stages)
+
+
+def pack_part(method: Method) -> KernelPart:
+    """Copy of a node's block into the buffer the RHS reads (once per communication phase)."""
+    return _copy("comm.pack", "PACK", method)
+
+
+def copy_part(method: Method) -> KernelPart:
+    """The predictor's copy F_l = F_1 (s - 1 times per step).  The same loop as comm.pack, so
+    the same code and the same ECM analysis."""
+    return _copy("predictor.copy", "COPY", method)
+
+
+_IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
+ANALYSIS_FUNCTIONS = ("fmax", "fmin")   # allowed in RHS expressions; see for_analysis
+
+
+def for_analysis(expr: str) -> str:
+    """kerncraft accepts only arithmetic on arrays and scalars: fmax(a, b) and fmin(a, b) become
+    (a + b) in the analysed code, one floating-point operation for one (vmaxpd vs vaddpd)."""
+    out, i = [], 0
+    pattern = re.compile(r"\b(%s)\s*\(" % "|".join(ANALYSIS_FUNCTIONS))
+    while True:
+        m = pattern.search(expr, i)
+        if not m:
+            out.append(expr[i:])
+            return "".join(out)
+        out.append(expr[i:m.start()])
+        depth, j, comma = 1, m.end(), None
+        while depth:
+            ch = expr[j]
+            depth += (ch == "(") - (ch == ")")
+            if ch == "," and depth == 1:
+                comma = j
+            j += 1
+        a, b = expr[m.end():comma], expr[comma + 1:j - 1]
+        out.append(f"(({for_analysis(a.strip())}) + ({for_analysis(b.strip())}))")
+        i = j
+
+
+def rhs_parts(ivp: IVP) -> list[KernelPart]:
+    m = macros()
+    out = []
+    for part in ivp.rhs:
+        out.append(_rhs_part(ivp, part, m))
+    return out
+
+
+def _rhs_part(ivp: IVP, part: RhsPart, m) -> KernelPart:
+    try:
+        halo_value = evaluate(part.halo, {ivp.size_parameter: 1_000_003})
+    except FormulaError as e:
+        raise InputError(f"{ivp.path}: field 'rhs.{part.name}.halo': {e}") from None
+    symbolic = halo_value > 1_000  # grows with the problem: keep it a kerncraft constant
+    halo = ivp.size_parameter if symbolic and part.halo.strip() == ivp.size_parameter else part.halo
+    if symbolic and halo != ivp.size_parameter:
+        raise InputError(f"{ivp.path}: field 'rhs.{part.name}.halo': a growing halo must be the size "
+                         f"parameter {ivp.size_parameter} itself, got {part.halo!r}")
+    if not symbolic:
+        halo = str(int(halo_value))
+    names = set(_IDENT.findall(part.expr)) - set(ANALYSIS_FUNCTIONS)
+    uses_size = ivp.size_parameter in names
+    if uses_size and not symbolic:
+        raise InputError(f"{ivp.path}: field 'rhs.{part.name}.expr': the size parameter "
+                         f"{ivp.size_parameter} may appear only as a growing access distance")
+    scalars = tuple(k for k, _ in ivp.constants if k in names)
+    size = "M" if halo == "0" else f"M + 2*{halo}"
+    decls = [f"double {a}[{size}]" for a in part.arrays] + [f"double F[{size}]"]
+    decls += [f"double {c}" for c in scalars]
+    start = halo if part.start == 0 else f"{halo} + {part.start}"
+    loops = (Loop("j", start, f"M + {halo}" if halo != "0" else "M", part.step),)
+    body = str(m.rhs(part.expr))
+    code = _render(decls, loops, str(m.rhs(for_analysis(part.expr))))
+    arrays = tuple((a, 1) for a in part.arrays) + (("F", 1),)
+    return KernelPart(f"rhs.{ivp.name}.{part.name}", "RHS", code, loops, arrays, halo=halo,
+                      size_parameter=ivp.size_parameter if symbolic else None,
+                      iterations_per_m=1.0 / part.step, unroll=1, components=part.components,
+                      step=part.step, constants=scalars, body=body)

@@ -1,0 +1,58 @@
+"""Render the full PIRK solver of one variant from the same templates as the kernel parts.  Pure."""
+from __future__ import annotations
+
+from autotune.codegen import parts as kmod
+from autotune.errors import InputError
+from autotune.specs.formula import FormulaError, to_c
+from autotune.specs.ivp import IVP
+from autotune.specs.method import Method
+from autotune.specs.variants import Variant
+
+GENERATED_COMM = ("allgather", "neighbour", "sparse")
+
+
+def _halo(ivp: IVP, n: int) -> int:
+    """Ghost/halo width of the RHS input buffers: the largest index offset of any part."""
+    return max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
+
+
+def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
+    """C source of the hybrid MPI+OpenMP solver.  The access distance H is a literal (it sizes
+    the halo); the system size is a run-time argument."""
+    if variant.comm not in GENERATED_COMM:
+        raise InputError(f"variant {variant.name}: the solver for comm={variant.comm} is not generated yet "
+                         f"(available: {', '.join(GENERATED_COMM)})")
+    parts = kmod.rhs_parts(ivp)
+    blocked = len(parts) > 1 and all(p.step == 1 for p in parts)
+    if blocked and len(parts) != 2 and any("w" in p.arrays for p in ivp.rhs):
+        raise InputError(f"{ivp.path}: field 'rhs': the coupled array w needs exactly two blocks")
+    if not blocked and any("w" in p.arrays for p in ivp.rhs):
+        raise InputError(f"{ivp.path}: field 'rhs': w (the coupled block) needs a blocked IVP")
+    if not ivp.initial:
+        raise InputError(f"{ivp.path}: field 'initial': required to generate the solver")
+    try:
+        constants = [{"name": k, "c_expr": to_c(v)} for k, v in ivp.constants]
+    except FormulaError as e:
+        raise InputError(f"{ivp.path}: field 'constants': {e}") from None
+    names = {c for p in parts for c in p.constants}
+    constants = [c for c in constants if c["name"] in names]
+    rhs, offset = [], "0"
+    for i, (p, part) in enumerate(zip(parts, ivp.rhs)):
+        if blocked:
+            other = ivp.rhs[1 - i] if len(parts) == 2 else None
+            rhs.append({"name": part.name, "body": p.body, "start": 0, "step": 1, "offset": offset, "blocked": True,
+                        "comps_c": to_c(part.components),
+                        "w_offset": ("0" if i == 1 else f"(long)({to_c(ivp.rhs[0].components)})") if other else None,
+                        "w_comps_c": to_c(other.components) if other else None})
+            offset = f"({offset} + (long)({to_c(part.components)}))"
+        else:
+            rhs.append({"name": part.name, "body": p.body, "start": part.start, "step": part.step,
+                        "blocked": False, "offset": "0", "comps_c": "n", "w_offset": None, "w_comps_c": None})
+    fmt = lambda x: repr(float(x))  # noqa: E731 - exact decimal round trip of the coefficients
+    return kmod.env().get_template("solver.c.j2").render(
+        ivp_name=ivp.name, method_name=method.name, variant=variant.name, lc=variant.lc,
+        S=method.stages, iterations=method.iterations, H=_halo(ivp, n),
+        A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
+        lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method),
+        rhs=rhs, comm=variant.comm, block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
+        initial=ivp.initial)

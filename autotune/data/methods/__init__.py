@@ -1,0 +1,1 @@
+"""Shipped ODE method definitions (YAML)."""

@@ -1,1 +1,0 @@
-"""ECM predictions through kerncraft: regime selection, the analysis worker, the parallel runner."""

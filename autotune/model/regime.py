@@ -1,0 +1,195 @@
+"""Memory regimes: which cache level a kernel part's data lives in on one node.
+
+An ECM result depends on the size only through the level the working set
+falls into, and the layer condition: the level that holds what a sweep reuses
+(a stencil's window of 2 * halo components, or the rows a j loop nested inside
+another loop reads again).  We therefore analyse each kernel part once per regime, at a
+representative size in the middle of that regime's band, and reuse the
+result for every size that falls into the same regime.  Pure functions.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from autotune.codegen.parts import KernelPart
+from autotune.memo import by_identity
+from autotune.specs.machine import Machine
+
+DOUBLE = 8
+FILL = 0.5          # a level counts as holding the data up to half its capacity
+MEM_FACTOR = 3.0    # representative working set of the memory regime: 3x the last-level cache
+
+
+@dataclass(frozen=True)
+class Regime:
+    data: str                  # level holding the working set: L1, L2, L3 ... or MEM
+    layer: str | None = None   # level holding what a sweep reuses (None: the data's own, or no reuse)
+
+    @property
+    def label(self) -> str:
+        return self.data if self.layer is None else f"{self.data}/lc:{self.layer}"
+
+
+@by_identity
+def _levels(caches: tuple) -> tuple[str, ...]:
+    return tuple(c.name for c in caches) + ("MEM",)
+
+
+def working_set(part: KernelPart, m: int, halo: int) -> float:
+    return part_bytes(part)[0] * (m + 2 * halo)
+
+
+def _reuse_bytes(part: KernelPart, halo: int) -> float:
+    """Bytes a sweep must keep cached so that y[j+halo] is still there at y[j-halo]."""
+    inputs = len(part.arrays) - 1  # all but the output F
+    return 2 * halo * DOUBLE * max(inputs, 1) + 2 * halo * DOUBLE  # inputs + the output lines in flight
+
+
+@by_identity
+def _limits(caches: tuple, threads: int, partitioned: bool) -> tuple[tuple[str, float], ...]:
+    """Per level, the most bytes (of the node's total) it holds at this thread count."""
+    out = []
+    for c in caches:
+        cap = FILL * c.bytes_per_group
+        if partitioned:
+            out.append((c.name, cap * threads if c.cores_per_group == 1 else cap))
+        else:
+            out.append((c.name, cap if c.cores_per_group == 1 else cap / min(threads, c.cores_per_group)))
+    return tuple(out)
+
+
+_ROW = re.compile(r"\b([A-Za-z_]\w*)\[(\w+)\]\[j\]")
+
+
+def sweep_bytes_per_m(part: KernelPart) -> float:
+    """Bytes per component that one sweep of the j loop touches, for a part whose j loop sits
+    inside another loop (lc.acc.ilj: F[i] is read again for every l); 0 where j is outermost.
+
+    Whether that sweep fits a cache decides whether the next sweep finds the reused rows
+    there: the layer condition of the method kernels, as the halo is the stencils'."""
+    loops, arrays, body = part.loops, part.arrays, part.body
+    names = [lp.var for lp in loops]
+    if "j" not in names or names.index("j") == 0:
+        return 0.0
+    inner = {lp.var: lp.trips for lp in loops[names.index("j") + 1:]}
+    rows = {name: 1 for name, count in arrays if count == 1 and re.search(rf"\b{name}\[j\]", body)}
+    for name, var in _ROW.findall(body):
+        rows[name] = max(rows.get(name, 1), inner.get(var, 1))
+    return float(sum(rows.values()) * DOUBLE)
+
+
+def _level_index(bytes_needed: float, limits: tuple[tuple[str, float], ...]) -> int:
+    """Index of the first level that holds the bytes (len(limits): memory)."""
+    for i, (_, limit) in enumerate(limits):
+        if bytes_needed <= limit:
+            return i
+    return len(limits)
+
+
+@by_identity
+def _regime(data: str, layer: str | None) -> Regime:
+    return Regime(data, layer)
+
+
+@by_identity
+def part_bytes(part: KernelPart) -> tuple[float, float]:
+    """(bytes per component of the working set, of one j sweep; 0 for a stencil, whose layer
+    condition is its halo) of a part."""
+    rows = sum(count for _, count in part.arrays)
+    return rows * DOUBLE, (sweep_bytes_per_m(part) if part.size_parameter is None else 0.0)
+
+
+@dataclass(frozen=True)
+class NodeLevels:
+    """The cache levels of one node at one thread count, as regime_at needs them."""
+    names: tuple[str, ...]                      # levels and MEM
+    shared: tuple[tuple[str, float], ...]       # limits for data split over the threads
+    private: tuple[tuple[str, float], ...]      # limits for data every thread needs
+
+
+@by_identity
+def _node_levels(caches: tuple, threads: int) -> NodeLevels:
+    return NodeLevels(_levels(caches), _limits(caches, threads, True), _limits(caches, threads, False))
+
+
+def node_levels(machine: Machine, threads: int) -> NodeLevels:
+    return _node_levels(machine.caches, threads)
+
+
+def regime_of(part: KernelPart, machine: Machine, m: int, halo: int, threads: int) -> Regime:
+    """Regime of a part that sweeps m components (per node) split over `threads` cores."""
+    return regime_at(part, m, halo, node_levels(machine, threads))
+
+
+def regime_at(part: KernelPart, m: int, halo: int, lv: NodeLevels) -> Regime:
+    """regime_of with the node's levels looked up once (a sweep asks for every part of every
+    scenario): index arithmetic and interned results."""
+    sweep = part_bytes(part)[1]
+    data = _level_index(working_set(part, m, halo), lv.shared)
+    if part.size_parameter is None:
+        if sweep:
+            layer = _level_index(sweep * m, lv.shared)
+            if layer < data:
+                return _regime(lv.names[data], lv.names[layer])
+        return _regime(lv.names[data], None)
+    layer = min(data, _level_index(_reuse_bytes(part, halo), lv.private))
+    return _regime(lv.names[data], lv.names[layer])
+
+
+def _band_middle(level: str, machine: Machine) -> float:
+    """A byte count in the middle of `level`'s band for one core (kerncraft simulates one core)."""
+    caps = [FILL * c.bytes_per_group for c in machine.caches]
+    names = [c.name for c in machine.caches]
+    if level == "MEM":
+        return MEM_FACTOR * machine.caches[-1].bytes_per_group
+    i = names.index(level)
+    lower = caps[i - 1] if i > 0 else caps[0] / 8
+    return math.sqrt(lower * caps[i])
+
+
+def _closed_form(part: KernelPart, machine: Machine, regime: Regime) -> tuple[int, int]:
+    halo = 0
+    if part.size_parameter is not None:
+        halo = max(1, int(_band_middle(regime.layer or regime.data, machine) / _reuse_bytes(part, 1)))
+    elif part.halo not in ("0", ""):
+        halo = int(part.halo)
+    bytes_per_m, sweep = part_bytes(part)
+    m = int(_band_middle(regime.data, machine) / bytes_per_m) - 2 * halo
+    if sweep and regime.layer:
+        # the sweep fits the layer's level, the data does not: the data as large as that allows.
+        # kerncraft's cache simulation holds data up to the level's full size (our bands end at
+        # FILL), so a size from the middle of the band would have it find all data cached
+        cap = FILL * next(c.bytes_per_group for c in machine.caches if c.name == regime.layer)
+        m = int(0.9 * cap / sweep)
+    elif sweep:   # no reuse across sweeps: one sweep (not only the data) in the data's band
+        m = max(m, int(_band_middle(regime.data, machine) / sweep))
+    return max(m, 2 * halo, 64) // 8 * 8, halo
+
+
+def _search(part: KernelPart, machine: Machine, regime: Regime, halo_fixed: int | None) -> tuple[int, int]:
+    """The smallest (M, halo) on a geometric grid that lies in the regime (one thread)."""
+    grid = [int(16 * 1.25 ** k) // 8 * 8 for k in range(80)]
+    halos = [halo_fixed] if halo_fixed is not None else sorted({max(1, g // 8) for g in grid})
+    for m in grid:
+        for halo in halos:
+            if regime_of(part, machine, m, halo, 1) == regime:
+                return m, halo
+    raise ValueError(f"no representative size for {part.name} in regime {regime.label}")
+
+
+def representative_constants(part: KernelPart, machine: Machine, regime: Regime) -> dict[str, int]:
+    """kerncraft -D constants (M and, for a growing halo, the size parameter) for this regime.
+
+    The closed form puts the working set (and reuse window) in the middle of the
+    regime's band; where the two interact (a halo as large as the block), a
+    grid search finds the nearest pair that lies in the regime.
+    """
+    m, halo = _closed_form(part, machine, regime)
+    if regime_of(part, machine, m, halo, 1) != regime:
+        m, halo = _search(part, machine, regime, None if part.size_parameter else halo)
+    consts = {"M": m}
+    if part.size_parameter is not None:
+        consts[part.size_parameter] = halo
+    return consts

@@ -1,0 +1,1 @@
+"""Orchestration: predict, sweep, scale, plan, tune, calibrate.  Builds typed results; renders nothing."""

@@ -1,0 +1,239 @@
+"""`autotune calibrate`: run the MPI micro-benchmarks through a launcher, fit, and record.
+
+The edge of the communication model: it runs subprocesses (launcher + the
+benchmarks in benchmarks_mpi/), keeps every raw measurement in the store as
+soon as a run finishes (an interrupted calibration resumes where it
+stopped), fits with the pure functions of commfit, and writes the fitted
+model into the machine file.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from autotune.errors import InputError, ToolError
+from autotune.tools.launcher import Launcher
+from autotune.specs.machine import Machine
+from autotune.storage.store import Store
+from autotune.tools.toolchain import resolve_argv
+
+BENCHMARKS = {"allgather": "benchmarks_mpi.allgather", "neighbour": "benchmarks_mpi.neighbour",
+              "pairwise": "benchmarks_mpi.sparse"}
+
+
+@dataclass(frozen=True)
+class Plan:
+    machine: Machine
+    launcher: Launcher
+    procs: tuple[int, ...]
+    threads: tuple[int, ...]
+    ops: tuple[str, ...] = tuple(BENCHMARKS)
+    min_bytes: int = 8
+    max_bytes: int = 64 * 2**20
+    factor: float = 2.0
+    max_seconds: float = 0.5
+    timeout: float = 900.0
+    nodes: dict = field(default_factory=dict)   # procs -> nodes for the launcher (default: one rank per node)
+
+    def series(self, op: str, p: int) -> str:
+        key = [self.machine.name, op, p, self.launcher.template, self.min_bytes, self.max_bytes,
+               self.factor, self.max_seconds]
+        return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:24]
+
+    def barrier_series(self, t: int) -> str:
+        return hashlib.sha256(json.dumps([self.machine.name, "barrier", t]).encode()).hexdigest()[:24]
+
+
+def _run(argv: list[str], log: Path, timeout: float, what: str) -> None:
+    argv = resolve_argv(argv)
+    try:
+        with open(log, "w") as f:
+            proc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, timeout=timeout)
+    except FileNotFoundError:
+        raise ToolError(f"{what}: command '{argv[0]}' not found (install MPI, e.g. pip install mpich, "
+                        f"or give --launcher); command: {' '.join(argv)}") from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{what}: timed out after {timeout:g} s: {' '.join(argv)} (log: {log})") from None
+    if proc.returncode != 0:
+        raise ToolError(f"{what}: exit status {proc.returncode}: {' '.join(argv)} (log: {log})")
+
+
+def _read_records(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def measure(plan: Plan, store: Store, workdir: Path, progress: Callable[[str], None],
+            fresh: bool = False) -> tuple[dict[str, list[dict]], int]:
+    """Raw records per operation (and 'barrier'); returns them and how many runs were made."""
+    out: dict[str, list[dict]] = {op: [] for op in plan.ops}
+    out["barrier"] = []
+    runs = 0
+    todo = [(op, p) for op in plan.ops for p in plan.procs]
+    for i, (op, p) in enumerate(todo, 1):
+        key = plan.series(op, p)
+        records = [] if fresh else store.get_measurements(key)
+        if records:
+            progress(f"{op} p={p} ({i}/{len(todo)}): reused {len(records)} sizes from the store")
+        else:
+            progress(f"{op} p={p} ({i}/{len(todo)}): measuring {plan.min_bytes} B .. {plan.max_bytes} B")
+            data, log = workdir / f"{op}-p{p}.jsonl", workdir / f"{op}-p{p}.log"
+            cmd = [sys.executable, "-m", BENCHMARKS[op], "--min-bytes", str(plan.min_bytes),
+                   "--max-bytes", str(plan.max_bytes), "--factor", str(plan.factor),
+                   "--max-seconds", str(plan.max_seconds), "--out", str(data)]
+            _run(plan.launcher.argv(p, cmd, plan.nodes.get(p)), log, plan.timeout, f"{op} benchmark on {p} ranks")
+            records = _read_records(data)
+            if not records:
+                raise ToolError(f"{op} benchmark on {p} ranks wrote no measurements (log: {log})")
+            store.put_measurements(key, plan.machine.name, op, records)
+            runs += 1
+        out[op] += records
+    exe = None
+    for t in plan.threads:
+        key = plan.barrier_series(t)
+        records = [] if fresh else store.get_measurements(key)
+        if not records:
+            progress(f"barrier threads={t}: measuring")
+            from benchmarks_mpi import barrier as bb
+            try:
+                exe = exe or bb.build(plan.machine.compiler, workdir)
+                records = [bb.run(exe, t)]
+            except FileNotFoundError:
+                raise ToolError(f"barrier benchmark: compiler '{plan.machine.compiler}' not found") from None
+            except subprocess.CalledProcessError as e:
+                raise ToolError(f"barrier benchmark: {' '.join(map(str, e.cmd))} failed: {(e.stderr or '').strip()[:300]}") from None
+            store.put_measurements(key, plan.machine.name, "barrier", records)
+            runs += 1
+        out["barrier"] += records
+    return out, runs
+
+
+def fit_all(raw: dict[str, list[dict]]) -> dict:
+    """Fits and held-out errors for every measured operation (pure, given the records)."""
+    from autotune.model import commfit
+    result: dict = {"operations": {}}
+    for op, records in raw.items():
+        if op == "barrier" or not records:
+            continue
+        points = [(r["params"]["p"], r["params"]["bytes"], r["median"]) for r in records]
+        fit = commfit.fit_operation(op, points)
+        result["operations"][op] = {
+            "fit": fit.to_dict(),
+            "heldout_error_pct": commfit.heldout_sizes(op, points),
+            "heldout_p_error_pct": commfit.heldout_p(op, points),
+            "measured_p": sorted({p for p, _, _ in points}),
+        }
+    if raw.get("barrier"):
+        result["barrier"] = commfit.fit_barrier([(r["params"]["threads"], r["median"]) for r in raw["barrier"]])
+    return result
+
+
+def _replace_file(target: Path, text: str) -> None:
+    """Write via a temporary file and an atomic rename: never a half-written machine file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(target.suffix + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, target)
+
+
+def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
+    """Update the cluster section of a machine file (comments and the rest kept as they are)."""
+    import ruamel.yaml
+
+    yaml = ruamel.yaml.YAML()
+    yaml.width = 100
+    with open(source) as f:
+        data = yaml.load(f)
+    when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    net = data["cluster"]["network"]
+    net["model"] = "fitted"
+    net["calibrated"] = when
+    net["provenance"] = (f"fitted by autotune calibrate on {when} from {', '.join(result['operations'])} "
+                         f"on p = {','.join(map(str, plan.procs))} with '{plan.launcher.template}', "
+                         f"{plan.min_bytes} B .. {plan.max_bytes} B; other operations: data sheet")
+    net["fits"] = {op: r["fit"] for op, r in result["operations"].items()}
+    net["heldout_error_pct"] = {op: r["heldout_error_pct"] for op, r in result["operations"].items()}
+    if "barrier" in result:
+        bar = data["cluster"]["barrier"]
+        bar["model"] = "fitted"
+        bar["calibrated"] = when
+        bar["provenance"] = f"fitted by autotune calibrate on {when} for {','.join(map(str, plan.threads))} threads"
+        bar["per_doubling_s"] = float(result["barrier"]["per_doubling_s"])
+        bar["error_pct"] = result["barrier"]["error_pct"]
+    buf = io.StringIO()
+    yaml.dump(data, buf)
+    _replace_file(target, buf.getvalue())
+
+
+def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], None],
+              fresh: bool = False, plot: Path | None = None, raw_out: Path | None = None) -> dict:
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="autotune-calibrate-") as tmp:
+        workdir = Path(tmp)
+        try:
+            raw, runs = measure(plan, store, workdir, progress, fresh)
+        except ToolError as e:
+            # keep the logs: the message names them
+            keep = Path(tempfile.mkdtemp(prefix="autotune-calibrate-logs-"))
+            for f in workdir.glob("*.log"):
+                (keep / f.name).write_text(f.read_text())
+            raise ToolError(str(e).replace(str(workdir), str(keep))) from None
+    if raw_out is not None:  # every repetition, as Extra-P JSON Lines
+        with open(raw_out, "w") as f:
+            for records in raw.values():
+                for r in records:
+                    f.write(json.dumps(r) + "\n")
+    result = fit_all(raw)
+    if not result["operations"]:
+        raise InputError("calibrate: nothing was measured (check --ops and --procs)")
+    result.update(machine=plan.machine.name, machine_file=str(target), runs=runs,
+                  wall_s=time.perf_counter() - t0, procs=list(plan.procs), threads=list(plan.threads))
+    write_machine(Path(plan.machine.path), target, result, plan)
+    store.put_comm_fit(plan.machine.name, result)
+    if plot is not None:
+        from autotune.report.plots import calibration_plot
+        calibration_plot(raw, result, plot)
+        result["plot"] = str(plot)
+    return result
+
+
+def write_host_machine(target: Path, name: str, min_seconds: float, progress: Callable[[str], None]) -> dict:
+    """Detect and measure this host, write its machine file (atomically); return a summary."""
+    import ruamel.yaml
+
+    from autotune.tools import hostprobe as hostmodel
+    t0 = time.perf_counter()
+    host = hostmodel.detect()
+    progress(f"{host.model_name}: {host.cores} cores, {host.clock_hz / 1e9:.2f} GHz, caches "
+             + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
+    bandwidths = hostmodel.measure(host, progress, min_seconds)
+    template_name, template_path = hostmodel.template_for(host)
+    yaml = ruamel.yaml.YAML()
+    yaml.width = 100
+    with open(template_path) as f:
+        data = yaml.load(f)
+    data = hostmodel.build(data, host, bandwidths, template_name, name)
+    buf = io.StringIO()
+    yaml.dump(data, buf)
+    text = buf.getvalue()
+    text = text[text.index("kerncraft version"):]   # the template's header describes another machine
+    header = (f"# Machine model of this host ({host.model_name}), made by autotune calibrate --node.\n"
+              f"# Measured and assumed fields: see 'provenance' below.\n")
+    _replace_file(target, header + text)
+    from autotune.specs.machine import load_machine
+    load_machine(str(target))  # the file we wrote must load like any other
+    return {"machine": name, "file": str(target), "template": template_name, "cores": host.cores,
+            "clock_ghz": host.clock_hz / 1e9, "wall_s": time.perf_counter() - t0,
+            "bandwidth_gbs": {lvl: {k: rows[-1][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
+            "bandwidth_1thread_gbs": {lvl: {k: rows[0][2] for k, rows in ks.items()}
+                                      for lvl, ks in bandwidths.items()}}

@@ -1,0 +1,329 @@
+"""From a scenario (IVP, method, machine, n, nodes, threads) to predicted seconds per step.
+
+This is the orchestration edge: it collects the kernel parts of every variant,
+looks their ECM results up in the store, runs the missing analyses, and feeds
+plain numbers to the pure model and ranking.
+"""
+from __future__ import annotations
+
+import math
+from functools import cached_property
+from dataclasses import dataclass, field
+from typing import Callable
+
+from autotune.model import comm as commmod
+from autotune.codegen import parts as kmod
+from autotune.model import regime as regmod
+from autotune.tools.ecm_runner import run_analyses
+from autotune.errors import InputError
+from autotune.memo import by_identity
+from autotune.model.ecm import KernelCost, KernelTerm, Prediction, as_sigma, combine_seconds, execution_seconds, kernel_cost
+from autotune.model.ranking import Rule, preselect, rank
+from autotune.model.schedule import step_counts
+from autotune.specs.ivp import IVP
+from autotune.specs.machine import Machine
+from autotune.specs.method import Method
+from autotune.storage.store import Store, ecm_key
+from autotune.tools.toolchain import compiler_version, package_version
+from autotune.specs.variants import Variant, enumerate_variants, lc_orders
+
+BACKEND_VERSION = 2  # bump when the analysis set-up (patches, predictor) changes
+
+
+@dataclass(frozen=True)
+class Scenario:
+    ivp: IVP
+    method: Method
+    machine: Machine
+    n: int
+    nodes: int
+    threads: int
+
+    @cached_property
+    def ranks_per_node(self) -> int:
+        """Ranks sharing one node: on a single-node machine every rank runs on the same host."""
+        return self.nodes if self.machine.nodes == 1 else 1
+
+    @property
+    def beyond_machine(self) -> bool:
+        """More nodes than the machine has: hypothetical nodes of the same kind."""
+        return self.machine.nodes > 1 and self.nodes > self.machine.nodes
+
+    @cached_property
+    def node_threads(self) -> int:
+        """Cores busy on one node (all its ranks' threads)."""
+        return min(self.machine.cores, self.threads * self.ranks_per_node)
+
+
+@dataclass(slots=True)
+class PartUse:
+    part: kmod.KernelPart
+    executions: int
+    m: int               # index range swept on the slowest node
+    halo: int
+    regime: regmod.Regime
+    key: str = ""
+    inputs: dict = field(default_factory=dict)
+    seconds: float | None = 0.0       # per step, set by assemble (None: the analysis failed)
+    cost: KernelCost | None = None    # the breakdown, where assemble keeps it
+
+
+@dataclass(slots=True)
+class VariantResult:
+    variant: Variant
+    prediction: Prediction | None
+    failed_parts: list[str]
+    comm_phases: int
+    barriers: int
+
+
+@dataclass
+class RankResult:
+    scenario: Scenario
+    rule: Rule
+    ordered: list[VariantResult]
+    preselected: set[str]
+    excluded: dict[str, str]       # comm scheme -> why it cannot run here
+    analyses_run: int
+    failures: dict[str, dict]      # part name -> error info
+
+
+def check_threads(threads: int, machine: Machine) -> None:
+    if threads < 1:
+        raise InputError(f"--threads {threads}: expected at least 1")
+    if threads > machine.cores:
+        raise InputError(f"--threads {threads}: machine {machine.name} has {machine.cores} cores per node")
+
+
+def check_scenario(ivp: IVP, n: int, nodes: int, threads: int, machine: Machine) -> None:
+    """Validate the numbers of a scenario (InputError naming the option)."""
+    if nodes < 1:
+        raise InputError(f"--nodes {nodes}: expected at least 1")
+    check_threads(threads, machine)
+    ivp.size_value(n)
+    if n < nodes:
+        raise InputError(f"--n {n}: fewer components than --nodes {nodes}")
+
+
+def comm_context(sc: Scenario) -> commmod.PhaseContext:
+    return commmod.PhaseContext(sc.n, sc.nodes, sc.ivp.access_distance(sc.n), sc.ivp.sparse_halo)
+
+
+def applicable_schemes(sc: Scenario, schemes: list[str]) -> tuple[list[str], dict[str, str]]:
+    ctx = comm_context(sc)
+    ok, excluded = [], {}
+    for s in schemes:
+        why = commmod.SCHEMES[s].check(ctx)
+        if why:
+            excluded[s] = why
+        else:
+            ok.append(s)
+    return ok, excluded
+
+
+def applicable_variants(sc: Scenario, wanted: list[str] | None = None) -> tuple[list[Variant], dict[str, str]]:
+    """The variants whose communication scheme can run at this n and node count, and why the
+    others cannot (scheme -> reason); InputError if none can."""
+    variants = enumerate_variants(sc.ivp.comm, wanted)
+    ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
+    if not ok:
+        raise InputError(f"--n {sc.n} --nodes {sc.nodes}: no communication scheme applies "
+                         f"({'; '.join(excluded.values())})")
+    return [v for v in variants if v.comm in ok], excluded
+
+
+def _analysis_inputs(part: kmod.KernelPart, machine: Machine, regime: regmod.Regime) -> dict:
+    return {
+        "backend": BACKEND_VERSION,
+        "code": part.code,
+        "unroll": part.unroll,
+        "constants": regmod.representative_constants(part, machine, regime),
+        "regime": regime.label,
+        "machine": machine.kerncraft_digest,
+        "compiler": machine.compiler,
+        "flags": machine.compiler_flags,
+        "compiler_version": compiler_version(machine.compiler),
+        "kerncraft": package_version("kerncraft"),
+        "osaca": package_version("osaca"),
+        "cache_predictor": "SIM",
+        "incore": f"OSACA:{machine.incore_model}",
+    }
+
+
+@by_identity
+def _rhs_parts(ivp: IVP) -> tuple:
+    """RHS parts with their spec: rendered once per process."""
+    return tuple(zip(kmod.rhs_parts(ivp), ivp.rhs))
+
+
+@by_identity
+def _method_parts(method: Method) -> tuple[dict, tuple]:
+    """The method's parts, rendered once per process: LC parts by loop order, and the others."""
+    lc = {order: tuple(kmod.lc_parts(method, order)) for order in lc_orders()}
+    return lc, tuple(kmod.approx_update_parts(method)) + (kmod.pack_part(method), kmod.copy_part(method))
+
+
+def part_uses(sc: Scenario, variants: list[Variant]) -> tuple[dict[str, list[PartUse]], list[PartUse]]:
+    """Kernel parts of every variant, with executions, node-local sizes and regimes, and the
+    distinct ones.  A part shared by several variants is one PartUse object (its regime is
+    computed once)."""
+    counts = step_counts(sc.method)
+    n_local = math.ceil(sc.n / sc.nodes)
+    rhs = _rhs_parts(sc.ivp)
+    lc_table, other = _method_parts(sc.method)
+    m_factor = sc.ranks_per_node
+    lv = regmod.node_levels(sc.machine, sc.node_threads)
+    by_bytes: dict[tuple, regmod.Regime] = {}
+
+    def regime_at(part: kmod.KernelPart, m: int, halo: int) -> regmod.Regime:
+        """Parts with the same bytes per component (and no stencil) share the regime."""
+        if part.size_parameter is not None:
+            return regmod.regime_at(part, m, halo, lv)
+        key = (regmod.part_bytes(part), m, halo)
+        reg = by_bytes.get(key)
+        if reg is None:
+            reg = by_bytes[key] = regmod.regime_at(part, m, halo, lv)
+        return reg
+
+    shared = []
+    for part, spec in rhs:
+        comps, halo = sc.ivp.part_components(spec, sc.n), sc.ivp.part_halo(spec, sc.n)
+        m = math.ceil(comps / sc.nodes) * part.step
+        shared.append(PartUse(part, counts.executions["RHS"], m, halo, regime_at(part, m * m_factor, halo)))
+    # every communication phase first copies the node's block into the buffer the RHS reads;
+    # the predictor copies F_1 into the other stages
+    execs = dict(counts.executions, PACK=counts.comm_phases)
+    shared += [PartUse(part, execs[part.kernel], n_local, 0, regime_at(part, n_local * m_factor, 0))
+               for part in other if execs.get(part.kernel)]
+    by_name: dict[str, PartUse] = {}
+    by_order: dict[str, list[PartUse]] = {}
+    out: dict[str, list[PartUse]] = {}
+    lc_execs = counts.executions["LC"]
+    for v in variants:
+        uses = by_order.get(v.lc)
+        if uses is None:
+            uses = by_order[v.lc] = []
+            for part in lc_table[v.lc]:
+                u = by_name.get(part.name)
+                if u is None:
+                    u = by_name[part.name] = PartUse(part, lc_execs, n_local, 0,
+                                                     regime_at(part, n_local * m_factor, 0))
+                uses.append(u)
+            uses += shared
+        out[v.name] = uses
+    return out, list(by_name.values()) + shared
+
+
+def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
+               progress: Callable[[int, int, str], None] | None = None,
+               jobs: int | None = None) -> tuple[dict[str, dict], int]:
+    """ECM results for every use (by key); runs and stores only what the store lacks."""
+    keyed: dict[tuple, tuple[dict, str]] = {}   # parts recur across variants and scenarios
+    for u in uses:
+        ident = (u.part.code, u.regime.data, u.regime.layer)
+        if ident not in keyed:
+            inputs = _analysis_inputs(u.part, machine, u.regime)
+            keyed[ident] = (inputs, ecm_key(inputs))
+        u.inputs, u.key = keyed[ident]
+    have = store.get_ecm(list(dict.fromkeys(u.key for u in uses)))
+    todo: dict[str, PartUse] = {}
+    for u in uses:
+        if u.key not in have and u.key not in todo:
+            todo[u.key] = u
+    tasks = [{"key": k, "name": f"{u.part.name}@{u.regime.label}", "code": u.part.code,
+              "machine_path": machine.path, "constants": u.inputs["constants"],
+              "unroll": u.part.unroll} for k, u in todo.items()]
+
+    def keep(task, result):
+        u = todo[task["key"]]
+        if not result.get("transient"):  # a crashed worker is not a property of the kernel
+            store.put_ecm(task["key"], u.part.name, u.regime.label, machine.name, result, u.inputs)
+        have[task["key"]] = result
+
+    ran = run_analyses(tasks, keep, progress, jobs)
+    return have, ran
+
+
+def _ecm_numbers(results: dict[str, dict]) -> dict[str, tuple | None]:
+    """Per ECM key: (alpha, sigma, scaling) of a successful analysis, None of a failed one."""
+    return {k: (float(r["cy_per_cl"]), as_sigma(r.get("saturation_cores")), r.get("scaling_cy_per_cl") or [])
+            if r.get("ok") else None for k, r in results.items()}
+
+
+def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[PartUse]], list[PartUse]],
+             results: dict[str, dict], numbers: dict[str, tuple | None], rule: Rule,
+             excluded: dict[str, str] | None, ran: int, detail: bool = True) -> RankResult:
+    """Predictions and ranking of one scenario from ECM results already at hand.  Each distinct
+    part is costed once and each scheme's communication once; without detail the predictions
+    carry no per-kernel breakdown (a sweep of thousands of scenarios needs only the times)."""
+    counts = step_counts(sc.method)
+    ctx = comm_context(sc)
+    op_seconds = commmod.network_model(sc.machine.network)
+    barrier_s = commmod.barrier_seconds(sc.threads, sc.machine.barrier["per_doubling_s"])
+    clock, threads, rpn = sc.machine.clock_hz, sc.node_threads, sc.ranks_per_node
+    failures: dict[str, dict] = {}
+    uses_by_variant, distinct = uses
+    per_line = sc.machine.cacheline / commmod.DOUBLE
+    for u in distinct:
+        num = numbers[u.key]
+        if num is None:
+            u.seconds = None
+            r = results[u.key]
+            failures[u.part.name] = {k: r.get(k) for k in ("error", "log")} | {"regime": u.regime.label}
+            continue
+        # with several ranks on a node, the node's cores work on all of them at once:
+        # kerncraft's scaling at all busy cores, times the ranks sharing it
+        alpha, sigma, scaling = num
+        alpha_tau = float(scaling[threads - 1]) * rpn if len(scaling) >= threads else None
+        beta, delta = u.part.iterations_per_m * u.m, per_line / u.part.loops[-1].step
+        if detail:
+            u.cost = kernel_cost(KernelTerm(u.part.name, u.part.kernel, u.regime.label, alpha, sigma,
+                                            beta, delta, u.executions, alpha_tau), clock, threads)
+            u.seconds = u.cost.seconds
+        else:
+            u.seconds = execution_seconds(alpha, alpha_tau, sigma, beta, delta, clock, threads)[1] * u.executions
+    comm_by_scheme: dict[str, float] = {}
+    by_lc: dict[str, tuple] = {}     # variants of one LC order run the same parts
+    out = []
+    for v in variants:
+        if v.lc not in by_lc:
+            uses = uses_by_variant[v.name]
+            secs = [u.seconds for u in uses]
+            failed = [u.part.name for u in uses if u.seconds is None]
+            kernels = tuple(u.cost for u in uses) if detail and not failed else ()
+            by_lc[v.lc] = (secs, failed, kernels)
+        secs, failed, kernels = by_lc[v.lc]
+        if v.comm not in comm_by_scheme:
+            comm_by_scheme[v.comm] = commmod.phase_seconds(v.comm, ctx, op_seconds) * counts.comm_phases
+        pred = None if failed else combine_seconds(secs, counts.barriers, barrier_s, comm_by_scheme[v.comm], kernels)
+        out.append(VariantResult(v, pred, failed, counts.comm_phases, counts.barriers))
+    by_name = {r.variant.name: r for r in out}
+    ordered_names = rank([(r.variant.name, r.prediction.total_s if r.prediction else None) for r in out])
+    ordered = [by_name[n] for n, _ in ordered_names]
+    return RankResult(sc, rule, ordered, preselect(ordered_names, rule), excluded or {}, ran, failures)
+
+
+def rank_scenario(sc: Scenario, variants: list[Variant], rule: Rule, store: Store,
+                  excluded: dict[str, str] | None = None,
+                  progress: Callable[[int, int, str], None] | None = None,
+                  jobs: int | None = None) -> RankResult:
+    return rank_many([(sc, variants, excluded)], rule, store, progress, jobs)[0]
+
+
+def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]], rule: Rule, store: Store,
+              progress: Callable[[int, int, str], None] | None = None,
+              jobs: int | None = None, detail: bool = True) -> list[RankResult]:
+    """Rank a batch of scenarios: one store lookup and one round of analyses for all of them
+    (each kernel part at most once per memory regime), then the pure model per scenario."""
+    uses = [part_uses(sc, variants) for sc, variants, _ in items]
+    machines: dict[str, tuple[Machine, list[PartUse]]] = {}
+    for (sc, _, _), (_, distinct) in zip(items, uses):
+        machines.setdefault(sc.machine.path, (sc.machine, []))[1].extend(distinct)
+    results, ran = {}, 0
+    for machine, mine in machines.values():
+        got, n = ensure_ecm(mine, machine, store, progress, jobs)
+        results.update(got)
+        ran += n
+    numbers = _ecm_numbers(results)
+    return [assemble(sc, variants, by_v, results, numbers, rule, excluded, ran, detail)
+            for (sc, variants, excluded), by_v in zip(items, uses)]

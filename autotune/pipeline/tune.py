@@ -1,0 +1,132 @@
+"""`autotune tune`: build and run chosen variants for real, compare with the predictions.
+
+The edge that runs compilers and the launcher; the comparison itself is
+compare.py.  Every run goes into the store with the machine, compiler, flags,
+versions and date, and a failing variant (not generated, compile error,
+crash, timeout) is reported without losing the others.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from autotune.tools import build as buildmod
+from autotune.model.compare import compare, predicted_phases
+from autotune.errors import InputError, ToolError
+from autotune.tools.launcher import Launcher, parse_launcher
+from autotune.pipeline.predict import RankResult
+from autotune.codegen.solver import solver_source
+from autotune.storage.store import Store
+from autotune.tools.toolchain import compiler_version, package_version
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    steps: int
+    warmup: int
+    reps: int
+    h: float
+    flags: tuple[str, ...]
+    launcher: Launcher
+    timeout: float
+
+    @staticmethod
+    def of(steps: int, warmup: int, reps: int, h: float, flags: str, launcher: str | None,
+           timeout: float) -> "RunPlan":
+        """From the option values: a flags string and a launcher name or template."""
+        return RunPlan(steps, warmup, reps, h, tuple(shlex.split(flags)), parse_launcher(launcher), timeout)
+
+
+def _phases(r, phase_runs: dict[str, list[float]]) -> dict[str, dict]:
+    """Predicted and measured (median over the runs, mean per step in a run) seconds per phase."""
+    pred = {} if r.prediction is None else predicted_phases(
+        [(c.term.kernel, c.seconds) for c in r.prediction.kernels], r.prediction.comm_s)
+    return {ph: {"predicted_s": pred.get(ph), "measured_s": statistics.median(v) if v else None}
+            for ph, v in phase_runs.items()}
+
+
+def run_key(sc, name: str, flags) -> str:
+    """Store key of one variant's measurement in one scenario (a resumed plan skips it)."""
+    return hashlib.sha256(json.dumps([sc.machine.name, sc.ivp.name, sc.method.name, sc.n, sc.nodes,
+                                      sc.threads, name, list(flags)]).encode()).hexdigest()[:24]
+
+
+def _stored(store: Store, sc, names: list[str], flags) -> dict[str, dict]:
+    """The latest measurement the store holds of each variant (failed runs do not count)."""
+    out = {}
+    for name in names:
+        prev = [r for r in store.get_runs(run_key(sc, name, flags)) if r.get("measured_s") is not None]
+        if prev:
+            out[name] = prev[-1]
+    return out
+
+
+def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
+         progress: Callable[[str], None], resume: bool = False) -> dict:
+    """Build every chosen variant, then run the repetitions round-robin (variant 1, 2, ..., 1, 2,
+    ...): a slow drift of a shared machine then touches every variant alike instead of the ones
+    that happened to run during it.  resume: a variant the store has measured (same scenario,
+    variant and flags) is reported from there, not run again."""
+    sc = ranked.scenario
+    by_name = {r.variant.name: r for r in ranked.ordered}
+    stored = _stored(store, sc, chosen, plan.flags) if resume else {}
+    rows = {name: {"name": name, "predicted_s": by_name[name].prediction.total_s if by_name[name].prediction else None,
+                   "measured_s": None, "runs_s": [], "error": None, "preselected": name in ranked.preselected,
+                   "reused": False}
+            for name in chosen}
+    for name, old in stored.items():
+        rows[name].update(measured_s=old["measured_s"], runs_s=old.get("runs_s", []), phases=old.get("phases"),
+                          reused=True, measured_on=old.get("date"))
+    if resume:
+        progress(f"{len(stored)} of {len(chosen)} variants measured before, {len(chosen) - len(stored)} to run")
+    todo = [name for name in chosen if name not in stored]
+    phase_runs: dict[str, dict[str, list[float]]] = {name: {} for name in todo}
+    mpicc, exes = None, {}
+    for i, name in enumerate(todo, 1):
+        progress(f"[{i}/{len(todo)}] {name}: build")
+        try:
+            mpicc = mpicc or buildmod.find_mpicc()
+            exes[name] = buildmod.build(solver_source(sc.ivp, sc.method, by_name[name].variant, sc.n),
+                                        plan.flags, mpicc)
+        except (InputError, ToolError) as e:
+            rows[name]["error"] = str(e)
+            progress(f"[{i}/{len(todo)}] {name}: failed: {e}")
+    for rep in range(plan.reps):
+        for name, exe in list(exes.items()):
+            progress(f"run {rep + 1}/{plan.reps}: {name} ({plan.steps} steps)")
+            try:
+                out = buildmod.run(exe, plan.launcher, sc.nodes, sc.threads, sc.n, sc.ivp.size_value(sc.n),
+                                   plan.steps, plan.h, plan.warmup, timeout=plan.timeout,
+                                   pin=sc.ranks_per_node == 1)
+            except (InputError, ToolError) as e:
+                rows[name]["error"] = str(e)
+                progress(f"{name}: failed: {e}")
+                del exes[name]
+                continue
+            rows[name]["runs_s"].append(out["median_step_s"])
+            for phase, sec in out.get("phases_s", {}).items():
+                phase_runs[name].setdefault(phase, []).append(sec)
+    for name in todo:
+        row = rows[name]
+        if name in exes and row["runs_s"]:
+            row["measured_s"] = statistics.median(row["runs_s"])
+            row["phases"] = _phases(by_name[name], phase_runs[name])
+        store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row["measured_s"], dict(
+            row, n=sc.n, nodes=sc.nodes, threads=sc.threads, steps=plan.steps, warmup=plan.warmup,
+            h=plan.h, flags=list(plan.flags), compiler=compiler_version(mpicc) if mpicc else None,
+            kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z")))
+    skipped = [(r.variant.name, r.prediction.total_s) for r in ranked.ordered
+               if r.variant.name not in rows and r.prediction]
+    rows = list(rows.values())
+    summary = compare(rows)
+    summary["skipped"] = len(skipped)
+    summary["skipped_predicted_cost_s"] = sum(t for _, t in skipped) * (plan.steps * plan.reps)
+    return {"ivp": sc.ivp.name, "method": sc.method.name, "machine": sc.machine.name, "n": sc.n,
+            "nodes": sc.nodes, "threads": sc.threads, "steps": plan.steps, "warmup": plan.warmup,
+            "reps": plan.reps, "h": plan.h, "flags": list(plan.flags), "selection": ranked.rule.describe(),
+            "variants": rows, "summary": summary}

@@ -1,0 +1,1 @@
+"""Renderers of the typed results, registered by (result type, format)."""

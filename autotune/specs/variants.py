@@ -1,0 +1,65 @@
+"""The variant space: LC loop permutation x applicable communication scheme.
+
+Pure enumeration; names are stable and parseable: "lc=jli,comm=neighbour".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from itertools import permutations
+
+from autotune.model.comm import SCHEMES
+from autotune.errors import InputError
+
+LC_LOOPS = ("i", "j", "l")   # summand, component, argument vector
+DIMENSIONS = ("lc", "comm")
+
+
+def lc_orders() -> list[str]:
+    """Every order of the LC loop set, outermost first (6 for three loops)."""
+    return sorted("".join(p) for p in permutations(LC_LOOPS))
+
+
+@dataclass(frozen=True, order=True)
+class Variant:
+    lc: str
+    comm: str
+
+    @cached_property
+    def name(self) -> str:
+        return f"lc={self.lc},comm={self.comm}"
+
+
+def enumerate_variants(allowed_comm, comm_filter=None) -> list[Variant]:
+    return list(_variants(tuple(allowed_comm), None if comm_filter is None else tuple(comm_filter)))
+
+
+@lru_cache(maxsize=256)
+def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, ...]:
+    schemes = [c for c in allowed_comm if comm_filter is None or c in comm_filter]
+    if comm_filter is not None:
+        bad = [c for c in comm_filter if c not in allowed_comm]
+        if bad:
+            raise InputError(f"--comm {','.join(bad)}: not applicable (this IVP allows {', '.join(allowed_comm)})")
+    return tuple(Variant(lc, c) for c in schemes for lc in lc_orders())
+
+
+def parse_variant(text: str, allowed_comm) -> Variant:
+    """Parse "lc=jil,comm=neighbour" (either order); unknown or missing parts are InputError."""
+    fields = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or key not in DIMENSIONS or key in fields:
+            raise InputError(f"--variant {text!r}: expected lc=<order>,comm=<scheme>, e.g. lc=jli,comm=neighbour")
+        fields[key] = value
+    missing = [d for d in DIMENSIONS if d not in fields]
+    if missing:
+        raise InputError(f"--variant {text!r}: missing {', '.join(missing)} (expected lc=<order>,comm=<scheme>)")
+    if fields["lc"] not in lc_orders():
+        raise InputError(f"--variant {text!r}: lc must be one of {', '.join(lc_orders())}")
+    if fields["comm"] not in SCHEMES:
+        raise InputError(f"--variant {text!r}: unknown comm scheme (known: {', '.join(SCHEMES)})")
+    if fields["comm"] not in allowed_comm:
+        raise InputError(f"--variant {text!r}: comm={fields['comm']} not applicable (allowed: {', '.join(allowed_comm)})")
+    return Variant(fields["lc"], fields["comm"])

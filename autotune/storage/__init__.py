@@ -1,0 +1,1 @@
+"""Persistence: the SQLite store and the user directories."""

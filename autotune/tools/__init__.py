@@ -1,0 +1,2 @@
+"""The edges that run processes or import third-party tools: kerncraft, compilers, launchers,
+MPI benchmarks, host probing."""

@@ -1,0 +1,69 @@
+"""Build and run generated solvers (edge: compiler, launcher, files).  Builds are cached by source and flags."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from autotune.errors import ToolError
+from autotune.tools.launcher import Launcher
+from autotune.storage.paths import build_dir
+from autotune.tools.toolchain import compiler_version, find_executable, resolve_argv
+
+DEFAULT_FLAGS = ("-O3", "-march=native", "-fopenmp")
+
+
+def find_mpicc() -> str:
+    exe = find_executable("mpicc")
+    if exe is None:
+        raise ToolError("mpicc not found: install MPI (pip install mpich) or put mpicc on PATH")
+    return exe
+
+
+def build(source: str, flags: tuple[str, ...] = DEFAULT_FLAGS, cc: str | None = None) -> Path:
+    """Compile once per (source, compiler, flags); return the executable."""
+    cc = cc or find_mpicc()
+    key = hashlib.sha256(json.dumps([source, cc, compiler_version(cc), list(flags)]).encode()).hexdigest()[:20]
+    out_dir = build_dir() / key
+    exe = out_dir / "solver"
+    if exe.exists():
+        return exe
+    out_dir.mkdir(parents=True, exist_ok=True)
+    src = out_dir / "solver.c"
+    src.write_text(source)
+    tmp = out_dir / "solver.tmp"
+    proc = subprocess.run([cc, *flags, str(src), "-o", str(tmp), "-lm"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        log = out_dir / "build.log"
+        log.write_text(proc.stdout + proc.stderr)
+        raise ToolError(f"compiling {src} with {cc} failed (log: {log})")
+    os.replace(tmp, exe)
+    return exe
+
+
+def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: int, steps: int,
+        h: float, warmup: int, output: Path | None = None, timeout: float = 600.0,
+        pin: bool = False) -> dict:
+    """Run the solver; its JSON result line.  pin: bind each OpenMP thread to its own core (only
+    where one rank has a node to itself; ranks sharing a host would all bind to its first cores).
+    OMP_PROC_BIND / OMP_PLACES set by the user win."""
+    argv = resolve_argv(launcher.argv(procs, [str(exe), str(n), str(size), str(steps), repr(h), str(warmup)]
+                                      + ([str(output)] if output else [])))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    if pin:
+        env.setdefault("OMP_PROC_BIND", "close")
+        env.setdefault("OMP_PLACES", "cores")
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    except FileNotFoundError:
+        raise ToolError(f"launcher '{argv[0]}' not found: {' '.join(argv)}") from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"solver timed out after {timeout:g} s: {' '.join(argv)}") from None
+    if proc.returncode != 0:
+        raise ToolError(f"solver failed (exit {proc.returncode}): {' '.join(argv)}: {proc.stderr.strip()[-500:]}")
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if not lines:
+        raise ToolError(f"solver printed no result: {' '.join(argv)}")
+    return json.loads(lines[-1])

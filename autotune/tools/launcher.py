@@ -1,0 +1,44 @@
+"""Launchers as data: a template that becomes an argv list.  Building is pure; running is elsewhere.
+
+    mpiexec -n {procs}                      (default)
+    srun -N {nodes} -n {procs}              (Slurm; {nodes} defaults to {procs}: one rank per node)
+    any template with {procs}, {nodes}, {ppn}
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from autotune.errors import InputError
+
+DEFAULT = "mpiexec -n {procs}"
+PRESETS = {"mpiexec": DEFAULT, "srun": "srun -N {nodes} -n {procs}"}
+FIELDS = {"procs", "nodes", "ppn"}
+
+
+@dataclass(frozen=True)
+class Launcher:
+    template: str
+
+    def argv(self, procs: int, command: list[str], nodes: int | None = None) -> list[str]:
+        nodes = procs if nodes is None else nodes
+        values = {"procs": procs, "nodes": nodes, "ppn": max(1, procs // max(nodes, 1))}
+        try:
+            words = [w.format(**values) for w in shlex.split(self.template)]
+        except (KeyError, IndexError, ValueError) as e:
+            raise InputError(f"--launcher {self.template!r}: bad placeholder {e} (use {{procs}}, {{nodes}}, {{ppn}})") from None
+        return words + list(command)
+
+
+def parse_launcher(text: str | None) -> Launcher:
+    template = PRESETS.get(text or "mpiexec", text or DEFAULT)
+    try:
+        words = shlex.split(template)
+    except ValueError as e:
+        raise InputError(f"--launcher {text!r}: {e}") from None
+    if not words:
+        raise InputError("--launcher: empty command")
+    if "{procs}" not in template:
+        raise InputError(f"--launcher {text!r}: the template must contain {{procs}}")
+    Launcher(template).argv(2, [])  # placeholder check
+    return Launcher(template)

@@ -1,0 +1,1 @@
+"""Shipped IVP definitions (YAML); installed as the package autotune.data.ivps."""

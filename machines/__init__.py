@@ -1,0 +1,1 @@
+"""Shipped machine files (YAML); installed as the package autotune.data.machines."""
