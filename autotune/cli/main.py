@@ -6,7 +6,9 @@ import sys
 from pathlib import Path
 
 from autotune.errors import InputError, ToolError
-from autotune.model.ranking import DEFAULT_WITHIN_PCT
+from autotune.request.run import DEFAULT_FLAGS, RunOptions
+from autotune.request.scenario import DEFAULT_METHOD
+from autotune.request.selection import DEFAULT_WITHIN_PCT
 
 
 def _int_arg(text: str) -> int:
@@ -31,12 +33,18 @@ def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required
     p.add_argument("--threads", type=num, help="OpenMP threads per node (default: all cores)" + more)
     p.add_argument("--n", type=num, help="system size (default: the IVP's default)" + more)
     p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")
-    p.add_argument("--method", default="radauIIA7", help="ODE method (default: radauIIA7)")
+    p.add_argument("--method", default=DEFAULT_METHOD, help=f"ODE method (default: {DEFAULT_METHOD})")
     p.add_argument("--store", type=Path, help="SQLite store (default: $AUTOTUNE_STORE or the user cache dir)")
     p.add_argument("--jobs", type=_int_arg, help="parallel kerncraft analyses (default: available cores)")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from autotune.report.registry import formats
+    from autotune.results.calibrate import CalibrateResult
+    from autotune.results.plan import PlanResult
+    from autotune.results.rank import ExplainResult, RankResult
+    from autotune.results.scale import ScaleResult
+    from autotune.results.tune import TuneResult
     ap = argparse.ArgumentParser(prog="autotune", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
 
@@ -47,16 +55,16 @@ def build_parser() -> argparse.ArgumentParser:
     sel = r.add_mutually_exclusive_group()
     sel.add_argument("--top", type=_int_arg, help="pre-select the K best variants")
     sel.add_argument("--within", type=float, help=f"pre-select within PCT %% of the best (default {DEFAULT_WITHIN_PCT:g})")
-    r.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    r.add_argument("--format", choices=formats(RankResult), default="table")
 
     e = sub.add_parser("explain", help="per-kernel breakdown of one variant's prediction")
     _scenario_args(e)
     e.add_argument("--variant", required=True, help="e.g. lc=jil,comm=neighbour")
-    e.add_argument("--format", choices=["table", "json"], default="table")
+    e.add_argument("--format", choices=formats(ExplainResult), default="table")
 
     g = sub.add_parser("generate", help="write every variant's kernel parts (the code kerncraft analyses)")
     g.add_argument("--ivp", required=True)
-    g.add_argument("--method", default="radauIIA7")
+    g.add_argument("--method", default=DEFAULT_METHOD)
     g.add_argument("--out", type=Path, default=Path("variants-out"))
 
     c = sub.add_parser("calibrate", help="run the MPI micro-benchmarks, fit the communication model, "
@@ -66,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--node", action="store_true", help="make a machine model of this host (cache geometry "
                                                        "from the OS, bandwidths measured) instead")
     c.add_argument("--min-seconds", type=float, default=0.1, help="with --node: seconds per bandwidth run")
-    c.add_argument("--procs", default="2", help="comma-separated process counts (default 2)")
+    c.add_argument("--procs", default="2", help="process counts, e.g. 2,4,8 (default 2)")
     c.add_argument("--threads", default="1,2", help="thread counts for the barrier benchmark (default 1,2)")
     c.add_argument("--launcher", help="'mpiexec' (default), 'srun', or a template such as "
                                       "\"srun -N {nodes} -n {procs}\"")
@@ -81,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--raw", type=Path, help="also write every measurement as Extra-P JSON Lines")
     c.add_argument("--plot", type=Path, help="write measured points and fitted curves (.png, .svg or .pdf)")
     c.add_argument("--store", type=Path)
-    c.add_argument("--format", choices=["table", "json"], default="table")
+    c.add_argument("--format", choices=formats(CalibrateResult), default="table")
 
     t = sub.add_parser("tune", help="build and run variants, report predicted against measured")
     _scenario_args(t, ivp_required=False)
@@ -92,15 +100,16 @@ def build_parser() -> argparse.ArgumentParser:
     pick.add_argument("--variants", help="semicolon-separated variant names")
     pick.add_argument("--top", type=_int_arg)
     pick.add_argument("--within", type=float)
-    t.add_argument("--steps", type=_int_arg, default=10)
-    t.add_argument("--warmup", type=_int_arg, default=2)
-    t.add_argument("--reps", type=_int_arg, default=3, help="runs per variant; the median is reported")
+    run = RunOptions()
+    t.add_argument("--steps", type=_int_arg, default=run.steps)
+    t.add_argument("--warmup", type=_int_arg, default=run.warmup)
+    t.add_argument("--reps", type=_int_arg, default=run.reps, help="runs per variant; the median is reported")
     t.add_argument("--h", type=float, help="step size (default: the IVP's step_size)")
-    t.add_argument("--flags", default="-O3 -march=native -fopenmp", help="compiler flags for mpicc")
+    t.add_argument("--flags", default=DEFAULT_FLAGS, help=f"compiler flags for mpicc (default: {DEFAULT_FLAGS})")
     t.add_argument("--launcher", help="as for calibrate (default mpiexec -n {procs})")
-    t.add_argument("--timeout", type=float, default=600.0, help="seconds per run")
+    t.add_argument("--timeout", type=float, default=run.timeout, help="seconds per run")
     t.add_argument("--plot", type=Path, help="predicted against measured per variant (.png/.svg)")
-    t.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    t.add_argument("--format", choices=formats(TuneResult), default="table")
 
     sc = sub.add_parser("scale", help="predicted scalability over node counts: speedup, efficiency, bound, "
                                       "crossovers, recommended node count")
@@ -109,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--rule", default="efficiency:0.5", help="node-count advice: efficiency:<min> (default "
                     "efficiency:0.5, the largest p that keeps it), fastest, or node-seconds")
     sc.add_argument("--plot", type=Path, help="time and efficiency against nodes, one line per variant (.png/.svg)")
-    sc.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    sc.add_argument("--format", choices=formats(ScaleResult), default="table")
 
     pl = sub.add_parser("plan", help="pre-select variants for a batch of scenarios (YAML) into a plan for tune --plan")
     pl.add_argument("scenarios", type=Path, help="YAML list of scenarios (ivp, n, nodes, threads, machine, "
@@ -117,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--out", type=Path, default=Path("plan.json"), help="plan file to write (default plan.json)")
     pl.add_argument("--store", type=Path)
     pl.add_argument("--jobs", type=_int_arg)
-    pl.add_argument("--format", choices=["table", "json"], default="table")
+    pl.add_argument("--format", choices=formats(PlanResult), default="table")
 
     li = sub.add_parser("list", help="list shipped IVPs, machines, methods or an IVP's variants")
     li.add_argument("what", choices=["ivps", "machines", "methods", "variants"])
@@ -134,13 +143,18 @@ def _progress(done: int, total: int, name: str) -> None:
     print(f"autotune: kerncraft [{done}/{total}] {name} done, {total - done} left", file=sys.stderr, flush=True)
 
 
+def flag(field: str | None) -> str | None:
+    """The option that sets a request field: threads -> --threads, min_bytes -> --min-bytes."""
+    return None if field is None else "--" + field.replace("_", "-")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         from autotune.cli import commands
         return commands.dispatch(args, _progress)
     except InputError as e:
-        print(f"autotune: error: {e}", file=sys.stderr)
+        print(f"autotune: error: {e.named(flag(e.field))}", file=sys.stderr)
         return 2
     except ToolError as e:
         print(f"autotune: error: {e}", file=sys.stderr)

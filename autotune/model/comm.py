@@ -1,70 +1,16 @@
-"""Communication schemes (registry) and their per-phase message patterns, plus the
-data-sheet cost model.  Pure functions of plain numbers.
+"""Communication cost: seconds of one phase of a scheme (autotune.specs.schemes), from the
+data-sheet model or the fits of the micro-benchmarks.  Pure functions of plain numbers.
 
-A scheme says, for one communication phase (one argument vector), which MPI
-operations run and with how many bytes; a cost model turns (operation, bytes,
-p) into seconds.  A new scheme is a registry entry here (and its solver
-template); the calibrated cost models of the micro-benchmarks plug in through
-the same `op_seconds` signature.
+A cost model turns (operation, bytes, p) into seconds; the calibrated models plug in
+through the same `op_seconds` signature.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Callable
 
 from autotune.model.commmodel import STRUCTURE, OpFit, Segment
-
-DOUBLE = 8
-
-
-@dataclass(frozen=True)
-class PhaseContext:
-    n: int              # components of the system
-    p: int              # nodes (one MPI rank per node)
-    distance: int       # access distance d of the IVP
-    sparse_halo: int    # neighbour halo of the sparse pattern
-
-
-@dataclass(frozen=True)
-class Scheme:
-    name: str
-    description: str
-    ops: Callable[[PhaseContext], list[tuple[str, float]]]   # [(operation, bytes per message)]
-    check: Callable[[PhaseContext], str | None]               # None, or why the scheme cannot run
-
-
-SCHEMES: dict[str, Scheme] = {}
-
-
-def register(scheme: Scheme) -> Scheme:
-    if scheme.name in SCHEMES:
-        raise ValueError(f"duplicate communication scheme {scheme.name!r}")
-    SCHEMES[scheme.name] = scheme
-    return scheme
-
-
-def _block(ctx: PhaseContext) -> int:
-    return math.ceil(ctx.n / ctx.p)
-
-
-register(Scheme(
-    "allgather", "multi-broadcast: MPI_Allgather of every node's block",
-    lambda ctx: [("allgather", _block(ctx) * DOUBLE)],
-    lambda ctx: None,
-))
-register(Scheme(
-    "neighbour", "Isend/Irecv of d components with the nodes p-1 and p+1",
-    lambda ctx: [("neighbour", ctx.distance * DOUBLE)],
-    lambda ctx: (None if ctx.p == 1 or ctx.distance <= ctx.n // ctx.p else
-                 f"access distance d = {ctx.distance} exceeds the block n/p = {ctx.n // ctx.p}"),
-))
-register(Scheme(
-    "sparse", "neighbour halo plus the block held by the node with the coupled components",
-    lambda ctx: [("neighbour", ctx.sparse_halo * DOUBLE), ("pairwise", _block(ctx) * DOUBLE)],
-    lambda ctx: (None if ctx.p == 1 or ctx.sparse_halo <= ctx.n // ctx.p else
-                 f"halo {ctx.sparse_halo} exceeds the block n/p = {ctx.n // ctx.p}"),
-))
+from autotune.specs.schemes import DOUBLE, SCHEMES, PhaseContext
 
 
 def datasheet_op_seconds(op: str, nbytes: float, p: int, latency: float, bandwidth: float) -> float:

@@ -17,7 +17,7 @@ level).  The bottleneck at p is whichever of theta and t_comm is larger.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 RULES = ("efficiency", "fastest", "node-seconds")
 
@@ -62,7 +62,83 @@ def parse_rule(text: str) -> Rule:
     return Rule(kind, threshold)
 
 
-def analyse(points: list[Point], rule: Rule) -> dict:
+@dataclass
+class ScaleRow:
+    """One variant at one node count."""
+    variant: str
+    nodes: int
+    predicted_s: float
+    speedup: float
+    efficiency: float
+    efficiency_bound: float | None
+    node_share: float
+    comm_share: float
+    bottleneck: str             # node | communication
+    superlinear: bool
+    node_seconds: float
+    comm_basis: str | None = None       # filled in by the caller, where known
+    beyond_machine: bool | None = None
+
+
+@dataclass(frozen=True)
+class Winner:
+    nodes: int
+    variant: str
+    predicted_s: float
+    efficiency: float
+
+
+@dataclass(frozen=True)
+class Crossover:
+    from_nodes: int
+    to_nodes: int
+    from_variant: str
+    to_variant: str
+
+    def to_dict(self) -> dict:
+        return {"from_nodes": self.from_nodes, "to_nodes": self.to_nodes, "from": self.from_variant,
+                "to": self.to_variant}
+
+
+@dataclass(frozen=True)
+class Fastest:
+    nodes: int
+    variant: str
+    predicted_s: float
+
+
+@dataclass(frozen=True)
+class Recommended:
+    nodes: int
+    variant: str
+    predicted_s: float
+    efficiency: float
+    rule: str
+    met: bool
+
+
+@dataclass
+class ScaleAnalysis:
+    base_nodes: int
+    base_variant: str
+    base_s: float
+    rows: list[ScaleRow]
+    winners: list[Winner]
+    crossovers: list[Crossover]
+    fastest: Fastest
+    recommended: Recommended
+
+    def row(self, variant: str, nodes: int) -> ScaleRow:
+        return next(r for r in self.rows if r.variant == variant and r.nodes == nodes)
+
+    def to_dict(self) -> dict:
+        return {"base_nodes": self.base_nodes, "base_variant": self.base_variant, "base_s": self.base_s,
+                "rows": [asdict(r) for r in self.rows], "winners": [asdict(w) for w in self.winners],
+                "crossovers": [c.to_dict() for c in self.crossovers], "fastest": asdict(self.fastest),
+                "recommended": asdict(self.recommended)}
+
+
+def analyse(points: list[Point], rule: Rule) -> ScaleAnalysis:
     """Per (variant, p) rows, the winner per p, crossovers and the recommendation."""
     ps = sorted({pt.p for pt in points})
     if not ps:
@@ -77,49 +153,39 @@ def analyse(points: list[Point], rule: Rule) -> dict:
         speedup = t_best0 / pt.total_s
         eff = speedup * p0 / pt.p
         bound = (t_best0 * p0 / (p0 * own0.node_s + pt.p * pt.comm_s)) if own0 else None
-        rows.append({
-            "variant": pt.variant, "nodes": pt.p, "predicted_s": pt.total_s, "speedup": speedup,
-            "efficiency": eff, "efficiency_bound": bound,
-            "node_share": pt.node_s / pt.total_s, "comm_share": pt.comm_s / pt.total_s,
-            "bottleneck": "communication" if pt.comm_s > pt.node_s else "node",
-            "superlinear": bound is not None and eff > bound * (1 + 1e-9),
-            "node_seconds": pt.p * pt.total_s,
-        })
+        rows.append(ScaleRow(pt.variant, pt.p, pt.total_s, speedup, eff, bound, pt.node_s / pt.total_s,
+                             pt.comm_s / pt.total_s, "communication" if pt.comm_s > pt.node_s else "node",
+                             bound is not None and eff > bound * (1 + 1e-9), pt.p * pt.total_s))
     # the best variant at each p.  Among tied ones (allgather and neighbour on one node) the
     # previous winner keeps its place, else the one best at the next node count: a tie is no
     # crossover
-    by_p: dict[int, dict[str, dict]] = {}
+    by_p: dict[int, dict[str, ScaleRow]] = {}
     for r in rows:
-        by_p.setdefault(r["nodes"], {})[r["variant"]] = r
+        by_p.setdefault(r.nodes, {})[r.variant] = r
     winners, prev = [], None
     for k, p in enumerate(ps):
         cands = by_p[p]
-        best_s = min(r["predicted_s"] for r in cands.values())
-        tied = [r for r in cands.values() if r["predicted_s"] <= best_s * (1 + 1e-9)]
+        best_s = min(r.predicted_s for r in cands.values())
+        tied = [r for r in cands.values() if r.predicted_s <= best_s * (1 + 1e-9)]
         nxt = by_p.get(ps[k + 1], {}) if k + 1 < len(ps) else {}
-        pick = min(tied, key=lambda r: (r["variant"] != prev,
-                                        nxt[r["variant"]]["predicted_s"] if r["variant"] in nxt else 0.0,
-                                        r["variant"]))
+        pick = min(tied, key=lambda r: (r.variant != prev,
+                                        nxt[r.variant].predicted_s if r.variant in nxt else 0.0,
+                                        r.variant))
         winners.append(pick)
-        prev = pick["variant"]
-    crossovers = [{"from_nodes": a["nodes"], "to_nodes": b["nodes"], "from": a["variant"], "to": b["variant"]}
-                  for a, b in zip(winners, winners[1:]) if a["variant"] != b["variant"]]
-    fastest = min(winners, key=lambda r: (r["predicted_s"], r["nodes"]))
+        prev = pick.variant
+    crossovers = [Crossover(a.nodes, b.nodes, a.variant, b.variant)
+                  for a, b in zip(winners, winners[1:]) if a.variant != b.variant]
+    fastest = min(winners, key=lambda r: (r.predicted_s, r.nodes))
     if rule.kind == "fastest":
         pick = fastest
     elif rule.kind == "node-seconds":
-        pick = min(winners, key=lambda r: (r["node_seconds"], r["nodes"]))
+        pick = min(winners, key=lambda r: (r.node_seconds, r.nodes))
     else:
-        ok = [r for r in winners if r["efficiency"] >= rule.threshold]
-        pick = max(ok, key=lambda r: r["nodes"]) if ok else winners[0]
-    return {
-        "base_nodes": p0, "base_variant": winners[0]["variant"], "base_s": t_best0,
-        "rows": rows,
-        "winners": [{"nodes": r["nodes"], "variant": r["variant"], "predicted_s": r["predicted_s"],
-                     "efficiency": r["efficiency"]} for r in winners],
-        "crossovers": crossovers,
-        "fastest": {"nodes": fastest["nodes"], "variant": fastest["variant"], "predicted_s": fastest["predicted_s"]},
-        "recommended": {"nodes": pick["nodes"], "variant": pick["variant"], "predicted_s": pick["predicted_s"],
-                        "efficiency": pick["efficiency"], "rule": rule.describe(),
-                        "met": rule.kind != "efficiency" or pick["efficiency"] >= rule.threshold},
-    }
+        ok = [r for r in winners if r.efficiency >= rule.threshold]
+        pick = max(ok, key=lambda r: r.nodes) if ok else winners[0]
+    return ScaleAnalysis(
+        p0, winners[0].variant, t_best0, rows,
+        [Winner(r.nodes, r.variant, r.predicted_s, r.efficiency) for r in winners], crossovers,
+        Fastest(fastest.nodes, fastest.variant, fastest.predicted_s),
+        Recommended(pick.nodes, pick.variant, pick.predicted_s, pick.efficiency, rule.describe(),
+                    rule.kind != "efficiency" or pick.efficiency >= rule.threshold))

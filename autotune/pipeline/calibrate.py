@@ -8,7 +8,6 @@ model into the machine file.
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -16,42 +15,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from autotune.errors import InputError, ToolError
-from autotune.tools.launcher import Launcher
-from autotune.specs.machine import Machine
+from autotune.request.calibrate import Plan
+from autotune.results.calibrate import CalibrateResult, HostMachineResult
+from autotune.specs.schemes import OPERATIONS
 from autotune.storage.store import Store
 from autotune.tools.toolchain import resolve_argv
-
-BENCHMARKS = {"allgather": "benchmarks_mpi.allgather", "neighbour": "benchmarks_mpi.neighbour",
-              "pairwise": "benchmarks_mpi.sparse"}
-
-
-@dataclass(frozen=True)
-class Plan:
-    machine: Machine
-    launcher: Launcher
-    procs: tuple[int, ...]
-    threads: tuple[int, ...]
-    ops: tuple[str, ...] = tuple(BENCHMARKS)
-    min_bytes: int = 8
-    max_bytes: int = 64 * 2**20
-    factor: float = 2.0
-    max_seconds: float = 0.5
-    timeout: float = 900.0
-    nodes: dict = field(default_factory=dict)   # procs -> nodes for the launcher (default: one rank per node)
-
-    def series(self, op: str, p: int) -> str:
-        key = [self.machine.name, op, p, self.launcher.template, self.min_bytes, self.max_bytes,
-               self.factor, self.max_seconds]
-        return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:24]
-
-    def barrier_series(self, t: int) -> str:
-        return hashlib.sha256(json.dumps([self.machine.name, "barrier", t]).encode()).hexdigest()[:24]
-
 
 def _run(argv: list[str], log: Path, timeout: float, what: str) -> None:
     argv = resolve_argv(argv)
@@ -88,7 +60,7 @@ def measure(plan: Plan, store: Store, workdir: Path, progress: Callable[[str], N
         else:
             progress(f"{op} p={p} ({i}/{len(todo)}): measuring {plan.min_bytes} B .. {plan.max_bytes} B")
             data, log = workdir / f"{op}-p{p}.jsonl", workdir / f"{op}-p{p}.log"
-            cmd = [sys.executable, "-m", BENCHMARKS[op], "--min-bytes", str(plan.min_bytes),
+            cmd = [sys.executable, "-m", OPERATIONS[op].benchmark, "--min-bytes", str(plan.min_bytes),
                    "--max-bytes", str(plan.max_bytes), "--factor", str(plan.factor),
                    "--max-seconds", str(plan.max_seconds), "--out", str(data)]
             _run(plan.launcher.argv(p, cmd, plan.nodes.get(p)), log, plan.timeout, f"{op} benchmark on {p} ranks")
@@ -176,7 +148,7 @@ def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
 
 
 def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], None],
-              fresh: bool = False, plot: Path | None = None, raw_out: Path | None = None) -> dict:
+              fresh: bool = False, raw_out: Path | None = None) -> CalibrateResult:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="autotune-calibrate-") as tmp:
         workdir = Path(tmp)
@@ -200,14 +172,11 @@ def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], 
                   wall_s=time.perf_counter() - t0, procs=list(plan.procs), threads=list(plan.threads))
     write_machine(Path(plan.machine.path), target, result, plan)
     store.put_comm_fit(plan.machine.name, result)
-    if plot is not None:
-        from autotune.report.plots import calibration_plot
-        calibration_plot(raw, result, plot)
-        result["plot"] = str(plot)
-    return result
+    return CalibrateResult.of(result, raw)
 
 
-def write_host_machine(target: Path, name: str, min_seconds: float, progress: Callable[[str], None]) -> dict:
+def write_host_machine(target: Path, name: str, min_seconds: float,
+                       progress: Callable[[str], None]) -> HostMachineResult:
     """Detect and measure this host, write its machine file (atomically); return a summary."""
     import ruamel.yaml
 
@@ -232,8 +201,8 @@ def write_host_machine(target: Path, name: str, min_seconds: float, progress: Ca
     _replace_file(target, header + text)
     from autotune.specs.machine import load_machine
     load_machine(str(target))  # the file we wrote must load like any other
-    return {"machine": name, "file": str(target), "template": template_name, "cores": host.cores,
+    return HostMachineResult(**{"machine": name, "file": str(target), "template": template_name, "cores": host.cores,
             "clock_ghz": host.clock_hz / 1e9, "wall_s": time.perf_counter() - t0,
             "bandwidth_gbs": {lvl: {k: rows[-1][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
             "bandwidth_1thread_gbs": {lvl: {k: rows[0][2] for k, rows in ks.items()}
-                                      for lvl, ks in bandwidths.items()}}
+                                      for lvl, ks in bandwidths.items()}})

@@ -14,18 +14,22 @@ import os
 import time
 from pathlib import Path
 
-from autotune.pipeline.batch import SweepSpec, scenarios as expand
 from autotune.errors import InputError, ToolError
-from autotune.pipeline.predict import Scenario, applicable_variants, check_scenario, rank_many, rank_scenario
-from autotune.model.ranking import DEFAULT_WITHIN_PCT, Rule
-from autotune.specs.loading import read_yaml, validate
+from autotune.model.ranking import Rule
+from autotune.pipeline.predict import rank_many, rank_scenario
+from autotune.pipeline.sweep import scenarios as expand
+from autotune.pipeline.tune import tune
+from autotune.request.run import RunOptions
+from autotune.request.scenario import DEFAULT_METHOD, ScenarioRequest
+from autotune.request.selection import selection
+from autotune.results.plan import PLAN_VERSION, PlannedScenario, PlannedVariant, PlanResult
+from autotune.results.tune import PlanRunResult, PlanScenarioRun, PlanTotals
 from autotune.specs.ivp import load_ivp
+from autotune.specs.loading import read_yaml, validate
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
-from autotune.request.values import parse_values
-from autotune.pipeline.tune import RunPlan, tune
+from autotune.specs.scenario import Scenario, applicable_variants, check_scenario
 
-PLAN_VERSION = 1
 _SWEEPABLE = {"type": ["integer", "string"]}
 _SCENARIO_FIELDS = {
     "ivp": {"type": "string"}, "n": _SWEEPABLE, "nodes": _SWEEPABLE, "threads": _SWEEPABLE,
@@ -43,106 +47,92 @@ FILE_SCHEMA = {"type": "object", "required": ["scenarios"], "additionalPropertie
     "defaults": {"type": "object", "additionalProperties": False,
                  "properties": {k: v for k, v in _SCENARIO_FIELDS.items() if k != "ivp"}},
     "scenarios": {"type": "array", "minItems": 1, "items": SCENARIO_SCHEMA}}}
-RUN_DEFAULTS = {"steps": 10, "warmup": 2, "reps": 3, "flags": "-O3 -march=native -fopenmp", "h": None,
-                "launcher": None, "timeout": 600.0}
+_RUN_FIELDS = tuple(RunOptions.__dataclass_fields__)
 
 
-def read_scenarios(path: Path) -> list[dict]:
-    """The scenario entries of a scenarios file, defaults applied (InputError names the field)."""
+def _entry_error(path: Path, i: int, e: InputError) -> InputError:
+    """An error about one scenario entry, naming its field as the file does."""
+    where = f"scenarios[{i}]" + (f".{e.field}" if e.field else "")
+    return InputError(f"{path}: field '{where}': {e.message.lstrip(': ')}")
+
+
+def read_scenarios(path: Path) -> list[tuple[ScenarioRequest, Rule, RunOptions]]:
+    """The requests of a scenarios file, defaults applied (InputError names the entry's field)."""
     data = read_yaml(path)
     if isinstance(data, list):
         data = {"scenarios": data}
     validate(data, FILE_SCHEMA, path)
     out = []
     for i, entry in enumerate(data["scenarios"]):
-        merged = dict(data.get("defaults") or {}, **entry)
-        if sum(k in merged for k in ("top", "within", "all")) > 1:
-            raise InputError(f"{path}: field 'scenarios.{i}': give one of top, within, all")
-        if merged.get("warmup", RUN_DEFAULTS["warmup"]) >= merged.get("steps", RUN_DEFAULTS["steps"]):
-            raise InputError(f"{path}: field 'scenarios.{i}.warmup': expected fewer warm-up steps than steps")
-        out.append(merged)
+        e = dict(data.get("defaults") or {}, **entry)
+        try:
+            req = ScenarioRequest(e["ivp"], e.get("n"), e.get("nodes"), e.get("threads"), e.get("machine"),
+                                  e.get("method", DEFAULT_METHOD))
+            rule = selection(e.get("top"), e.get("within"), bool(e.get("all")))
+            run = RunOptions(**{k: e[k] for k in _RUN_FIELDS if k in e})
+        except InputError as err:
+            raise _entry_error(path, i, err) from None
+        out.append((req, rule, run))
     return out
 
 
-def _rule(entry: dict) -> Rule:
-    if entry.get("all"):
-        return Rule("all")
-    if "top" in entry:
-        return Rule("top", entry["top"])
-    return Rule("within", entry.get("within", DEFAULT_WITHIN_PCT))
-
-
-def _values(entry: dict, key: str, where: str) -> list[int] | None:
-    return None if key not in entry else parse_values(str(entry[key]), f"{where} {key}")
-
-
-def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> dict:
-    entries = read_scenarios(path)
+def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> PlanResult:
     out, skipped = [], []
-    for i, entry in enumerate(entries):
-        where = f"{path}: scenarios.{i}"
-        spec = SweepSpec([entry["ivp"]], _values(entry, "n", where), _values(entry, "nodes", where),
-                         _values(entry, "threads", where), entry.get("machine"), entry.get("method", "radauIIA7"))
-        items, requested, skip = expand(spec)
+    for i, (req, rule, run) in enumerate(read_scenarios(path)):
+        try:
+            items, requested, skip = expand(req.sweep_spec())
+        except InputError as err:
+            raise _entry_error(path, i, err) from None
         skipped += [dict(s, scenario=i) for s in skip]
-        rule = _rule(entry)
         ranked = rank_many(items, rule, store, progress, jobs)
-        run = {k: entry.get(k, v) for k, v in RUN_DEFAULTS.items()}
         for res, n_req in zip(ranked, requested):
             sc = res.scenario
             chosen = [r for r in res.ordered if r.prediction and r.variant.name in res.preselected]
             rest = [r for r in res.ordered if r.prediction and r.variant.name not in res.preselected]
-            out.append({
-                "id": f"{sc.ivp.name}/n={sc.n}/nodes={sc.nodes}/threads={sc.threads}/{sc.machine.name}",
-                "ivp": sc.ivp.name, "ivp_path": sc.ivp.path, "method": sc.method.name, "machine": sc.machine.name,
-                "machine_path": sc.machine.path, "n": sc.n, "n_requested": n_req, "nodes": sc.nodes,
-                "threads": sc.threads,
-                "selection": rule.describe(),
-                "run": run,
-                "variants": [{"name": r.variant.name, "predicted_s": r.prediction.total_s} for r in chosen],
-                "not_selected": len(rest),
-                "not_selected_predicted_cost_s": sum(r.prediction.total_s for r in rest) * run["steps"] * run["reps"],
-            })
+            out.append(PlannedScenario(
+                f"{sc.ivp.name}/n={sc.n}/nodes={sc.nodes}/threads={sc.threads}/{sc.machine.name}",
+                sc.ivp.name, sc.ivp.path, sc.method.name, sc.machine.name, sc.machine.path, sc.n, n_req,
+                sc.nodes, sc.threads, rule.describe(), run.to_dict(),
+                [PlannedVariant(r.variant.name, r.prediction.total_s) for r in chosen], len(rest),
+                sum(r.prediction.total_s for r in rest) * run.steps * run.reps))
     if not out:
         raise InputError(f"{path}: no scenario can run: " + "; ".join(sorted({s['reason'] for s in skipped})[:3]))
-    return {"plan_version": PLAN_VERSION, "source": str(path), "created": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            "scenarios": out, "skipped": skipped}
+    return PlanResult(str(path), time.strftime("%Y-%m-%d %H:%M:%S %Z"), out, skipped)
 
 
-def write_plan(plan: dict, target: Path) -> None:
+def write_plan(plan: PlanResult, target: Path) -> None:
     """Atomically: a plan half written is never read back."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(json.dumps(plan, indent=2) + "\n")
+        tmp.write_text(json.dumps(plan.to_dict(), indent=2) + "\n")
         os.replace(tmp, target)
     except OSError as e:
-        raise InputError(f"--out {target}: cannot write ({e.strerror})") from None
+        raise InputError(f"{target}: cannot write ({e.strerror})", field="out") from None
 
 
 def read_plan(path: Path) -> dict:
     try:
         plan = json.loads(path.read_text())
     except OSError as e:
-        raise InputError(f"--plan {path}: cannot read ({e.strerror})") from None
+        raise InputError(f"{path}: cannot read ({e.strerror})", field="plan") from None
     except json.JSONDecodeError as e:
-        raise InputError(f"--plan {path}: not JSON (line {e.lineno}: {e.msg})") from None
+        raise InputError(f"{path}: not JSON (line {e.lineno}: {e.msg})", field="plan") from None
     if not isinstance(plan, dict) or plan.get("plan_version") != PLAN_VERSION or not isinstance(
             plan.get("scenarios"), list):
-        raise InputError(f"--plan {path}: field 'plan_version': expected a plan written by `autotune plan` "
-                         f"(version {PLAN_VERSION})")
+        raise InputError(f"{path}: field 'plan_version': expected a plan written by `autotune plan` "
+                         f"(version {PLAN_VERSION})", field="plan")
     for i, sc in enumerate(plan["scenarios"]):
         for key in ("ivp_path", "method", "machine_path", "n", "nodes", "threads", "run", "variants"):
             if key not in sc:
-                raise InputError(f"--plan {path}: field 'scenarios.{i}.{key}': required field is missing")
+                raise InputError(f"{path}: field 'scenarios[{i}].{key}': required field is missing", field="plan")
     return plan
 
 
-def run_plan(plan: dict, store, say, jobs: int | None = None) -> dict:
+def run_plan(plan: dict, store, say, jobs: int | None = None) -> PlanRunResult:
     """Run every planned variant the store has no measurement of; report all of them (reused
     ones from the store).  A failing scenario or variant is reported and the rest go on."""
-    results, totals = [], {"scenarios": len(plan["scenarios"]), "ran": 0, "reused": 0, "failed": 0,
-                           "scenario_errors": 0}
+    results, totals = [], PlanTotals(len(plan["scenarios"]))
     for i, entry in enumerate(plan["scenarios"]):
         label = f"[{i + 1}/{len(plan['scenarios'])}] {entry.get('id', i)}"
         try:
@@ -156,20 +146,18 @@ def run_plan(plan: dict, store, say, jobs: int | None = None) -> dict:
             if missing:
                 raise InputError(f"variant {sorted(missing)[0]} cannot run in this scenario")
             ranked.preselected = set(names)
-            run = dict(RUN_DEFAULTS, **entry["run"])
-            rp = RunPlan.of(run["steps"], run["warmup"], run["reps"],
-                            run["h"] if run["h"] is not None else sc.ivp.default_step(sc.n),
-                            run["flags"], run["launcher"], run["timeout"])
+            run = RunOptions(**entry["run"])
+            rp = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n))
             say(label)
             res = tune(ranked, names, rp, store, say, resume=True)
         except (InputError, ToolError) as e:
             say(f"{label}: failed: {e}")
-            totals["scenario_errors"] += 1
-            results.append({"id": entry.get("id"), "error": str(e), "variants": [], "summary": None})
+            totals.scenario_errors += 1
+            results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), str(e), None))
             continue
-        rows = res["variants"]
-        totals["ran"] += sum(1 for r in rows if not r["reused"] and r["measured_s"] is not None)
-        totals["reused"] += sum(1 for r in rows if r["reused"])
-        totals["failed"] += sum(1 for r in rows if r["measured_s"] is None)
-        results.append(dict(res, id=entry.get("id"), selection=entry.get("selection"), error=None))
-    return {"plan": plan.get("source"), "scenarios": results, "totals": totals}
+        rows = res.variants
+        totals.ran += sum(1 for r in rows if not r.reused and r.measured_s is not None)
+        totals.reused += sum(1 for r in rows if r.reused)
+        totals.failed += sum(1 for r in rows if r.measured_s is None)
+        results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), None, res))
+    return PlanRunResult(plan.get("source"), results, totals)

@@ -7,7 +7,6 @@ plain numbers to the pure model and ranking.
 from __future__ import annotations
 
 import math
-from functools import cached_property
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -15,7 +14,6 @@ from autotune.model import comm as commmod
 from autotune.codegen import parts as kmod
 from autotune.model import regime as regmod
 from autotune.tools.ecm_runner import run_analyses
-from autotune.errors import InputError
 from autotune.memo import by_identity
 from autotune.model.ecm import KernelCost, KernelTerm, Prediction, as_sigma, combine_seconds, execution_seconds, kernel_cost
 from autotune.model.ranking import Rule, preselect, rank
@@ -25,34 +23,11 @@ from autotune.specs.machine import Machine
 from autotune.specs.method import Method
 from autotune.storage.store import Store, ecm_key
 from autotune.tools.toolchain import compiler_version, package_version
-from autotune.specs.variants import Variant, enumerate_variants, lc_orders
+from autotune.specs.variants import Variant, lc_orders
+from autotune.specs.scenario import Scenario, comm_context
+from autotune.results.rank import RankResult, VariantResult
 
 BACKEND_VERSION = 2  # bump when the analysis set-up (patches, predictor) changes
-
-
-@dataclass(frozen=True)
-class Scenario:
-    ivp: IVP
-    method: Method
-    machine: Machine
-    n: int
-    nodes: int
-    threads: int
-
-    @cached_property
-    def ranks_per_node(self) -> int:
-        """Ranks sharing one node: on a single-node machine every rank runs on the same host."""
-        return self.nodes if self.machine.nodes == 1 else 1
-
-    @property
-    def beyond_machine(self) -> bool:
-        """More nodes than the machine has: hypothetical nodes of the same kind."""
-        return self.machine.nodes > 1 and self.nodes > self.machine.nodes
-
-    @cached_property
-    def node_threads(self) -> int:
-        """Cores busy on one node (all its ranks' threads)."""
-        return min(self.machine.cores, self.threads * self.ranks_per_node)
 
 
 @dataclass(slots=True)
@@ -66,70 +41,6 @@ class PartUse:
     inputs: dict = field(default_factory=dict)
     seconds: float | None = 0.0       # per step, set by assemble (None: the analysis failed)
     cost: KernelCost | None = None    # the breakdown, where assemble keeps it
-
-
-@dataclass(slots=True)
-class VariantResult:
-    variant: Variant
-    prediction: Prediction | None
-    failed_parts: list[str]
-    comm_phases: int
-    barriers: int
-
-
-@dataclass
-class RankResult:
-    scenario: Scenario
-    rule: Rule
-    ordered: list[VariantResult]
-    preselected: set[str]
-    excluded: dict[str, str]       # comm scheme -> why it cannot run here
-    analyses_run: int
-    failures: dict[str, dict]      # part name -> error info
-
-
-def check_threads(threads: int, machine: Machine) -> None:
-    if threads < 1:
-        raise InputError(f"--threads {threads}: expected at least 1")
-    if threads > machine.cores:
-        raise InputError(f"--threads {threads}: machine {machine.name} has {machine.cores} cores per node")
-
-
-def check_scenario(ivp: IVP, n: int, nodes: int, threads: int, machine: Machine) -> None:
-    """Validate the numbers of a scenario (InputError naming the option)."""
-    if nodes < 1:
-        raise InputError(f"--nodes {nodes}: expected at least 1")
-    check_threads(threads, machine)
-    ivp.size_value(n)
-    if n < nodes:
-        raise InputError(f"--n {n}: fewer components than --nodes {nodes}")
-
-
-def comm_context(sc: Scenario) -> commmod.PhaseContext:
-    return commmod.PhaseContext(sc.n, sc.nodes, sc.ivp.access_distance(sc.n), sc.ivp.sparse_halo)
-
-
-def applicable_schemes(sc: Scenario, schemes: list[str]) -> tuple[list[str], dict[str, str]]:
-    ctx = comm_context(sc)
-    ok, excluded = [], {}
-    for s in schemes:
-        why = commmod.SCHEMES[s].check(ctx)
-        if why:
-            excluded[s] = why
-        else:
-            ok.append(s)
-    return ok, excluded
-
-
-def applicable_variants(sc: Scenario, wanted: list[str] | None = None) -> tuple[list[Variant], dict[str, str]]:
-    """The variants whose communication scheme can run at this n and node count, and why the
-    others cannot (scheme -> reason); InputError if none can."""
-    variants = enumerate_variants(sc.ivp.comm, wanted)
-    ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
-    if not ok:
-        raise InputError(f"--n {sc.n} --nodes {sc.nodes}: no communication scheme applies "
-                         f"({'; '.join(excluded.values())})")
-    return [v for v in variants if v.comm in ok], excluded
 
 
 def _analysis_inputs(part: kmod.KernelPart, machine: Machine, regime: regmod.Regime) -> dict:

@@ -9,37 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shlex
 import statistics
 import time
-from dataclasses import dataclass
 from typing import Callable
 
 from autotune.tools import build as buildmod
 from autotune.model.compare import compare, predicted_phases
 from autotune.errors import InputError, ToolError
-from autotune.tools.launcher import Launcher, parse_launcher
-from autotune.pipeline.predict import RankResult
+from autotune.request.run import RunPlan
+from autotune.results.rank import RankResult
+from autotune.results.tune import TuneResult, TuneRow, TuneSummary
 from autotune.codegen.solver import solver_source
 from autotune.storage.store import Store
 from autotune.tools.toolchain import compiler_version, package_version
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    steps: int
-    warmup: int
-    reps: int
-    h: float
-    flags: tuple[str, ...]
-    launcher: Launcher
-    timeout: float
-
-    @staticmethod
-    def of(steps: int, warmup: int, reps: int, h: float, flags: str, launcher: str | None,
-           timeout: float) -> "RunPlan":
-        """From the option values: a flags string and a launcher name or template."""
-        return RunPlan(steps, warmup, reps, h, tuple(shlex.split(flags)), parse_launcher(launcher), timeout)
 
 
 def _phases(r, phase_runs: dict[str, list[float]]) -> dict[str, dict]:
@@ -67,7 +49,7 @@ def _stored(store: Store, sc, names: list[str], flags) -> dict[str, dict]:
 
 
 def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
-         progress: Callable[[str], None], resume: bool = False) -> dict:
+         progress: Callable[[str], None], resume: bool = False) -> TuneResult:
     """Build every chosen variant, then run the repetitions round-robin (variant 1, 2, ..., 1, 2,
     ...): a slow drift of a shared machine then touches every variant alike instead of the ones
     that happened to run during it.  resume: a variant the store has measured (same scenario,
@@ -123,10 +105,9 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
     skipped = [(r.variant.name, r.prediction.total_s) for r in ranked.ordered
                if r.variant.name not in rows and r.prediction]
     rows = list(rows.values())
-    summary = compare(rows)
-    summary["skipped"] = len(skipped)
-    summary["skipped_predicted_cost_s"] = sum(t for _, t in skipped) * (plan.steps * plan.reps)
-    return {"ivp": sc.ivp.name, "method": sc.method.name, "machine": sc.machine.name, "n": sc.n,
-            "nodes": sc.nodes, "threads": sc.threads, "steps": plan.steps, "warmup": plan.warmup,
-            "reps": plan.reps, "h": plan.h, "flags": list(plan.flags), "selection": ranked.rule.describe(),
-            "variants": rows, "summary": summary}
+    summary = TuneSummary(**compare(rows))
+    summary.skipped = len(skipped)
+    summary.skipped_predicted_cost_s = sum(t for _, t in skipped) * (plan.steps * plan.reps)
+    return TuneResult(sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads, plan.steps,
+                      plan.warmup, plan.reps, plan.h, list(plan.flags), ranked.rule.describe(),
+                      [TuneRow.of(r) for r in rows], summary)

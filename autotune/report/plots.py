@@ -11,7 +11,7 @@ def _pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise InputError("--plot needs matplotlib: pip install -e '.[plots]'") from None
+        raise InputError(": needs matplotlib (pip install 'autotune[plots]')", field="plot") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
@@ -19,7 +19,18 @@ def _pyplot():
 
 def _check_suffix(path: Path) -> None:
     if path.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise InputError(f"--plot {path}: expected a .png, .svg or .pdf file name")
+        raise InputError(f"{path}: expected a .png, .svg or .pdf file name", field="plot")
+
+
+def check_plot_path(path: Path) -> None:
+    """Refuse a plot path before the work: unknown extension, no matplotlib, or a folder that
+    cannot be written."""
+    import os
+    _check_suffix(path)
+    _pyplot()
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise InputError(f"{path}: folder {folder} does not exist or cannot be written", field="plot")
 
 
 def calibration_plot(raw: dict[str, list[dict]], result: dict, path: Path) -> None:

@@ -28,50 +28,50 @@ def _number(text: str, option: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise InputError(f"{option} {text}: expected a number (such as 8, 1e6 or 35808256)") from None
+        raise InputError(f"{text}: expected a number (such as 8, 1e6 or 35808256)", field=option) from None
     if not math.isfinite(value):
-        raise InputError(f"{option} {text}: expected a finite number")
+        raise InputError(f"{text}: expected a finite number", field=option)
     return value
 
 
 def _range(start: float, stop: float, spec: str | None, item: str, option: str) -> list[float]:
     if stop < start:
-        raise InputError(f"{option} {item}: the range runs backwards ({start:g} > {stop:g})")
+        raise InputError(f"{item}: the range runs backwards ({start:g} > {stop:g})", field=option)
     if spec is None:
         spec = "1"
     m = _COUNT.match(spec)
     if m:
         count = int(m.group(1))
         if count < 1:
-            raise InputError(f"{option} {item}: expected at least 1 value")
+            raise InputError(f"{item}: expected at least 1 value", field=option)
         if count > MAX_VALUES:
-            raise InputError(f"{option} {item}: more than {MAX_VALUES} values")
+            raise InputError(f"{item}: more than {MAX_VALUES} values", field=option)
         if count == 1:
             return [start]
         if m.group(2) == "log":
             if start <= 0:
-                raise InputError(f"{option} {item}: a log range needs a start > 0")
+                raise InputError(f"{item}: a log range needs a start > 0", field=option)
             ratio = math.log(stop / start) / (count - 1)
             return [start * math.exp(k * ratio) for k in range(count)]
         return [start + k * (stop - start) / (count - 1) for k in range(count)]
     if spec.startswith("x"):
         factor = _number(spec[1:], option)
         if factor <= 1 or start <= 0:
-            raise InputError(f"{option} {item}: a geometric range needs a factor > 1 and a start > 0")
+            raise InputError(f"{item}: a geometric range needs a factor > 1 and a start > 0", field=option)
         values, v = [], start
         while v <= stop * (1 + 1e-12):
             values.append(v)
             v *= factor
             if len(values) > MAX_VALUES:
-                raise InputError(f"{option} {item}: more than {MAX_VALUES} values")
+                raise InputError(f"{item}: more than {MAX_VALUES} values", field=option)
         return values
     step = _number(spec, option)
     if step <= 0:
-        raise InputError(f"{option} {item}: expected a step > 0, 'x<factor>', '<count>log' or '<count>lin'")
+        raise InputError(f"{item}: expected a step > 0, 'x<factor>', '<count>log' or '<count>lin'", field=option)
     count = int(math.floor((stop - start) / step + 1e-9)) + 1
     if count > MAX_VALUES:
-        raise InputError(f"{option} {item}: more than {MAX_VALUES} values (give a count: "
-                         f"{start:g}:{stop:g}:20log)")
+        raise InputError(f"{item}: more than {MAX_VALUES} values (give a count: "
+                         f"{start:g}:{stop:g}:20log)", field=option)
     return [start + k * step for k in range(count)]
 
 
@@ -81,10 +81,10 @@ def parse_values(text: str, option: str, minimum: int = 1) -> list[int]:
     seen: set[int] = set()
     items = [t.strip() for t in str(text).split(",")]
     if not any(items):
-        raise InputError(f"{option}: expected a value or a range such as 1:64:x2")
+        raise InputError(": expected a value or a range such as 1:64:x2", field=option)
     for item in items:
         if not item:
-            raise InputError(f"{option} {text}: empty item")
+            raise InputError(f"{text}: empty item", field=option)
         fields = item.split(":")
         if len(fields) == 1:
             raw = [_number(fields[0], option)]
@@ -92,16 +92,16 @@ def parse_values(text: str, option: str, minimum: int = 1) -> list[int]:
             start, stop = _number(fields[0], option), _number(fields[1], option)
             raw = _range(start, stop, fields[2] if len(fields) == 3 else None, item, option)
         else:
-            raise InputError(f"{option} {item}: expected start:stop or start:stop:spec")
+            raise InputError(f"{item}: expected start:stop or start:stop:spec", field=option)
         for v in raw:
             iv = int(round(v))
             if iv < minimum:
-                raise InputError(f"{option} {item}: expected values >= {minimum}")
+                raise InputError(f"{item}: expected values >= {minimum}", field=option)
             if iv not in seen:
                 seen.add(iv)
                 out.append(iv)
         if len(out) > MAX_VALUES:
-            raise InputError(f"{option} {text}: more than {MAX_VALUES} values")
+            raise InputError(f"{text}: more than {MAX_VALUES} values", field=option)
     return out
 
 
@@ -111,7 +111,7 @@ def parse_names(text: str, option: str, known) -> list[str]:
     (it may be a path), duplicates are dropped."""
     names = [t.strip() for t in str(text).split(",") if t.strip()]
     if not names:
-        raise InputError(f"{option}: expected a name")
+        raise InputError(": expected a name", field=option)
     if names == ["all"]:
         return list(known())
     return list(dict.fromkeys(names))

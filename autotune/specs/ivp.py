@@ -8,6 +8,7 @@ from pathlib import Path
 
 from autotune.errors import InputError
 from autotune.specs.formula import FormulaError, evaluate
+from autotune.specs.schemes import SCHEMES
 from autotune.specs.shipped import shipped_dir
 from autotune.specs.loading import read_yaml, resolve, shipped_names, validate
 
@@ -109,7 +110,8 @@ class IVP:
         if self.n_of(lo) != n:
             below = max(v for v in (self.n_of(max(lo - 1, 1)), self.n_of(lo)) if v <= n) if self.n_of(1) <= n else None
             hint = f"; nearest valid n below is {below}" if below else ""
-            raise InputError(f"--n {n}: {self.name} needs n = {self.n_formula} for an integer {self.size_parameter}{hint}")
+            raise InputError(f"{n}: {self.name} needs n = {self.n_formula} for an integer {self.size_parameter}{hint}",
+                             field="n")
         return lo
 
     def nearest_n(self, n: int) -> int:
@@ -172,7 +174,6 @@ def parse_ivp(data: dict, path: Path | str) -> IVP:
             raise InputError(f"{path}: field 'rhs.{i}.expr': unbalanced brackets in {expr!r}")
         parts.append(RhsPart(part["name"], str(part["components"]), str(part["halo"]),
                              part.get("start", 0), part.get("step", 1), expr, arrays))
-    from autotune.model.comm import SCHEMES  # the comm registry names the valid schemes
     for scheme in data["comm"]:
         if scheme not in SCHEMES:
             raise InputError(f"{path}: field 'comm': unknown scheme {scheme!r} (known: {', '.join(SCHEMES)})")

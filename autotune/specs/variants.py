@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import permutations
 
-from autotune.model.comm import SCHEMES
+from autotune.specs.schemes import SCHEMES
 from autotune.errors import InputError
 
 LC_LOOPS = ("i", "j", "l")   # summand, component, argument vector
@@ -40,26 +40,26 @@ def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, 
     if comm_filter is not None:
         bad = [c for c in comm_filter if c not in allowed_comm]
         if bad:
-            raise InputError(f"--comm {','.join(bad)}: not applicable (this IVP allows {', '.join(allowed_comm)})")
+            raise InputError(f"{','.join(bad)}: not applicable (this IVP allows {', '.join(allowed_comm)})", field="comm")
     return tuple(Variant(lc, c) for c in schemes for lc in lc_orders())
 
 
-def parse_variant(text: str, allowed_comm) -> Variant:
+def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
     """Parse "lc=jil,comm=neighbour" (either order); unknown or missing parts are InputError."""
     fields = {}
     for item in text.split(","):
         key, sep, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or key not in DIMENSIONS or key in fields:
-            raise InputError(f"--variant {text!r}: expected lc=<order>,comm=<scheme>, e.g. lc=jli,comm=neighbour")
+            raise InputError(f"{text!r}: expected lc=<order>,comm=<scheme>, e.g. lc=jli,comm=neighbour", field=field)
         fields[key] = value
     missing = [d for d in DIMENSIONS if d not in fields]
     if missing:
-        raise InputError(f"--variant {text!r}: missing {', '.join(missing)} (expected lc=<order>,comm=<scheme>)")
+        raise InputError(f"{text!r}: missing {', '.join(missing)} (expected lc=<order>,comm=<scheme>)", field=field)
     if fields["lc"] not in lc_orders():
-        raise InputError(f"--variant {text!r}: lc must be one of {', '.join(lc_orders())}")
+        raise InputError(f"{text!r}: lc must be one of {', '.join(lc_orders())}", field=field)
     if fields["comm"] not in SCHEMES:
-        raise InputError(f"--variant {text!r}: unknown comm scheme (known: {', '.join(SCHEMES)})")
+        raise InputError(f"{text!r}: unknown comm scheme (known: {', '.join(SCHEMES)})", field=field)
     if fields["comm"] not in allowed_comm:
-        raise InputError(f"--variant {text!r}: comm={fields['comm']} not applicable (allowed: {', '.join(allowed_comm)})")
+        raise InputError(f"{text!r}: comm={fields['comm']} not applicable (allowed: {', '.join(allowed_comm)})", field=field)
     return Variant(fields["lc"], fields["comm"])

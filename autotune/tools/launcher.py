@@ -26,7 +26,7 @@ class Launcher:
         try:
             words = [w.format(**values) for w in shlex.split(self.template)]
         except (KeyError, IndexError, ValueError) as e:
-            raise InputError(f"--launcher {self.template!r}: bad placeholder {e} (use {{procs}}, {{nodes}}, {{ppn}})") from None
+            raise InputError(f"{self.template!r}: bad placeholder {e} (use {{procs}}, {{nodes}}, {{ppn}})", field="launcher") from None
         return words + list(command)
 
 
@@ -35,10 +35,10 @@ def parse_launcher(text: str | None) -> Launcher:
     try:
         words = shlex.split(template)
     except ValueError as e:
-        raise InputError(f"--launcher {text!r}: {e}") from None
+        raise InputError(f"{text!r}: {e}", field="launcher") from None
     if not words:
-        raise InputError("--launcher: empty command")
+        raise InputError(": empty command", field="launcher")
     if "{procs}" not in template:
-        raise InputError(f"--launcher {text!r}: the template must contain {{procs}}")
+        raise InputError(f"{text!r}: the template must contain {{procs}}", field="launcher")
     Launcher(template).argv(2, [])  # placeholder check
     return Launcher(template)

@@ -1,0 +1,77 @@
+"""One function per command over request objects: what the command line and the Python API both
+call.  Each returns a typed result (autotune.results) and renders nothing."""
+from __future__ import annotations
+
+from typing import Callable
+
+from autotune.errors import InputError
+from autotune.model.ranking import Rule
+from autotune.model.scaling import parse_rule
+from autotune.pipeline.predict import rank_scenario
+from autotune.pipeline.sweep import run_scale, run_sweep
+from autotune.pipeline.tune import tune as run_tune
+from autotune.request.run import RunOptions
+from autotune.request.scenario import ScenarioRequest
+from autotune.results.rank import ExplainResult, RankResult
+from autotune.results.scale import ScaleResult
+from autotune.results.sweep import SweepResult
+from autotune.results.tune import TuneResult
+from autotune.specs.scenario import Scenario, applicable_variants
+from autotune.specs.variants import Variant, parse_variant
+from autotune.storage.store import Store
+
+Progress = Callable[[int, int, str], None] | None
+
+
+def _require_applicable(sc: Scenario, named: list[Variant], excluded: dict[str, str], field: str) -> None:
+    for v in named:
+        if v.comm in excluded:
+            raise InputError(f"{v.name} with n = {sc.n} and {sc.nodes} nodes: {excluded[v.comm]}", field=field)
+
+
+def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = None,
+         jobs: int | None = None) -> RankResult | SweepResult:
+    """One scenario ranked, or a sweep (lists or ranges in ivp, n, nodes or threads)."""
+    spec = req.sweep_spec()
+    if spec.is_sweep:
+        return run_sweep(spec, rule, store, progress, jobs)
+    sc = req.scenario()
+    variants, excluded = applicable_variants(sc, spec.comm)
+    if spec.comm and excluded:
+        scheme, why = next(iter(excluded.items()))
+        raise InputError(f"{scheme} with n = {sc.n} and {sc.nodes} nodes: {why}", field="comm")
+    return rank_scenario(sc, variants, rule, store, excluded, progress, jobs)
+
+
+def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progress: Progress = None,
+            jobs: int | None = None) -> ExplainResult:
+    sc = req.scenario()
+    v = parse_variant(variant, sc.ivp.comm)
+    variants, excluded = applicable_variants(sc)
+    _require_applicable(sc, [v], excluded, "variant")
+    return rank_scenario(sc, variants, rule, store, excluded, progress, jobs).explain(v.name)
+
+
+def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = None,
+          jobs: int | None = None) -> ScaleResult:
+    try:
+        parsed = parse_rule(rule)
+    except ValueError as e:
+        raise InputError(f"{rule}: {e}", field="rule") from None
+    return run_scale(req.sweep_spec(), parsed, store, progress, jobs)
+
+
+def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: Callable[[str], None],
+         variants: list[str] | None = None, progress: Progress = None, jobs: int | None = None) -> TuneResult:
+    """Build and run variants: the named ones, else those the rule selects (Rule('all'): every one)."""
+    sc = req.scenario()
+    applicable, excluded = applicable_variants(sc)
+    named = [parse_variant(x.strip(), sc.ivp.comm, "variants") for x in variants] if variants else []
+    _require_applicable(sc, named, excluded, "variants")
+    plan = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n))
+    ranked = rank_scenario(sc, applicable, rule, store, excluded, progress, jobs)
+    if named:
+        chosen = [v.name for v in named]
+    else:
+        chosen = [r.variant.name for r in ranked.ordered if r.variant.name in ranked.preselected]
+    return run_tune(ranked, chosen, plan, store, say)

@@ -1,0 +1,99 @@
+"""Batches of scenarios: sweeps over IVPs, sizes, node and thread counts, and scaling studies
+(edge: loads specs, asks the store and kerncraft once for the whole batch, then the pure
+model per scenario).
+
+A sweep snaps each requested size to the nearest size the IVP can have (heat2d
+needs a square) and keeps the requested one beside it; scenarios that cannot run
+(fewer components than nodes, no communication scheme applies) are reported as
+skipped, with the reason, instead of ending the sweep.
+"""
+from __future__ import annotations
+
+from itertools import product
+from typing import Callable
+
+from autotune.errors import InputError
+from autotune.model.ranking import Rule
+from autotune.model.scaling import Point, analyse
+from autotune.model.scaling import Rule as ScaleRule
+from autotune.pipeline.predict import rank_many
+from autotune.request.scenario import SweepSpec
+from autotune.results.scale import ScaleResult
+from autotune.results.sweep import SweepResult
+from autotune.specs.ivp import load_ivp
+from autotune.specs.machine import load_machine
+from autotune.specs.method import load_method
+from autotune.specs.scenario import Scenario, applicable_variants, check_scenario, check_threads
+from autotune.specs.variants import enumerate_variants
+from autotune.storage.store import Store
+
+
+def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
+    """(scenario, variants, excluded schemes) for every combination that can run, the size asked
+    for each, and the skipped ones with their reason.  Input wrong for every scenario (threads
+    beyond the machine's cores, an unknown comm scheme) is an error, not a skip."""
+    machine = load_machine(spec.machine)
+    method = load_method(spec.method)
+    threads = spec.threads or [machine.cores]
+    for t in threads:
+        check_threads(t, machine)
+    items, requested, skipped = [], [], []
+    for name in spec.ivps:
+        ivp = load_ivp(name)
+        enumerate_variants(ivp.comm, spec.comm)
+        sizes = [(ivp.nearest_n(n_req), n_req) for n_req in spec.ns or [ivp.default_n]]
+        for (n, n_req), p, t in product(sizes, spec.nodes or [machine.nodes], threads):
+            try:
+                check_scenario(ivp, n, p, t, machine)
+                sc = Scenario(ivp, method, machine, n, p, t)
+                variants, excluded = applicable_variants(sc, spec.comm)
+            except InputError as e:
+                skipped.append({"ivp": ivp.name, "n": n, "nodes": p, "threads": t, "reason": str(e)})
+                continue
+            items.append((sc, variants, excluded))
+            requested.append(n_req)
+    return items, requested, skipped
+
+
+def run_sweep(spec: SweepSpec, rule: Rule, store: Store,
+              progress: Callable[[int, int, str], None] | None = None, jobs: int | None = None) -> SweepResult:
+    items, requested, skipped = scenarios(spec)
+    if not items:
+        reasons = sorted({s["reason"] for s in skipped})
+        raise InputError("no scenario of the sweep can run: " + "; ".join(reasons[:3]))
+    results = rank_many(items, rule, store, progress, jobs, detail=False)
+    return SweepResult(results, requested, skipped, results[0].analyses_run, rule)
+
+
+def run_scale(spec: SweepSpec, rule: ScaleRule, store: Store, progress=None, jobs: int | None = None) -> ScaleResult:
+    """Scaling study of one IVP at one size over node counts (scaling.analyse on a sweep)."""
+    if len(spec.ivps) != 1 or (spec.ns and len(spec.ns) != 1) or (spec.threads and len(spec.threads) != 1):
+        raise InputError("scale: give one ivp, one n and one threads count (sweep node counts with nodes)")
+    sweep = run_sweep(spec, Rule("top", 1), store, progress, jobs)
+    rows = sweep.rows()
+    points = [Point(r.name, r.nodes, r.predicted_s, r.node_s, r.comm_s) for r in rows if r.predicted_s is not None]
+    if not points:
+        raise InputError("no variant could be predicted at any node count")
+    analysis = analyse(points, rule)
+    extra = {(r.name, r.nodes): r for r in rows}
+    for r in analysis.rows:
+        src = extra[(r.variant, r.nodes)]
+        r.comm_basis, r.beyond_machine = src.comm_basis, src.beyond_machine
+    first = sweep.results[0].scenario
+    return ScaleResult(first.ivp.name, first.method.name, first.machine.name, first.n, sweep.requested_n[0],
+                       first.threads, sorted({r.scenario.nodes for r in sweep.results}), sweep.skipped,
+                       sweep.analyses_run, sweep.results[0].notes() + _extrapolation_notes(rows, first.machine),
+                       analysis)
+
+
+def _extrapolation_notes(rows, machine) -> list[str]:
+    out = []
+    extra = sorted({r.nodes for r in rows if r.comm_basis == "extrapolated"})
+    if extra:
+        out.append(f"communication at {extra[0]}..{extra[-1]} nodes is extrapolated beyond the calibrated node "
+                   "counts (the joint p-dependent model)")
+    beyond = sorted({r.nodes for r in rows if r.beyond_machine})
+    if beyond:
+        out.append(f"{beyond[0]}..{beyond[-1]} nodes exceed the {machine.nodes} of machine {machine.name}: "
+                   "hypothetical nodes of the same kind")
+    return out

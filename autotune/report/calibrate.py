@@ -1,0 +1,55 @@
+"""Rendering calibration results: the fitted communication model, a host's machine file."""
+from __future__ import annotations
+
+from autotune.report.registry import renderer
+from autotune.report.text import json_text
+from autotune.results.calibrate import CalibrateResult, HostMachineResult
+
+
+@renderer(CalibrateResult, "json")
+def calibration_json(res: CalibrateResult) -> str:
+    return json_text(res)
+
+
+@renderer(HostMachineResult, "json")
+def host_json(res: HostMachineResult) -> str:
+    return json_text(res)
+
+
+@renderer(HostMachineResult, "table")
+def host_table(res: HostMachineResult) -> str:
+    lines = [f"wrote machine '{res.machine}' to {res.file} in {res.wall_s:.1f} s "
+             f"({res.cores} cores, {res.clock_ghz:.2f} GHz, template {res.template})"]
+    for level, row in res.bandwidth_gbs.items():
+        lines.append(f"  {level:4} " + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()) + "  GB/s (all cores)")
+    return "\n".join(lines) + "\n"
+
+
+@renderer(CalibrateResult, "table")
+def calibration_table(result: CalibrateResult) -> str:
+    res = result.to_dict()
+    lines = [f"calibrated {res['machine']} in {res['wall_s']:.1f} s ({res['runs']} benchmark runs; "
+             f"written to {res['machine_file']})", ""]
+    for op, r in res["operations"].items():
+        lines.append(f"{op}: measured p = {', '.join(map(str, r['measured_p']))}")
+        groups = [("all p (joint, for unmeasured p)", r["fit"]["segments"])]
+        groups += [(f"p = {q}", segs) for q, segs in r["fit"].get("per_p", {}).items()]
+        for label, segs in groups:
+            lines.append(f"  {label}:")
+            for s in segs:
+                upto = "end" if s["max_bytes"] is None else f"{s['max_bytes']:.0f} B"
+                bw = f"{1e-9 / s['per_byte_s']:.2f} GB/s" if s["per_byte_s"] > 0 else "inf"
+                lines.append(f"    up to {upto:>12}: latency {s['latency_s'] * 1e6:8.3f} us, bandwidth {bw}")
+        for label, key in (("held-out sizes", "heldout_error_pct"), ("held-out p", "heldout_p_error_pct")):
+            e = r[key]
+            lines.append(f"  {label}: " + ("n/a" if not e else
+                         f"median {e['median']:.1f} %, max {e['max']:.1f} % over {e['points']} points"
+                         + (f" (p = {e['p']})" if "p" in e else "")))
+    if "barrier" in res:
+        b = res["barrier"]
+        lines.append(f"barrier: {b['per_doubling_s'] * 1e9:.1f} ns per doubling of the thread count")
+    return "\n".join(lines)
+
+
+TUNE_FIELDS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
+               "rank_predicted", "rank_measured", "preselected", "error"]

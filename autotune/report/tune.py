@@ -1,0 +1,104 @@
+"""Rendering empirical runs: one scenario (tune) and a plan's batch (tune --plan, plan)."""
+from __future__ import annotations
+
+import csv
+import io
+
+from autotune.report.registry import renderer
+from autotune.report.text import fmt_s, json_text
+from autotune.results.plan import PlanResult
+from autotune.results.tune import PlanRunResult, TuneResult
+
+
+@renderer(TuneResult, "json")
+def tune_json(res: TuneResult) -> str:
+    return json_text(res)
+
+
+TUNE_FIELDS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
+               "rank_predicted", "rank_measured", "preselected", "error"]
+
+
+@renderer(TuneResult, "csv")
+def tune_csv(result: TuneResult) -> str:
+    res = result.to_dict()
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=TUNE_FIELDS, lineterminator="\n")
+    w.writeheader()
+    for v in res["variants"]:
+        w.writerow({k: res[k] if k in ("ivp", "machine", "n", "nodes", "threads") else v.get(k) for k in TUNE_FIELDS})
+    return buf.getvalue()
+
+
+@renderer(TuneResult, "table")
+def tune_table(result: TuneResult) -> str:
+    res = result.to_dict()
+    s = res["summary"]
+    lines = [f"IVP {res['ivp']}, machine {res['machine']}, n = {res['n']:,}, nodes = {res['nodes']}, "
+             f"threads = {res['threads']}, {res['reps']} x {res['steps']} steps ({res['warmup']} warm-up), "
+             f"h = {res['h']:.3g}, flags {' '.join(res['flags'])}", "",
+             f"{'variant':28} {'predicted s':>12} {'measured s':>12} {'dev %':>8} {'rank p/m':>9}"]
+    for v in res["variants"]:
+        if v["measured_s"] is None:
+            lines.append(f"{v['name']:28} {fmt_s(v['predicted_s']):>12} {'failed':>12}  {v['error']}")
+            continue
+        lines.append(f"{v['name']:28} {fmt_s(v['predicted_s']):>12} {v['measured_s']:12.4e} "
+                     f"{v['deviation_pct']:8.1f} {v['rank_predicted']:>4}/{v['rank_measured']:<4}")
+    fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
+    lines += ["", f"Spearman {fmt(s['spearman'])}, Kendall {fmt(s['kendall'])}, top-1 loss "
+              + ("n/a" if s["top1_loss_pct"] is None else f"{s['top1_loss_pct']:.1f} %"
+                 + (f" (mean over {len(s['predicted_best_tied'])} tied, worst {s['top1_loss_worst_pct']:.1f} %)"
+                    if len(s.get("predicted_best_tied", [])) > 1 else ""))
+              + ("" if not s["deviation_pct_range"] else
+                 f", deviation {s['deviation_pct_range'][0]:.1f} .. {s['deviation_pct_range'][1]:.1f} %")]
+    if s.get("phase_ratio"):
+        lines.append("measured / predicted by phase (median over variants, range): " + ", ".join(
+            f"{ph} {q['median']:.2f} ({q['min']:.2f}..{q['max']:.2f})" for ph, q in s["phase_ratio"].items()))
+    if s["skipped"]:
+        lines.append(f"pre-selection ({res['selection']}) skipped {s['skipped']} variants: about "
+                     f"{s['skipped_predicted_cost_s']:.1f} s of runs saved (predicted)")
+    return "\n".join(lines) + "\n"
+
+
+@renderer(PlanRunResult, "json")
+def plan_run_json(res: PlanRunResult) -> str:
+    return json_text(res)
+
+
+@renderer(PlanRunResult, "csv")
+def plan_run_csv(res: PlanRunResult) -> str:
+    parts = [tune_csv(s.result) for s in res.scenarios if s.result]
+    return parts[0] + "".join(p.split("\n", 1)[1] for p in parts[1:]) if parts else ""
+
+
+@renderer(PlanRunResult, "table")
+def plan_run_table(res: PlanRunResult) -> str:
+    out = []
+    for s in res.scenarios:
+        if s.result is None:
+            out.append(f"{s.id}: failed: {s.error}\n")
+            continue
+        reused = sum(1 for v in s.result.variants if v.reused)
+        out.append(tune_table(s.result) + (f"{reused} of {len(s.result.variants)} variants measured before "
+                                           f"(from the store)\n" if reused else ""))
+    t = res.totals
+    out.append(f"plan {res.plan}: {t.scenarios} scenarios, {t.ran} variant(s) run now, {t.reused} "
+               f"from the store, {t.failed} failed, {t.scenario_errors} scenario(s) failed\n")
+    return "".join(out)
+
+
+@renderer(PlanResult, "json")
+def plan_json(res: PlanResult) -> str:
+    import json
+    return json.dumps({"scenarios": len(res.scenarios), "variants": res.variant_runs, "skipped": res.skipped},
+                      indent=2)
+
+
+@renderer(PlanResult, "table")
+def plan_table(res: PlanResult) -> str:
+    lines = [f"{s.id}: {len(s.variants)} variant(s) ({s.selection}): " + ", ".join(v.name for v in s.variants)
+             for s in res.scenarios]
+    lines += [f"skipped {s['ivp']} n={s['n']} nodes={s['nodes']} threads={s['threads']}: {s['reason']}"
+              for s in res.skipped]
+    lines.append(f"{len(res.scenarios)} scenarios, {res.variant_runs} variant runs")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,59 @@
+"""A calibration request: which operations, process and thread counts and message sizes to
+measure, through which launcher; checked here, once, for every front end."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from autotune.errors import InputError
+from autotune.request.scenario import values_of
+from autotune.specs.machine import Machine
+from autotune.specs.schemes import OPERATIONS
+from autotune.tools.launcher import Launcher, parse_launcher
+
+
+@dataclass(frozen=True)
+class Plan:
+    machine: Machine
+    launcher: Launcher
+    procs: tuple[int, ...]
+    threads: tuple[int, ...]
+    ops: tuple[str, ...] = tuple(OPERATIONS)
+    min_bytes: int = 8
+    max_bytes: int = 64 * 2**20
+    factor: float = 2.0
+    max_seconds: float = 0.5
+    timeout: float = 900.0
+    nodes: dict = field(default_factory=dict)   # procs -> nodes for the launcher (default: one rank per node)
+
+    def series(self, op: str, p: int) -> str:
+        key = [self.machine.name, op, p, self.launcher.template, self.min_bytes, self.max_bytes,
+               self.factor, self.max_seconds]
+        return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:24]
+
+    def barrier_series(self, t: int) -> str:
+        return hashlib.sha256(json.dumps([self.machine.name, "barrier", t]).encode()).hexdigest()[:24]
+
+
+def calibration_plan(machine: Machine, procs="2", threads="1,2", ops=None, launcher: str | None = None,
+                     min_bytes: int = 8, max_bytes: int = 64 * 2**20, factor: float = 2.0,
+                     max_seconds: float = 0.5, timeout: float = 900.0) -> Plan:
+    """The checked plan; procs and threads take a list or the sweep grammar ("2,4,8")."""
+    names = tuple(OPERATIONS) if ops is None else tuple(
+        o.strip() for o in (ops.split(",") if isinstance(ops, str) else ops) if o.strip())
+    bad = [o for o in names if o not in OPERATIONS]
+    if bad or not names:
+        raise InputError(f"{','.join(names)!r}: expected some of {', '.join(OPERATIONS)}", field="ops")
+    p = tuple(values_of(procs, "procs"))
+    if min(p) < 2:
+        raise InputError(f"{','.join(map(str, p))}: communication needs at least 2 processes", field="procs")
+    t = tuple(values_of(threads, "threads"))
+    if not 8 <= min_bytes <= max_bytes:
+        raise InputError(f"{min_bytes}: expected 8 <= min_bytes <= max_bytes ({max_bytes})", field="min_bytes")
+    if factor <= 1:
+        raise InputError(f"{factor}: expected a number > 1", field="factor")
+    for name, v in (("max_seconds", max_seconds), ("timeout", timeout)):
+        if v <= 0:
+            raise InputError(f"{v}: expected seconds > 0", field=name)
+    return Plan(machine, parse_launcher(launcher), p, t, names, min_bytes, max_bytes, factor, max_seconds, timeout)

@@ -1,0 +1,65 @@
+"""How to run variants for real (tune): options with their defaults, declared once, checked, and
+resolved for one scenario into a run plan."""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from autotune.errors import InputError
+from autotune.tools.launcher import Launcher, parse_launcher
+
+DEFAULT_FLAGS = "-O3 -march=native -fopenmp"
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Run options resolved for one scenario: the step size known, flags split, launcher parsed."""
+    steps: int
+    warmup: int
+    reps: int
+    h: float
+    flags: tuple[str, ...]
+    launcher: Launcher
+    timeout: float
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    steps: int = 10
+    warmup: int = 2
+    reps: int = 3
+    h: float | None = None          # None: the IVP's step_size
+    flags: str = DEFAULT_FLAGS
+    launcher: str | None = None     # None: mpiexec -n {procs}
+    timeout: float = 600.0
+
+    def __post_init__(self):
+        for field in ("steps", "reps"):
+            v = getattr(self, field)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError(f"{v}: expected an integer >= 1", field=field)
+        if isinstance(self.warmup, bool) or not isinstance(self.warmup, int) or self.warmup < 0:
+            raise InputError(f"{self.warmup}: expected an integer >= 0", field="warmup")
+        if self.warmup >= self.steps:
+            raise InputError(f"{self.warmup}: expected fewer warm-up steps than steps ({self.steps})", field="warmup")
+        if self.h is not None and not (isinstance(self.h, (int, float)) and self.h > 0):
+            raise InputError(f"{self.h}: expected a step size > 0", field="h")
+        if not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
+            raise InputError(f"{self.timeout}: expected seconds > 0", field="timeout")
+        try:
+            shlex.split(self.flags)
+        except ValueError as e:
+            raise InputError(f"{self.flags!r}: {e}", field="flags") from None
+        parse_launcher(self.launcher)
+
+    def plan(self, default_h: float | None = None) -> RunPlan:
+        """The plan for one scenario; default_h: the IVP's step size (used where h is None)."""
+        h = self.h if self.h is not None else default_h
+        if h is None:
+            raise InputError(": the IVP gives no step_size; give one", field="h")
+        return RunPlan(self.steps, self.warmup, self.reps, float(h), tuple(shlex.split(self.flags)),
+                       parse_launcher(self.launcher), float(self.timeout))
+
+    def to_dict(self) -> dict:
+        return {"steps": self.steps, "warmup": self.warmup, "reps": self.reps, "flags": self.flags,
+                "h": self.h, "launcher": self.launcher, "timeout": self.timeout}

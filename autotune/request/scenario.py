@@ -1,0 +1,102 @@
+"""Scenario requests: what a front end asks for (names, values or sweeps), resolved into checked
+scenarios.  Defaults are declared here once: the method, the machine's node count, all cores,
+the IVP's default size.
+
+A value field (n, nodes, threads) takes an integer, a list of integers, or a string in the
+sweep grammar (autotune.request.values: "8,16", "1:64:x2", "1e6:1e8:20log").  Errors name
+the field; the front end names it its way (--nodes, scenarios[3].nodes, nodes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autotune.errors import InputError
+from autotune.request.values import parse_names, parse_values
+from autotune.specs.ivp import ivp_names, load_ivp
+from autotune.specs.machine import load_machine
+from autotune.specs.method import load_method
+from autotune.specs.scenario import Scenario, check_scenario
+
+DEFAULT_METHOD = "radauIIA7"
+
+Values = int | str | list | tuple | None
+
+
+def values_of(value: Values, field: str) -> list[int] | None:
+    """The integers a value field asks for (None: the default); InputError names the field."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return parse_values(value, field)
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    if not items:
+        raise InputError(": expected at least one value", field=field)
+    out = []
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+            raise InputError(f"{v!r}: expected an integer", field=field)
+        if v < 1:
+            raise InputError(f"{int(v)}: expected at least 1", field=field)
+        out.append(int(v))
+    return list(dict.fromkeys(out))
+
+
+def comm_list(value: str | list | tuple | None) -> tuple[str, ...] | None:
+    """Communication schemes to consider: a comma-separated string or a list (None: all)."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else list(value)
+    names = tuple(str(c).strip() for c in items if str(c).strip())
+    return names or None
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A batch of scenarios: every combination of the IVPs, sizes, node and thread counts."""
+    ivps: list[str]
+    ns: list[int] | None          # None: each IVP's default size
+    nodes: list[int] | None       # None: the machine's node count
+    threads: list[int] | None     # None: all cores
+    machine: str | None
+    method: str
+    comm: list[str] | None = None
+
+    @property
+    def is_sweep(self) -> bool:
+        """More than one scenario asked for (a list or range of IVPs, sizes, nodes or threads)."""
+        return len(self.ivps) > 1 or any(v is not None and len(v) > 1 for v in (self.ns, self.nodes, self.threads))
+
+
+@dataclass(frozen=True)
+class ScenarioRequest:
+    """One scenario or a sweep, as asked (names and raw values)."""
+    ivp: str | list | tuple
+    n: Values = None
+    nodes: Values = None
+    threads: Values = None
+    machine: str | None = None
+    method: str = DEFAULT_METHOD
+    comm: str | list | tuple | None = None
+
+    def sweep_spec(self) -> SweepSpec:
+        ivps = self.ivp if isinstance(self.ivp, str) else ",".join(map(str, self.ivp))
+        comm = comm_list(self.comm)
+        return SweepSpec(parse_names(ivps, "ivp", ivp_names), values_of(self.n, "n"),
+                         values_of(self.nodes, "nodes"), values_of(self.threads, "threads"),
+                         self.machine, self.method or DEFAULT_METHOD, list(comm) if comm else None)
+
+    def scenario(self) -> Scenario:
+        """The one scenario asked for, loaded and checked (InputError for a sweep or bad input)."""
+        spec = self.sweep_spec()
+        for field, values in (("ivp", spec.ivps), ("n", spec.ns), ("nodes", spec.nodes),
+                              ("threads", spec.threads)):
+            if values is not None and len(values) != 1:
+                raise InputError(f"{','.join(map(str, values))}: expected one value here", field=field)
+        ivp = load_ivp(spec.ivps[0])
+        method = load_method(spec.method)
+        machine = load_machine(spec.machine)
+        n = spec.ns[0] if spec.ns else ivp.default_n
+        nodes = spec.nodes[0] if spec.nodes else machine.nodes
+        threads = spec.threads[0] if spec.threads else machine.cores
+        check_scenario(ivp, n, nodes, threads, machine)
+        return Scenario(ivp, method, machine, n, nodes, threads)

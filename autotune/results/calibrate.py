@@ -1,0 +1,71 @@
+"""Results of calibration: the fitted communication model, and a machine file made for this host."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from autotune.results.frames import frame
+
+
+@dataclass
+class OperationFit:
+    fit: dict                          # the fitted model as written to the machine file
+    heldout_error_pct: dict | None
+    heldout_p_error_pct: dict | None
+    measured_p: list[int]
+
+
+@dataclass
+class CalibrateResult:
+    machine: str
+    machine_file: str
+    runs: int
+    wall_s: float
+    procs: list[int]
+    threads: list[int]
+    operations: dict[str, OperationFit]
+    barrier: dict | None = None
+    plot: str | None = None
+    raw: dict = field(default_factory=dict, repr=False)   # the measurements per operation (not in to_dict)
+
+    @classmethod
+    def of(cls, d: dict, raw: dict | None = None) -> "CalibrateResult":
+        return cls(d["machine"], d["machine_file"], d["runs"], d["wall_s"], d["procs"], d["threads"],
+                   {op: OperationFit(**r) for op, r in d["operations"].items()}, d.get("barrier"), d.get("plot"),
+                   raw or {})
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        del d["raw"]
+        for key in ("barrier", "plot"):
+            if d[key] is None:
+                del d[key]
+        return d
+
+    def to_frame(self):
+        """One row per (operation, p, size segment) of the fitted model."""
+        rows = []
+        for op, r in self.operations.items():
+            groups = [("all", r.fit["segments"])] + list(r.fit.get("per_p", {}).items())
+            for p, segs in groups:
+                rows += [dict(operation=op, p=p, **s) for s in segs]
+        return frame(rows, ["operation", "p", "max_bytes", "latency_s", "per_byte_s"])
+
+
+@dataclass
+class HostMachineResult:
+    machine: str
+    file: str
+    template: str
+    cores: int
+    clock_ghz: float
+    wall_s: float
+    bandwidth_gbs: dict                # level -> kernel -> GB/s on all cores
+    bandwidth_1thread_gbs: dict        # level -> kernel -> GB/s on one core
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_frame(self):
+        rows = [{"level": lvl, "kernel": k, "all_cores_gbs": v, "one_core_gbs": self.bandwidth_1thread_gbs[lvl][k]}
+                for lvl, ks in self.bandwidth_gbs.items() for k, v in ks.items()]
+        return frame(rows, ["level", "kernel", "all_cores_gbs", "one_core_gbs"])

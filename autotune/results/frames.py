@@ -1,0 +1,11 @@
+"""DataFrames of results (pandas is imported only when a frame is asked for)."""
+from __future__ import annotations
+
+
+def frame(rows: list, columns: list[str] | tuple[str, ...]):
+    """A DataFrame of rows (dicts or tuples in column order)."""
+    import pandas as pd
+
+    if rows and isinstance(rows[0], dict):
+        return pd.DataFrame.from_records([{k: r.get(k) for k in columns} for r in rows], columns=list(columns))
+    return pd.DataFrame.from_records(list(rows), columns=list(columns))

@@ -1,0 +1,58 @@
+"""A plan: the pre-selected variants of a batch of scenarios, as `autotune plan` writes it and
+`tune --plan` reads it."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from autotune.results.frames import frame
+
+PLAN_VERSION = 1
+
+
+@dataclass
+class PlannedVariant:
+    name: str
+    predicted_s: float
+
+
+@dataclass
+class PlannedScenario:
+    id: str
+    ivp: str
+    ivp_path: str
+    method: str
+    machine: str
+    machine_path: str
+    n: int
+    n_requested: int
+    nodes: int
+    threads: int
+    selection: str
+    run: dict                          # RunOptions.to_dict()
+    variants: list[PlannedVariant]
+    not_selected: int
+    not_selected_predicted_cost_s: float
+
+
+@dataclass
+class PlanResult:
+    source: str
+    created: str
+    scenarios: list[PlannedScenario]
+    skipped: list[dict] = field(default_factory=list)
+    plan_version: int = PLAN_VERSION
+
+    @property
+    def variant_runs(self) -> int:
+        return sum(len(s.variants) for s in self.scenarios)
+
+    def to_dict(self) -> dict:
+        """The plan file's content."""
+        return {"plan_version": self.plan_version, "source": self.source, "created": self.created,
+                "scenarios": [asdict(s) for s in self.scenarios], "skipped": self.skipped}
+
+    def to_frame(self):
+        """One row per planned (scenario, variant)."""
+        rows = [{"scenario": s.id, "ivp": s.ivp, "n": s.n, "nodes": s.nodes, "threads": s.threads,
+                 "variant": v.name, "predicted_s": v.predicted_s} for s in self.scenarios for v in s.variants]
+        return frame(rows, ["scenario", "ivp", "n", "nodes", "threads", "variant", "predicted_s"])

@@ -1,0 +1,171 @@
+"""Results of ranking one scenario (rank) and of one variant's breakdown (explain)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from autotune.model.ecm import Prediction
+from autotune.model.ranking import Rule
+from autotune.results.frames import frame
+from autotune.specs.scenario import Scenario
+from autotune.specs.variants import Variant
+
+# one row per variant: the CSV columns and those of to_frame()
+COLUMNS = ["ivp", "method", "machine", "n", "nodes", "threads", "rank", "name", "lc", "comm",
+           "predicted_s", "node_s", "comm_s", "barrier_s", "preselected", "failed_kernels"]
+KERNEL_COLUMNS = ["name", "kernel", "regime", "alpha", "sigma", "beta", "executions", "cores_used", "seconds"]
+
+
+def _num(x):
+    if x is None or (isinstance(x, float) and math.isinf(x)):
+        return None
+    return x
+
+
+@dataclass(slots=True)
+class VariantResult:
+    variant: Variant
+    prediction: Prediction | None     # None: a kernel part could not be analysed
+    failed_parts: list[str]
+    comm_phases: int
+    barriers: int
+
+    @property
+    def name(self) -> str:
+        return self.variant.name
+
+    @property
+    def predicted_s(self) -> float | None:
+        """Predicted seconds per time step."""
+        return self.prediction.total_s if self.prediction else None
+
+    def kernel_rows(self) -> list[dict]:
+        if self.prediction is None:
+            return []
+        return [{
+            "name": c.term.name, "kernel": c.term.kernel, "regime": c.term.regime,
+            "alpha": c.term.alpha, "sigma": _num(c.term.sigma), "beta": c.term.beta,
+            "executions": c.term.executions, "cores_used": _num(c.cores_used),
+            "seconds": c.seconds,
+        } for c in self.prediction.kernels]
+
+    def to_dict(self, rank_no: int, preselected: bool) -> dict:
+        p = self.prediction
+        return {
+            "name": self.variant.name, "rank": rank_no, "lc": self.variant.lc, "comm": self.variant.comm,
+            "predicted_s": p.total_s if p else None,
+            "node_s": p.node_s if p else None,
+            "comm_s": p.comm_s if p else None,
+            "barrier_s": p.barrier_s if p else None,
+            "preselected": preselected,
+            "failed_kernels": self.failed_parts,
+            "comm_phases": self.comm_phases, "barriers": self.barriers,
+            "kernels": self.kernel_rows(),
+        }
+
+
+@dataclass
+class RankResult:
+    scenario: Scenario
+    rule: Rule
+    ordered: list[VariantResult]   # best first; failed predictions last
+    preselected: set[str]
+    excluded: dict[str, str]       # comm scheme -> why it cannot run here
+    analyses_run: int
+    failures: dict[str, dict]      # part name -> error info
+
+    @property
+    def best(self) -> VariantResult | None:
+        """The variant with the shortest predicted time (None if none could be predicted)."""
+        return self.ordered[0] if self.ordered and self.ordered[0].prediction else None
+
+    def variant(self, name: str) -> VariantResult:
+        for r in self.ordered:
+            if r.variant.name == name:
+                return r
+        raise KeyError(name)
+
+    def rank_of(self, name: str) -> int:
+        return next(i for i, r in enumerate(self.ordered, 1) if r.variant.name == name)
+
+    def notes(self) -> list[str]:
+        sc, out = self.scenario, []
+        net = sc.machine.network
+        if net.get("model") == "datasheet":
+            out.append(f"communication model from the data sheet, not calibrated ({net['provenance']})")
+        else:
+            out.append(f"communication model fitted on {net.get('calibrated', '?')} ({net['provenance']})")
+        if sc.ranks_per_node > 1:
+            out.append(f"machine {sc.machine.name} has one node: its {sc.nodes} ranks share it "
+                       f"({sc.node_threads} cores busy)")
+        elif sc.beyond_machine:
+            out.append(f"{sc.nodes} nodes exceed the {sc.machine.nodes} of machine {sc.machine.name}: extrapolated")
+        for scheme, why in self.excluded.items():
+            out.append(f"comm={scheme} excluded: {why}")
+        for part, info in self.failures.items():
+            out.append(f"kernel {part} ({info.get('regime')}) failed in kerncraft: {info.get('error')} "
+                       f"(log: {info.get('log')})")
+        return out
+
+    def to_dict(self) -> dict:
+        sc = self.scenario
+        m = sc.machine
+        return {
+            "ivp": sc.ivp.name, "method": sc.method.name, "machine": m.name,
+            "n": sc.n, "nodes": sc.nodes, "threads": sc.threads,
+            "selection": {"rule": self.rule.kind, "value": self.rule.value, "description": self.rule.describe()},
+            "comm_model": dict(m.network), "barrier_model": dict(m.barrier),
+            "notes": self.notes(),
+            "ecm": {"analyses_run": self.analyses_run, "failures": self.failures},
+            "excluded_comm": self.excluded,
+            "variants": [r.to_dict(i + 1, r.variant.name in self.preselected)
+                         for i, r in enumerate(self.ordered)],
+        }
+
+    def rows(self) -> list[dict]:
+        """One flat row per variant (COLUMNS)."""
+        sc = self.scenario
+        head = {"ivp": sc.ivp.name, "method": sc.method.name, "machine": sc.machine.name, "n": sc.n,
+                "nodes": sc.nodes, "threads": sc.threads}
+        out = []
+        for i, r in enumerate(self.ordered, 1):
+            d = r.to_dict(i, r.variant.name in self.preselected)
+            row = dict(head)
+            row.update({k: d[k] for k in COLUMNS[6:] if k != "failed_kernels"})
+            row["failed_kernels"] = ";".join(d["failed_kernels"])
+            out.append(row)
+        return out
+
+    def to_frame(self):
+        """One row per variant, best first."""
+        return frame(self.rows(), COLUMNS)
+
+    def explain(self, name: str) -> "ExplainResult":
+        self.variant(name)
+        return ExplainResult(self, name)
+
+
+@dataclass
+class ExplainResult:
+    """One variant's prediction, kernel part by kernel part, in its ranked scenario."""
+    ranking: RankResult
+    name: str
+
+    @property
+    def result(self) -> VariantResult:
+        return self.ranking.variant(self.name)
+
+    @property
+    def predicted_s(self) -> float | None:
+        return self.result.predicted_s
+
+    def to_dict(self) -> dict:
+        res, sc = self.ranking, self.ranking.scenario
+        d = self.result.to_dict(res.rank_of(self.name), self.name in res.preselected)
+        d.update(ivp=sc.ivp.name, machine=sc.machine.name, n=sc.n, nodes=sc.nodes, threads=sc.threads,
+                 notes=res.notes())
+        return d
+
+    def to_frame(self):
+        """One row per kernel part."""
+        return frame(self.result.kernel_rows(), KERNEL_COLUMNS)

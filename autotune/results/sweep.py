@@ -1,0 +1,79 @@
+"""Result of a sweep: many scenarios ranked at once, in long format (one row per scenario and
+variant)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from autotune.model.comm import comm_basis
+from autotune.model.ranking import Rule
+from autotune.results.frames import frame
+from autotune.results.rank import RankResult
+from autotune.specs.scenario import comm_context
+
+
+class SweepRow(NamedTuple):
+    """One (scenario, variant) of a sweep; a tuple, so that tens of thousands stay cheap."""
+    ivp: str
+    method: str
+    machine: str
+    n: int
+    n_requested: int
+    nodes: int
+    threads: int
+    rank: int
+    name: str
+    lc: str
+    comm: str
+    predicted_s: float | None
+    node_s: float | None
+    comm_s: float | None
+    barrier_s: float | None
+    preselected: bool
+    comm_basis: str
+    beyond_machine: bool
+    failed_kernels: str
+
+
+FIELDS = SweepRow._fields
+
+
+@dataclass
+class SweepResult:
+    results: list[RankResult]
+    requested_n: list[int]        # per result: the size asked for (results carry the snapped one)
+    skipped: list[dict]           # scenarios that cannot run, with the reason
+    analyses_run: int
+    rule: Rule
+
+    def rows(self) -> list[SweepRow]:
+        """The long format, best first within a scenario."""
+        rows = []
+        make = SweepRow._make
+        for res, n_req in zip(self.results, self.requested_n):
+            sc = res.scenario
+            ctx = comm_context(sc)
+            basis: dict[str, str] = {}
+            head = (sc.ivp.name, sc.method.name, sc.machine.name, sc.n, n_req, sc.nodes, sc.threads)
+            pre = res.preselected
+            for i, r in enumerate(res.ordered, 1):
+                v, p = r.variant, r.prediction
+                if v.comm not in basis:
+                    basis[v.comm] = comm_basis(sc.machine.network, v.comm, ctx)
+                rows.append(make(head + ((i, v.name, v.lc, v.comm, p.total_s, p.node_s, p.comm_s, p.barrier_s)
+                                         if p else (i, v.name, v.lc, v.comm, None, None, None, None))
+                                 + (v.name in pre, basis[v.comm], sc.beyond_machine, ";".join(r.failed_parts))))
+        return rows
+
+    def meta(self) -> dict:
+        first = self.results[0]
+        return {"machine": first.scenario.machine.name, "method": first.scenario.method.name,
+                "selection": self.rule.describe(), "scenarios": len(self.results),
+                "analyses_run": self.analyses_run, "skipped": self.skipped, "notes": first.notes()[:1]}
+
+    def to_dict(self) -> dict:
+        return dict(self.meta(), rows=[r._asdict() for r in self.rows()])
+
+    def to_frame(self):
+        """The long table: one row per (scenario, variant)."""
+        return frame(self.rows(), FIELDS)

@@ -1,0 +1,113 @@
+"""Results of empirical runs: tune (one scenario) and tune --plan (a batch)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+from autotune.results.frames import frame
+
+ROW_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
+               "rank_predicted", "rank_measured", "preselected", "error"]
+
+
+@dataclass
+class TuneRow:
+    """One variant: predicted and measured seconds per step (median of the runs)."""
+    name: str
+    predicted_s: float | None
+    measured_s: float | None = None        # None: it failed (see error)
+    runs_s: list[float] = field(default_factory=list)
+    error: str | None = None
+    preselected: bool = False
+    reused: bool = False                   # measured before (from the store)
+    phases: dict | None = None             # phase -> {predicted_s, measured_s}
+    measured_on: str | None = None
+    deviation_pct: float | None = None
+    rank_predicted: int | None = None
+    rank_measured: int | None = None
+
+    @classmethod
+    def of(cls, d: dict) -> "TuneRow":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in names})
+
+
+@dataclass
+class TuneSummary:
+    measured: int
+    failed: int
+    spearman: float | None
+    kendall: float | None
+    top1_loss_pct: float | None
+    deviation_pct_range: list[float] | None
+    phase_ratio: dict
+    top1_loss_worst_pct: float | None = None
+    predicted_best_tied: list[str] = field(default_factory=list)
+    predicted_best: str | None = None
+    measured_best: str | None = None
+    skipped: int = 0                       # variants not run (not pre-selected)
+    skipped_predicted_cost_s: float = 0.0  # their predicted run time
+
+
+@dataclass
+class TuneResult:
+    ivp: str
+    method: str
+    machine: str
+    n: int
+    nodes: int
+    threads: int
+    steps: int
+    warmup: int
+    reps: int
+    h: float
+    flags: list[str]
+    selection: str
+    variants: list[TuneRow]
+    summary: TuneSummary
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_frame(self):
+        """One row per variant run."""
+        head = {"ivp": self.ivp, "machine": self.machine, "n": self.n, "nodes": self.nodes, "threads": self.threads}
+        return frame([dict(head, **asdict(v)) for v in self.variants], ROW_COLUMNS)
+
+
+@dataclass
+class PlanScenarioRun:
+    id: str | None
+    selection: str | None
+    error: str | None
+    result: TuneResult | None              # None: the scenario failed (see error)
+
+    def to_dict(self) -> dict:
+        if self.result is None:
+            return {"id": self.id, "error": self.error, "variants": [], "summary": None}
+        return dict(self.result.to_dict(), id=self.id, selection=self.selection, error=None)
+
+
+@dataclass
+class PlanTotals:
+    scenarios: int
+    ran: int = 0
+    reused: int = 0
+    failed: int = 0
+    scenario_errors: int = 0
+
+
+@dataclass
+class PlanRunResult:
+    plan: str | None
+    scenarios: list[PlanScenarioRun]
+    totals: PlanTotals
+
+    def to_dict(self) -> dict:
+        return {"plan": self.plan, "scenarios": [s.to_dict() for s in self.scenarios], "totals": asdict(self.totals)}
+
+    def to_frame(self):
+        """One row per variant of every scenario that ran."""
+        import pandas as pd
+
+        frames = [s.result.to_frame().assign(scenario=s.id) for s in self.scenarios if s.result]
+        return pd.concat(frames, ignore_index=True) if frames else frame([], ROW_COLUMNS + ["scenario"])

@@ -1,0 +1,82 @@
+"""A scenario: IVP, method, machine, system size, nodes and threads per node, checked, and the
+variants that can run in it.  Pure."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from autotune.errors import InputError
+from autotune.specs.ivp import IVP
+from autotune.specs.machine import Machine
+from autotune.specs.method import Method
+from autotune.specs.schemes import SCHEMES, PhaseContext
+from autotune.specs.variants import Variant, enumerate_variants
+
+
+@dataclass(frozen=True)
+class Scenario:
+    ivp: IVP
+    method: Method
+    machine: Machine
+    n: int
+    nodes: int
+    threads: int
+
+    @cached_property
+    def ranks_per_node(self) -> int:
+        """Ranks sharing one node: on a single-node machine every rank runs on the same host."""
+        return self.nodes if self.machine.nodes == 1 else 1
+
+    @property
+    def beyond_machine(self) -> bool:
+        """More nodes than the machine has: hypothetical nodes of the same kind."""
+        return self.machine.nodes > 1 and self.nodes > self.machine.nodes
+
+    @cached_property
+    def node_threads(self) -> int:
+        """Cores busy on one node (all its ranks' threads)."""
+        return min(self.machine.cores, self.threads * self.ranks_per_node)
+
+
+def check_threads(threads: int, machine: Machine) -> None:
+    if threads < 1:
+        raise InputError(f"{threads}: expected at least 1", field="threads")
+    if threads > machine.cores:
+        raise InputError(f"{threads}: machine {machine.name} has {machine.cores} cores per node", field="threads")
+
+
+def check_scenario(ivp: IVP, n: int, nodes: int, threads: int, machine: Machine) -> None:
+    """Validate the numbers of a scenario (InputError naming the field)."""
+    if nodes < 1:
+        raise InputError(f"{nodes}: expected at least 1", field="nodes")
+    check_threads(threads, machine)
+    ivp.size_value(n)
+    if n < nodes:
+        raise InputError(f"{n}: fewer components than nodes ({nodes})", field="n")
+
+
+def comm_context(sc: Scenario) -> PhaseContext:
+    return PhaseContext(sc.n, sc.nodes, sc.ivp.access_distance(sc.n), sc.ivp.sparse_halo)
+
+
+def applicable_schemes(sc: Scenario, schemes: list[str]) -> tuple[list[str], dict[str, str]]:
+    ctx = comm_context(sc)
+    ok, excluded = [], {}
+    for s in schemes:
+        why = SCHEMES[s].check(ctx)
+        if why:
+            excluded[s] = why
+        else:
+            ok.append(s)
+    return ok, excluded
+
+
+def applicable_variants(sc: Scenario, wanted: list[str] | None = None) -> tuple[list[Variant], dict[str, str]]:
+    """The variants whose communication scheme can run at this n and node count, and why the
+    others cannot (scheme -> reason); InputError if none can."""
+    variants = enumerate_variants(sc.ivp.comm, wanted)
+    ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
+    if not ok:
+        raise InputError(f"{sc.n} with {sc.nodes} nodes: no communication scheme applies "
+                         f"({'; '.join(excluded.values())})", field="n")
+    return [v for v in variants if v.comm in ok], excluded
