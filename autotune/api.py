@@ -1,0 +1,117 @@
+"""The Python API: the commands of the command line as functions.
+
+    import autotune
+    r = autotune.rank("heat2d", nodes=8)
+    r.best.name, r.best.predicted_s
+    r.to_frame()
+
+Each function builds the same request objects as the command line (defaults declared once in
+autotune.request), returns a typed result with to_dict() (what the CLI's JSON prints) and
+to_frame() (a pandas DataFrame), prints nothing, and reports progress through an optional
+callback: progress(done, total, name) for kerncraft analyses, and say(message) for runs.
+Bad input raises autotune.InputError; its `field` names the keyword (threads, not --threads).
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Callable
+
+from autotune.errors import InputError
+from autotune.pipeline import entry
+from autotune.request.run import DEFAULT_FLAGS, RunOptions
+from autotune.request.scenario import DEFAULT_METHOD, ScenarioRequest
+from autotune.request.selection import selection
+from autotune.results.rank import ExplainResult, RankResult
+from autotune.results.scale import ScaleResult
+from autotune.results.sweep import SweepResult
+from autotune.results.tune import TuneResult
+from autotune.storage.paths import default_store_path
+from autotune.storage.store import Store
+
+Progress = Callable[[int, int, str], None] | None
+
+
+@contextmanager
+def _store(path):
+    store = Store(Path(path) if path else default_store_path())
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _quiet(_msg: str) -> None:
+    pass
+
+
+def rank(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = None, method: str = DEFAULT_METHOD,
+         comm=None, top: int | None = None, within: float | None = None, store=None, jobs: int | None = None,
+         progress: Progress = None) -> RankResult:
+    """Every applicable variant of one scenario, best first, with the pre-selection."""
+    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm)
+    if req.sweep_spec().is_sweep:
+        raise InputError(": rank takes one scenario; use autotune.sweep for lists and ranges", field="ivp")
+    with _store(store) as st:
+        return entry.rank(req, selection(top, within), st, progress, jobs)
+
+
+def sweep(ivps, *, n=None, nodes=None, threads=None, machine: str | None = None, method: str = DEFAULT_METHOD,
+          comm=None, top: int | None = None, within: float | None = None, store=None, jobs: int | None = None,
+          progress: Progress = None) -> SweepResult:
+    """Many scenarios at once (ivps: a name, a list or 'all'; n, nodes, threads: a value, a list or a
+    range such as "1e6:1e8:20log" or "1:64:x2"); .to_frame() is the long table."""
+    req = ScenarioRequest(ivps, n, nodes, threads, machine, method, comm)
+    spec = req.sweep_spec()
+    from autotune.pipeline.sweep import run_sweep
+    with _store(store) as st:
+        return run_sweep(spec, selection(top, within), st, progress, jobs)
+
+
+def scale(ivp: str, *, n=None, nodes="1:64", threads=None, machine: str | None = None,
+          method: str = DEFAULT_METHOD, comm=None, rule: str = "efficiency:0.5", store=None,
+          jobs: int | None = None, progress: Progress = None) -> ScaleResult:
+    """Predicted scalability over node counts: speedup, efficiency, bound, crossovers, advice."""
+    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm)
+    with _store(store) as st:
+        return entry.scale(req, rule, st, progress, jobs)
+
+
+def explain(ivp: str, *, variant: str, nodes=None, threads=None, n=None, machine: str | None = None,
+            method: str = DEFAULT_METHOD, store=None, jobs: int | None = None,
+            progress: Progress = None) -> ExplainResult:
+    """One variant's prediction, kernel part by kernel part."""
+    req = ScenarioRequest(ivp, n, nodes, threads, machine, method)
+    with _store(store) as st:
+        return entry.explain(req, variant, selection(), st, progress, jobs)
+
+
+def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = None, method: str = DEFAULT_METHOD,
+         select: str = "preselected", variants: list[str] | None = None, top: int | None = None,
+         within: float | None = None, steps: int = 10, warmup: int = 2, reps: int = 3, h: float | None = None,
+         flags: str = DEFAULT_FLAGS, launcher: str | None = None, timeout: float = 600.0, store=None,
+         jobs: int | None = None, progress: Progress = None,
+         say: Callable[[str], None] | None = None) -> TuneResult:
+    """Build and run variants for real and compare with the predictions.  select: 'preselected'
+    (top/within, default within 10 %) or 'all'; variants: names to run instead."""
+    if select not in ("preselected", "all"):
+        raise InputError(f"{select!r}: expected 'preselected' or 'all'", field="select")
+    req = ScenarioRequest(ivp, n, nodes, threads, machine, method)
+    rule = selection(top, within, select == "all")
+    run = RunOptions(steps, warmup, reps, h, flags, launcher, timeout)
+    with _store(store) as st:
+        return entry.tune(req, rule, run, st, say or _quiet, variants, progress, jobs)
+
+
+def calibrate(machine: str, *, procs="2", threads="1,2", ops=None, launcher: str | None = None,
+              min_bytes: int = 8, max_bytes: int = 64 * 2**20, factor: float = 2.0, max_seconds: float = 0.5,
+              timeout: float = 900.0, out=None, fresh: bool = False, store=None,
+              say: Callable[[str], None] | None = None):
+    """Run the MPI micro-benchmarks, fit the communication model, write it into the machine file."""
+    from autotune.pipeline.calibrate import calibrate as run_calibrate
+    from autotune.request.calibrate import calibration_plan
+    from autotune.specs.machine import load_machine
+    m = load_machine(machine)
+    plan = calibration_plan(m, procs, threads, ops, launcher, min_bytes, max_bytes, factor, max_seconds, timeout)
+    with _store(store) as st:
+        return run_calibrate(plan, st, Path(out) if out else Path(m.path), say or _quiet, fresh)
