@@ -10,7 +10,42 @@ import pytest
 # machine files made by tests (calibrate --node) go to a scratch dir, never the user's
 os.environ["AUTOTUNE_MACHINES"] = tempfile.mkdtemp(prefix="autotune-test-machines-")
 
-from autotune.cli.main import main
+from autotune.cli import main
+from autotune.tools.toolchain import find_executable
+
+# a test that uses one of these fixtures (directly or through another fixture) gets the marker,
+# so `pytest -m "not kerncraft and not mpi and not compiler"` is the fast subset
+FIXTURE_MARKS = {"cold_heat2d": "kerncraft", "session_store": "kerncraft", "mpiexec": "mpi",
+                 "compiler": "compiler"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        for fixture, mark in FIXTURE_MARKS.items():
+            if fixture in item.fixturenames:
+                item.add_marker(mark)
+
+
+@pytest.fixture(scope="session")
+def mpiexec():
+    """The MPI launcher (the mpich wheel's, beside this Python, or one on PATH)."""
+    exe = find_executable("mpiexec")
+    assert exe, "mpiexec not found: pip install mpich"
+    return exe
+
+
+@pytest.fixture(scope="session")
+def compiler():
+    """A C compiler with OpenMP, for generated solvers and the benchmarks."""
+    exe = find_executable("gcc") or find_executable("cc")
+    assert exe, "no C compiler on PATH"
+    return exe
+
+
+@pytest.fixture()
+def private_builds(tmp_path_factory, monkeypatch, compiler, mpiexec):
+    """Compiled solvers go to the session's scratch dir (they need mpicc and mpiexec)."""
+    monkeypatch.setenv("AUTOTUNE_BUILDS", str(tmp_path_factory.getbasetemp() / "builds"))
 
 
 def run_cli(capsys, *argv):

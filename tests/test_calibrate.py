@@ -10,14 +10,13 @@ from autotune.specs.shipped import shipped_dir
 
 from .conftest import run_cli
 
-MPIEXEC = shutil.which("mpiexec") or str(__import__("pathlib").Path(sys.executable).parent / "mpiexec")
 
 
 @pytest.mark.parametrize("module,op", [("allgather", "allgather"), ("neighbour", "neighbour"),
                                        ("sparse", "pairwise")])
-def test_each_benchmark_runs_on_two_ranks(module, op, tmp_path):
+def test_each_benchmark_runs_on_two_ranks(module, op, tmp_path, mpiexec):
     out = tmp_path / "m.jsonl"
-    subprocess.run([MPIEXEC, "-n", "2", sys.executable, "-m", f"benchmarks_mpi.{module}", "--max-bytes", "4096",
+    subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", f"benchmarks_mpi.{module}", "--max-bytes", "4096",
                     "--factor", "8", "--max-seconds", "0.05", "--out", str(out)],
                    check=True, cwd=tmp_path, capture_output=True, timeout=120)
     recs = [json.loads(line) for line in out.read_text().splitlines()]
@@ -27,7 +26,7 @@ def test_each_benchmark_runs_on_two_ranks(module, op, tmp_path):
         assert 0 < r["min"] <= r["median"] <= r["max"] and len(r["value"]) == r["reps"] >= 10
 
 
-def test_barrier_benchmark(tmp_path):
+def test_barrier_benchmark(tmp_path, compiler):
     from benchmarks_mpi import barrier
     exe = barrier.build("gcc", tmp_path)
     rec = barrier.run(exe, 2, reps=5, inner=200)
@@ -41,7 +40,7 @@ def machine_copy(tmp_path):
     return dst
 
 
-def test_calibrate_fits_writes_the_machine_and_resumes(machine_copy, tmp_path, capsys, cold_heat2d,
+def test_calibrate_fits_writes_the_machine_and_resumes(mpiexec, machine_copy, tmp_path, capsys, cold_heat2d,
                                                         session_store):
     store = tmp_path / "s.sqlite"
     argv = ["calibrate", "--machine", machine_copy, "--procs", "2", "--threads", "1,2", "--max-bytes", 2**20,
@@ -86,7 +85,7 @@ def test_failing_and_missing_launchers_name_the_command(machine_copy, tmp_path, 
 
 
 @pytest.mark.parametrize("extra,needle", [(["--procs", "1"], "at least 2"), (["--ops", "bcast"], "--ops"),
-                                          (["--procs", "2,x"], "integers")])
+                                          (["--procs", "2,x"], "--procs x: expected a number")])
 def test_calibrate_bad_input(extra, needle, machine_copy, tmp_path, capsys):
     code, _, err = run_cli(capsys, "calibrate", "--machine", machine_copy, *extra, "--store", tmp_path / "s")
     assert code == 2 and needle in err

@@ -53,7 +53,7 @@ def test_build_gives_a_loadable_machine(tmp_path):
     assert "assumed" in m.network["provenance"] and out["provenance"]["assumed"].count("haswell")
 
 
-def test_calibrate_node_on_this_host(tmp_path, capsys):
+def test_calibrate_node_on_this_host(tmp_path, capsys, compiler):
     target = tmp_path / "here.yaml"
     code, out, err = run_cli(capsys, "calibrate", "--machine", "here", "--node", "--out", target,
                              "--min-seconds", "0.002", "--format", "json")

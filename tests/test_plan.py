@@ -7,8 +7,8 @@ from .conftest import run_cli
 
 
 @pytest.fixture(autouse=True)
-def _private_builds(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("AUTOTUNE_BUILDS", str(tmp_path_factory.getbasetemp() / "builds"))
+def _private_builds(private_builds):
+    """Every test here builds and runs solvers."""
 
 
 SCENARIOS = """\

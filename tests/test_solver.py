@@ -18,8 +18,8 @@ METHOD = load_method("radauIIA7")
 
 
 @pytest.fixture(autouse=True)
-def _private_builds(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("AUTOTUNE_BUILDS", str(tmp_path_factory.getbasetemp() / "builds"))
+def _private_builds(private_builds):
+    """Every test here builds and runs solvers."""
 
 
 def _solve(ivp, variant, n, steps, h, procs, threads, path):

@@ -63,6 +63,11 @@ def test_comm_basis_marks_extrapolation():
     assert comm_basis(net, "sparse", ctx(2)) == "datasheet"     # pairwise has no fit
 
 
+def _analysed(points, rule) -> dict:
+    """The analysis as its dict (what the JSON prints): the arithmetic by hand below reads it."""
+    return analyse(points, rule).to_dict()
+
+
 def _two_variants():
     # A: node 8/p, comm 0, 1, 2;  B: node 9/p, comm 0, 0.25, 0.5 (hand computed below)
     pts = [Point("A", 1, 8.0, 8.0, 0.0), Point("A", 2, 5.0, 4.0, 1.0), Point("A", 4, 4.0, 2.0, 2.0),
@@ -71,7 +76,7 @@ def _two_variants():
 
 
 def test_scaling_arithmetic_by_hand():
-    a = analyse(_two_variants(), Rule("efficiency", 0.75))
+    a = _analysed(_two_variants(), Rule("efficiency", 0.75))
     by = {(r["variant"], r["nodes"]): r for r in a["rows"]}
     assert (a["base_nodes"], a["base_variant"], a["base_s"]) == (1, "A", 8.0)
     assert by[("A", 2)]["speedup"] == pytest.approx(1.6) and by[("A", 2)]["efficiency"] == pytest.approx(0.8)
@@ -85,11 +90,11 @@ def test_scaling_arithmetic_by_hand():
     assert [w["variant"] for w in a["winners"]] == ["A", "B", "B"]
     assert a["crossovers"] == [{"from_nodes": 1, "to_nodes": 2, "from": "A", "to": "B"}]
     assert a["fastest"]["nodes"] == 4 and a["recommended"]["nodes"] == 2 and a["recommended"]["met"]
-    assert analyse(_two_variants(), Rule("node-seconds"))["recommended"]["nodes"] == 1   # 8 < 9.5 < 11
-    assert analyse(_two_variants(), Rule("fastest"))["recommended"]["nodes"] == 4
-    low = analyse(_two_variants(), Rule("efficiency", 1.0))["recommended"]
+    assert _analysed(_two_variants(), Rule("node-seconds"))["recommended"]["nodes"] == 1   # 8 < 9.5 < 11
+    assert _analysed(_two_variants(), Rule("fastest"))["recommended"]["nodes"] == 4
+    low = _analysed(_two_variants(), Rule("efficiency", 1.0))["recommended"]
     assert low["nodes"] == 1 and low["met"]
-    superlinear = analyse([Point("A", 1, 8.0, 8.0, 0.0), Point("A", 2, 3.5, 3.0, 0.5)], Rule("efficiency"))
+    superlinear = _analysed([Point("A", 1, 8.0, 8.0, 0.0), Point("A", 2, 3.5, 3.0, 0.5)], Rule("efficiency"))
     row = superlinear["rows"][1]
     assert row["efficiency"] == pytest.approx(8 / 7) and row["efficiency_bound"] == pytest.approx(8 / 9)
     assert row["superlinear"] and row["bottleneck"] == "node"
@@ -99,7 +104,7 @@ def test_a_tie_is_no_crossover():
     # allgather and neighbour cost the same on one node; neighbour wins from 2 nodes on
     pts = [Point("a", 1, 4.0, 4.0, 0.0), Point("n", 1, 4.0, 4.0, 0.0),
            Point("a", 2, 3.0, 2.0, 1.0), Point("n", 2, 2.5, 2.0, 0.5)]
-    a = analyse(pts, Rule("fastest"))
+    a = _analysed(pts, Rule("fastest"))
     assert [w["variant"] for w in a["winners"]] == ["n", "n"] and a["crossovers"] == []
     assert a["base_variant"] == "n" and a["base_s"] == 4.0
 
@@ -137,7 +142,7 @@ def test_rank_sweep_long_format_reuses_the_analyses(cold_heat2d, session_store, 
 def test_sweep_reports_scenarios_that_cannot_run(cold_heat2d, session_store, capsys):
     code, out, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "100,200", "--n", "64",
                              "--store", session_store)
-    assert code == 2 and "no scenario of the sweep can run" in err and "fewer components than --nodes" in err
+    assert code == 2 and "no scenario of the sweep can run" in err and "fewer components than nodes" in err
     code, out, err = run_cli(capsys, "rank", "--ivp", "heat2d,nosuch", "--nodes", "8,16", "--store", session_store)
     assert code == 2 and "nosuch" in err
 

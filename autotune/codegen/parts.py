@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 import jinja2
@@ -20,37 +19,8 @@ from autotune.errors import InputError
 from autotune.specs.formula import FormulaError, evaluate
 from autotune.specs.shipped import shipped_dir
 from autotune.specs.ivp import IVP, RhsPart
+from autotune.specs.parts import KernelPart, Loop
 from autotune.specs.method import Method
-
-
-@dataclass(frozen=True)
-class Loop:
-    var: str
-    start: str
-    stop: str
-    step: int = 1
-
-    @property
-    def trips(self) -> int:
-        """Trip count of a loop with literal bounds (the stage and summand loops)."""
-        return (int(self.stop) - int(self.start) + self.step - 1) // self.step
-
-
-@dataclass(frozen=True)
-class KernelPart:
-    name: str                       # e.g. "lc.acc.ijl", "rhs.heat2d.interior"
-    kernel: str                     # LC, RHS, APPROX, UPDATE
-    code: str                       # the kerncraft kernel file
-    loops: tuple[Loop, ...]
-    arrays: tuple[tuple[str, int], ...]   # (name, rows); each row holds M + 2*halo doubles
-    halo: str = "0"                 # formula in the IVP's size parameter (0 for method kernels)
-    size_parameter: str | None = None     # kerncraft constant besides M, if the code uses it
-    iterations_per_m: float = 1.0   # loop iterations executed = iterations_per_m * M
-    unroll: int = 1                 # trip-count product of the short loops inside the j loop
-    components: str | None = None   # RHS: formula of the components this part updates
-    step: int = 1
-    constants: tuple[str, ...] = field(default=())   # scalar names declared in the code
-    body: str = ""                  # the loop body (one statement), shared with the solver
 
 
 @lru_cache(maxsize=1)

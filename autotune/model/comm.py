@@ -29,16 +29,9 @@ def _sheet_fit(op: str, latency: float, bandwidth: float) -> OpFit:
     return OpFit(op, (Segment(math.inf, latency, 1.0 / bandwidth),), 0)
 
 
-_MODELS: dict[int, tuple[dict, Callable]] = {}
-
-
 def network_model(network: dict) -> Callable[[str, float, int], float]:
     """op_seconds(op, bytes, p) of a machine's network section: fitted operations use their
-    fits, the others the data-sheet latency and bandwidth.  Built once per network section
-    object (a sweep asks thousands of times)."""
-    cached = _MODELS.get(id(network))
-    if cached is not None and cached[0] is network:
-        return cached[1]
+    fits, the others the data-sheet latency and bandwidth."""
     fits = {op: OpFit.from_dict(op, d) for op, d in (network.get("fits") or {}).items()}
     sheet = {op: _sheet_fit(op, network["latency_s"], network["bandwidth_Bps"]) for op in STRUCTURE if op not in fits}
     models = {**sheet, **fits}
@@ -48,7 +41,6 @@ def network_model(network: dict) -> Callable[[str, float, int], float]:
             raise ValueError(f"unknown operation {op!r}")
         return models[op].predict(nbytes, p)
 
-    _MODELS[id(network)] = (network, op_seconds)
     return op_seconds
 
 

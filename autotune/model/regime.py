@@ -10,11 +10,10 @@ result for every size that falls into the same regime.  Pure functions.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
+from functools import lru_cache
 
-from autotune.codegen.parts import KernelPart
-from autotune.memo import by_identity
+from autotune.specs.parts import KernelPart
 from autotune.specs.machine import Machine
 
 DOUBLE = 8
@@ -32,13 +31,13 @@ class Regime:
         return self.data if self.layer is None else f"{self.data}/lc:{self.layer}"
 
 
-@by_identity
+@lru_cache(maxsize=256)
 def _levels(caches: tuple) -> tuple[str, ...]:
     return tuple(c.name for c in caches) + ("MEM",)
 
 
 def working_set(part: KernelPart, m: int, halo: int) -> float:
-    return part_bytes(part)[0] * (m + 2 * halo)
+    return part.bytes_per_component * (m + 2 * halo)
 
 
 def _reuse_bytes(part: KernelPart, halo: int) -> float:
@@ -47,7 +46,7 @@ def _reuse_bytes(part: KernelPart, halo: int) -> float:
     return 2 * halo * DOUBLE * max(inputs, 1) + 2 * halo * DOUBLE  # inputs + the output lines in flight
 
 
-@by_identity
+@lru_cache(maxsize=256)
 def _limits(caches: tuple, threads: int, partitioned: bool) -> tuple[tuple[str, float], ...]:
     """Per level, the most bytes (of the node's total) it holds at this thread count."""
     out = []
@@ -60,26 +59,6 @@ def _limits(caches: tuple, threads: int, partitioned: bool) -> tuple[tuple[str, 
     return tuple(out)
 
 
-_ROW = re.compile(r"\b([A-Za-z_]\w*)\[(\w+)\]\[j\]")
-
-
-def sweep_bytes_per_m(part: KernelPart) -> float:
-    """Bytes per component that one sweep of the j loop touches, for a part whose j loop sits
-    inside another loop (lc.acc.ilj: F[i] is read again for every l); 0 where j is outermost.
-
-    Whether that sweep fits a cache decides whether the next sweep finds the reused rows
-    there: the layer condition of the method kernels, as the halo is the stencils'."""
-    loops, arrays, body = part.loops, part.arrays, part.body
-    names = [lp.var for lp in loops]
-    if "j" not in names or names.index("j") == 0:
-        return 0.0
-    inner = {lp.var: lp.trips for lp in loops[names.index("j") + 1:]}
-    rows = {name: 1 for name, count in arrays if count == 1 and re.search(rf"\b{name}\[j\]", body)}
-    for name, var in _ROW.findall(body):
-        rows[name] = max(rows.get(name, 1), inner.get(var, 1))
-    return float(sum(rows.values()) * DOUBLE)
-
-
 def _level_index(bytes_needed: float, limits: tuple[tuple[str, float], ...]) -> int:
     """Index of the first level that holds the bytes (len(limits): memory)."""
     for i, (_, limit) in enumerate(limits):
@@ -88,17 +67,9 @@ def _level_index(bytes_needed: float, limits: tuple[tuple[str, float], ...]) -> 
     return len(limits)
 
 
-@by_identity
+@lru_cache(maxsize=256)
 def _regime(data: str, layer: str | None) -> Regime:
     return Regime(data, layer)
-
-
-@by_identity
-def part_bytes(part: KernelPart) -> tuple[float, float]:
-    """(bytes per component of the working set, of one j sweep; 0 for a stencil, whose layer
-    condition is its halo) of a part."""
-    rows = sum(count for _, count in part.arrays)
-    return rows * DOUBLE, (sweep_bytes_per_m(part) if part.size_parameter is None else 0.0)
 
 
 @dataclass(frozen=True)
@@ -109,7 +80,7 @@ class NodeLevels:
     private: tuple[tuple[str, float], ...]      # limits for data every thread needs
 
 
-@by_identity
+@lru_cache(maxsize=256)
 def _node_levels(caches: tuple, threads: int) -> NodeLevels:
     return NodeLevels(_levels(caches), _limits(caches, threads, True), _limits(caches, threads, False))
 
@@ -126,7 +97,7 @@ def regime_of(part: KernelPart, machine: Machine, m: int, halo: int, threads: in
 def regime_at(part: KernelPart, m: int, halo: int, lv: NodeLevels) -> Regime:
     """regime_of with the node's levels looked up once (a sweep asks for every part of every
     scenario): index arithmetic and interned results."""
-    sweep = part_bytes(part)[1]
+    sweep = part.sweep_bytes_per_component
     data = _level_index(working_set(part, m, halo), lv.shared)
     if part.size_parameter is None:
         if sweep:
@@ -155,7 +126,7 @@ def _closed_form(part: KernelPart, machine: Machine, regime: Regime) -> tuple[in
         halo = max(1, int(_band_middle(regime.layer or regime.data, machine) / _reuse_bytes(part, 1)))
     elif part.halo not in ("0", ""):
         halo = int(part.halo)
-    bytes_per_m, sweep = part_bytes(part)
+    bytes_per_m, sweep = part.bytes_per_component, part.sweep_bytes_per_component
     m = int(_band_middle(regime.data, machine) / bytes_per_m) - 2 * halo
     if sweep and regime.layer:
         # the sweep fits the layer's level, the data does not: the data as large as that allows.

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from autotune.memo import by_identity
 from autotune.specs.method import Method
 
 
@@ -46,7 +45,6 @@ class StepCounts:
     barriers: int
 
 
-@by_identity
 def step_counts(method: Method) -> StepCounts:
     execs: Counter = Counter()
     comm = barriers = 0

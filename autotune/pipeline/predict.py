@@ -14,7 +14,6 @@ from autotune.model import comm as commmod
 from autotune.codegen import parts as kmod
 from autotune.model import regime as regmod
 from autotune.tools.ecm_runner import run_analyses
-from autotune.memo import by_identity
 from autotune.model.ecm import KernelCost, KernelTerm, Prediction, as_sigma, combine_seconds, execution_seconds, kernel_cost
 from autotune.model.ranking import Rule, preselect, rank
 from autotune.model.schedule import step_counts
@@ -61,27 +60,48 @@ def _analysis_inputs(part: kmod.KernelPart, machine: Machine, regime: regmod.Reg
     }
 
 
-@by_identity
-def _rhs_parts(ivp: IVP) -> tuple:
-    """RHS parts with their spec: rendered once per process."""
-    return tuple(zip(kmod.rhs_parts(ivp), ivp.rhs))
+class Session:
+    """What one prediction run (a rank, a sweep, one API call) computes once and drops when it
+    ends: rendered kernel parts per IVP and method, step counts, network cost models.  Keyed
+    by the identity of specs the session holds for its whole life (hashing a Method's nested
+    tuples thousands of times would cost more than the lookups save)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple, tuple] = {}
+
+    def _get(self, kind: str, obj, make):
+        key = (kind, id(obj))
+        hit = self._memo.get(key)
+        if hit is None or hit[0] is not obj:
+            hit = self._memo[key] = (obj, make(obj))
+        return hit[1]
+
+    def rhs_parts(self, ivp: IVP) -> tuple:
+        """RHS parts with their spec."""
+        return self._get("rhs", ivp, lambda i: tuple(zip(kmod.rhs_parts(i), i.rhs)))
+
+    def method_parts(self, method: Method) -> tuple[dict, tuple]:
+        """LC parts by loop order, and the method's other parts."""
+        def make(m):
+            lc = {order: tuple(kmod.lc_parts(m, order)) for order in lc_orders()}
+            return lc, tuple(kmod.approx_update_parts(m)) + (kmod.pack_part(m), kmod.copy_part(m))
+        return self._get("method", method, make)
+
+    def counts(self, method: Method):
+        return self._get("counts", method, step_counts)
+
+    def network(self, network: dict):
+        return self._get("network", network, commmod.network_model)
 
 
-@by_identity
-def _method_parts(method: Method) -> tuple[dict, tuple]:
-    """The method's parts, rendered once per process: LC parts by loop order, and the others."""
-    lc = {order: tuple(kmod.lc_parts(method, order)) for order in lc_orders()}
-    return lc, tuple(kmod.approx_update_parts(method)) + (kmod.pack_part(method), kmod.copy_part(method))
-
-
-def part_uses(sc: Scenario, variants: list[Variant]) -> tuple[dict[str, list[PartUse]], list[PartUse]]:
+def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[dict[str, list[PartUse]], list[PartUse]]:
     """Kernel parts of every variant, with executions, node-local sizes and regimes, and the
     distinct ones.  A part shared by several variants is one PartUse object (its regime is
     computed once)."""
-    counts = step_counts(sc.method)
+    counts = session.counts(sc.method)
     n_local = math.ceil(sc.n / sc.nodes)
-    rhs = _rhs_parts(sc.ivp)
-    lc_table, other = _method_parts(sc.method)
+    rhs = session.rhs_parts(sc.ivp)
+    lc_table, other = session.method_parts(sc.method)
     m_factor = sc.ranks_per_node
     lv = regmod.node_levels(sc.machine, sc.node_threads)
     by_bytes: dict[tuple, regmod.Regime] = {}
@@ -90,7 +110,7 @@ def part_uses(sc: Scenario, variants: list[Variant]) -> tuple[dict[str, list[Par
         """Parts with the same bytes per component (and no stencil) share the regime."""
         if part.size_parameter is not None:
             return regmod.regime_at(part, m, halo, lv)
-        key = (regmod.part_bytes(part), m, halo)
+        key = (part.bytes_per_component, part.sweep_bytes_per_component, m, halo)
         reg = by_bytes.get(key)
         if reg is None:
             reg = by_bytes[key] = regmod.regime_at(part, m, halo, lv)
@@ -163,13 +183,13 @@ def _ecm_numbers(results: dict[str, dict]) -> dict[str, tuple | None]:
 
 def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[PartUse]], list[PartUse]],
              results: dict[str, dict], numbers: dict[str, tuple | None], rule: Rule,
-             excluded: dict[str, str] | None, ran: int, detail: bool = True) -> RankResult:
+             excluded: dict[str, str] | None, ran: int, session: Session, detail: bool = True) -> RankResult:
     """Predictions and ranking of one scenario from ECM results already at hand.  Each distinct
     part is costed once and each scheme's communication once; without detail the predictions
     carry no per-kernel breakdown (a sweep of thousands of scenarios needs only the times)."""
-    counts = step_counts(sc.method)
+    counts = session.counts(sc.method)
     ctx = comm_context(sc)
-    op_seconds = commmod.network_model(sc.machine.network)
+    op_seconds = session.network(sc.machine.network)
     barrier_s = commmod.barrier_seconds(sc.threads, sc.machine.barrier["per_doubling_s"])
     clock, threads, rpn = sc.machine.clock_hz, sc.node_threads, sc.ranks_per_node
     failures: dict[str, dict] = {}
@@ -226,7 +246,8 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
               jobs: int | None = None, detail: bool = True) -> list[RankResult]:
     """Rank a batch of scenarios: one store lookup and one round of analyses for all of them
     (each kernel part at most once per memory regime), then the pure model per scenario."""
-    uses = [part_uses(sc, variants) for sc, variants, _ in items]
+    session = Session()
+    uses = [part_uses(sc, variants, session) for sc, variants, _ in items]
     machines: dict[str, tuple[Machine, list[PartUse]]] = {}
     for (sc, _, _), (_, distinct) in zip(items, uses):
         machines.setdefault(sc.machine.path, (sc.machine, []))[1].extend(distinct)
@@ -236,5 +257,5 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
         results.update(got)
         ran += n
     numbers = _ecm_numbers(results)
-    return [assemble(sc, variants, by_v, results, numbers, rule, excluded, ran, detail)
+    return [assemble(sc, variants, by_v, results, numbers, rule, excluded, ran, session, detail)
             for (sc, variants, excluded), by_v in zip(items, uses)]
