@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -53,6 +54,27 @@ def run_cli(capsys, *argv):
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+RECORDED = Path(__file__).with_name("data") / "ecm_results.json"
+
+
+@pytest.fixture(scope="session")
+def replay_store(tmp_path_factory):
+    """A store holding recorded kerncraft results (tests/record_ecm.py), for tests about something
+    else than the analyses: each record is re-keyed with the compiler, kerncraft and OSACA
+    versions installed now.  Records whose kernel code or machine file changed no longer match
+    and are analysed for real."""
+    from autotune.storage.store import Store, ecm_key
+    from autotune.tools.toolchain import compiler_version, package_version
+    path = tmp_path_factory.mktemp("replay") / "store.sqlite"
+    store = Store(path)
+    for rec in json.loads(RECORDED.read_text()):
+        inputs = dict(rec["inputs"], compiler_version=compiler_version(rec["inputs"]["compiler"]),
+                      kerncraft=package_version("kerncraft"), osaca=package_version("osaca"))
+        store.put_ecm(ecm_key(inputs), rec["part"], rec["regime"], rec["machine"], rec["result"], inputs)
+    store.close()
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -40,9 +40,11 @@ def machine_copy(tmp_path):
     return dst
 
 
-def test_calibrate_fits_writes_the_machine_and_resumes(mpiexec, machine_copy, tmp_path, capsys, cold_heat2d,
-                                                        session_store):
+def test_calibrate_fits_writes_the_machine_and_resumes(mpiexec, machine_copy, tmp_path, capsys, replay_store):
     store = tmp_path / "s.sqlite"
+    code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--machine", machine_copy, "--nodes", "8",
+                           "--format", "json", "--store", replay_store)
+    before = {v["name"]: v for v in json.loads(out)["variants"]}
     argv = ["calibrate", "--machine", machine_copy, "--procs", "2", "--threads", "1,2", "--max-bytes", 2**20,
             "--factor", "4", "--max-seconds", "0.05", "--store", store, "--format", "json"]
     code, out, err = run_cli(capsys, *argv, "--plot", tmp_path / "fit.png", "--raw", tmp_path / "raw.jsonl")
@@ -61,13 +63,12 @@ def test_calibrate_fits_writes_the_machine_and_resumes(mpiexec, machine_copy, tm
     text = machine_copy.read_text()
     assert "model: fitted" in text and "# Reference cluster" in text   # comments kept
     # rank now uses (and says it uses) the fitted model; the kerncraft part is unchanged,
-    # so every ECM result is reused from the session store
+    # so every ECM result is reused from the store
     code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--machine", machine_copy, "--nodes", "8",
-                           "--format", "json", "--store", session_store)
+                           "--format", "json", "--store", replay_store)
     d = json.loads(out)
     assert code == 0 and d["ecm"]["analyses_run"] == 0
     assert any("fitted on" in n for n in d["notes"]) and d["comm_model"]["model"] == "fitted"
-    before = {v["name"]: v for v in cold_heat2d[0]["variants"]}
     for v in d["variants"]:
         assert v["node_s"] == pytest.approx(before[v["name"]]["node_s"], rel=0.05)  # barrier term may change
         assert v["comm_s"] != before[v["name"]]["comm_s"]

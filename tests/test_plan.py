@@ -19,10 +19,10 @@ scenarios:
 """
 
 
-def test_plan_round_trip_resumes_without_running_twice(cold_heat2d, session_store, tmp_path, capsys):
+def test_plan_round_trip_resumes_without_running_twice(replay_store, tmp_path, capsys):
     (tmp_path / "s.yaml").write_text(SCENARIOS)
     plan_file = tmp_path / "out" / "plan.json"
-    code, out, err = run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", plan_file, "--store", session_store)
+    code, out, err = run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", plan_file, "--store", replay_store)
     assert code == 0, err
     plan = json.loads(plan_file.read_text())
     assert [len(s["variants"]) for s in plan["scenarios"]] == [2, 1]
@@ -31,7 +31,7 @@ def test_plan_round_trip_resumes_without_running_twice(cold_heat2d, session_stor
     assert first["not_selected"] == 10 and first["not_selected_predicted_cost_s"] > 0
     assert first["variants"][0]["predicted_s"] <= first["variants"][1]["predicted_s"]
 
-    code, out, err = run_cli(capsys, "tune", "--plan", plan_file, "--format", "json", "--store", session_store)
+    code, out, err = run_cli(capsys, "tune", "--plan", plan_file, "--format", "json", "--store", replay_store)
     assert code == 0, err
     res = json.loads(out)
     ok, bad = res["scenarios"]
@@ -41,7 +41,7 @@ def test_plan_round_trip_resumes_without_running_twice(cold_heat2d, session_stor
     assert res["totals"] == {"scenarios": 2, "ran": 2, "reused": 0, "failed": 1, "scenario_errors": 0}
     runs_first = err.count("run 1/1")
 
-    code, out, err = run_cli(capsys, "tune", "--plan", plan_file, "--format", "json", "--store", session_store)
+    code, out, err = run_cli(capsys, "tune", "--plan", plan_file, "--format", "json", "--store", replay_store)
     res2 = json.loads(out)
     assert res2["totals"]["ran"] == 0 and res2["totals"]["reused"] == 2
     assert err.count("run 1/1") == runs_first - 2      # only the failed variant is tried again
@@ -53,7 +53,7 @@ def test_plan_input_errors(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("scenarios:\n  - {ivp: heat2d, nodes: 2, top: 0}\n")
     code, _, err = run_cli(capsys, "plan", bad, "--out", tmp_path / "p.json")
-    assert code == 2 and "bad.yaml" in err and "scenarios.0.top" in err and "Traceback" not in err
+    assert code == 2 and "bad.yaml" in err and "scenarios[0].top" in err and "Traceback" not in err
     bad.write_text("scenarios:\n  - {ivp: heat2d, nodes: 'x'}\n")
     code, _, err = run_cli(capsys, "plan", bad, "--out", tmp_path / "p.json")
     assert code == 2 and "nodes" in err

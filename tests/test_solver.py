@@ -8,7 +8,7 @@ from scipy.integrate import solve_ivp
 
 from autotune.tools.build import build, run
 from autotune.tools.launcher import parse_launcher
-from autotune.codegen.solver import GENERATED_COMM, solver_source
+from autotune.codegen.solver import generated_schemes, solver_source
 from autotune.specs.ivp import load_ivp
 from autotune.specs.method import load_method
 from autotune.specs.variants import Variant, enumerate_variants
@@ -35,7 +35,7 @@ def _solve(ivp, variant, n, steps, h, procs, threads, path):
 def test_every_variant_computes_the_same_numbers(name, n, h, tmp_path):
     ivp = load_ivp(name)
     results = {}
-    for v in [v for v in enumerate_variants(ivp.comm) if v.comm in GENERATED_COMM]:
+    for v in [v for v in enumerate_variants(ivp.comm) if v.comm in generated_schemes()]:
         for procs, threads in ((1, 1), (2, 1), (1, 2)):
             results[(v.name, procs, threads)] = _solve(ivp, v, n, 3, h, procs, threads,
                                                        tmp_path / f"{v.lc}-{v.comm}-{procs}-{threads}.bin")

@@ -63,8 +63,8 @@ rhs:
     (lambda s: s.replace('default_n: 100', 'default_n: -3'), "default_n"),
     (lambda s: s.replace('comm: [allgather]', 'comm: [broadcast]'), "comm"),
     (lambda s: s.replace('n: "N"\n', ''), "n"),
-    (lambda s: s.replace('"y[j-1] - y[j]"', '"y[j-1] - q * y[j]"'), "rhs.0.expr"),
-    (lambda s: s.replace('halo: "1"', 'halo: "N+"'), "rhs.0.halo"),
+    (lambda s: s.replace('"y[j-1] - y[j]"', '"y[j-1] - q * y[j]"'), "rhs[0].expr"),
+    (lambda s: s.replace('halo: "1"', 'halo: "N+"'), "rhs[0].halo"),
     (lambda s: s + "colour: blue\n", "colour"),
 ])
 def test_bad_ivp_files_name_file_and_field(tmp_path, edit, field):

@@ -117,9 +117,9 @@ def test_scaling_rule_grammar():
             parse_rule(bad)
 
 
-def test_rank_sweep_long_format_reuses_the_analyses(cold_heat2d, session_store, capsys):
+def test_rank_sweep_long_format_reuses_the_analyses(replay_store, capsys):
     argv = ["rank", "--ivp", "heat2d,inverterchain", "--nodes", "4,8", "--n", "3e7:3.6e7:3log",
-            "--format", "csv", "--store", session_store]
+            "--format", "csv", "--store", replay_store]
     code, out, err = run_cli(capsys, *argv)
     assert code == 0, err
     rows = list(csv.DictReader(io.StringIO(out)))
@@ -132,24 +132,24 @@ def test_rank_sweep_long_format_reuses_the_analyses(cold_heat2d, session_store, 
         assert float(r["predicted_s"]) > 0 and r["comm_basis"] == "datasheet"
     first = [r for r in rows if r["rank"] == "1"]
     assert len(first) == 12 and all(r["preselected"] == "True" for r in first)
-    code, out, err = run_cli(capsys, *argv[:-4], "--format", "json", "--store", session_store)
+    code, out, err = run_cli(capsys, *argv[:-4], "--format", "json", "--store", replay_store)
     d = json.loads(out)
     assert d["analyses_run"] == 0 and d["scenarios"] == 12 and len(d["rows"]) == 144
-    code, out, _ = run_cli(capsys, *argv[:-4], "--store", session_store)   # table: one line per scenario
+    code, out, _ = run_cli(capsys, *argv[:-4], "--store", replay_store)   # table: one line per scenario
     assert code == 0 and "12 scenarios" in out and out.count("lc=") == 12
 
 
-def test_sweep_reports_scenarios_that_cannot_run(cold_heat2d, session_store, capsys):
+def test_sweep_reports_scenarios_that_cannot_run(replay_store, capsys):
     code, out, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "100,200", "--n", "64",
-                             "--store", session_store)
+                             "--store", replay_store)
     assert code == 2 and "no scenario of the sweep can run" in err and "fewer components than nodes" in err
-    code, out, err = run_cli(capsys, "rank", "--ivp", "heat2d,nosuch", "--nodes", "8,16", "--store", session_store)
+    code, out, err = run_cli(capsys, "rank", "--ivp", "heat2d,nosuch", "--nodes", "8,16", "--store", replay_store)
     assert code == 2 and "nosuch" in err
 
 
-def test_scale_reports_speedup_crossovers_and_advice(cold_heat2d, session_store, capsys, tmp_path):
+def test_scale_reports_speedup_crossovers_and_advice(replay_store, capsys, tmp_path):
     code, out, err = run_cli(capsys, "scale", "--ivp", "heat2d", "--nodes", "1:8:x2", "--format", "json",
-                             "--store", session_store, "--plot", tmp_path / "s.png")
+                             "--store", replay_store, "--plot", tmp_path / "s.png")
     assert code == 0, err
     d = json.loads(out)
     a = d["analysis"]
@@ -161,7 +161,7 @@ def test_scale_reports_speedup_crossovers_and_advice(cold_heat2d, session_store,
         assert r["efficiency"] == pytest.approx(a["base_s"] / r["predicted_s"] / r["nodes"])
         assert r["node_share"] + r["comm_share"] <= 1.0 + 1e-9
     assert (tmp_path / "s.png").stat().st_size > 1000
-    code, out, _ = run_cli(capsys, "scale", "--ivp", "heat2d", "--nodes", "1:8:x2", "--store", session_store)
+    code, out, _ = run_cli(capsys, "scale", "--ivp", "heat2d", "--nodes", "1:8:x2", "--store", replay_store)
     assert code == 0 and "recommended:" in out and "fastest:" in out
-    code, _, err = run_cli(capsys, "scale", "--ivp", "heat2d", "--rule", "cheap", "--store", session_store)
+    code, _, err = run_cli(capsys, "scale", "--ivp", "heat2d", "--rule", "cheap", "--store", replay_store)
     assert code == 2 and "--rule cheap" in err

@@ -6,9 +6,17 @@ from autotune.errors import InputError
 from autotune.specs.formula import FormulaError, to_c
 from autotune.specs.ivp import IVP
 from autotune.specs.method import Method
+from autotune.model.schedule import step_blocks
+from autotune.specs.schemes import SCHEMES
+from autotune.specs.shipped import shipped_dir
 from autotune.specs.variants import Variant
 
-GENERATED_COMM = ("allgather", "neighbour", "sparse")
+
+
+def generated_schemes() -> list[str]:
+    """The communication schemes whose solver template exists (variants/comm/<name>.c.j2)."""
+    folder = shipped_dir("variants")
+    return [name for name, s in SCHEMES.items() if (folder / s.template).is_file()]
 
 
 def _halo(ivp: IVP, n: int) -> int:
@@ -19,9 +27,9 @@ def _halo(ivp: IVP, n: int) -> int:
 def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
     """C source of the hybrid MPI+OpenMP solver.  The access distance H is a literal (it sizes
     the halo); the system size is a run-time argument."""
-    if variant.comm not in GENERATED_COMM:
+    if variant.comm not in generated_schemes():
         raise InputError(f"variant {variant.name}: the solver for comm={variant.comm} is not generated yet "
-                         f"(available: {', '.join(GENERATED_COMM)})")
+                         f"(available: {', '.join(generated_schemes())})")
     parts = kmod.rhs_parts(ivp)
     blocked = len(parts) > 1 and all(p.step == 1 for p in parts)
     if blocked and len(parts) != 2 and any("w" in p.arrays for p in ivp.rhs):
@@ -54,5 +62,6 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
         S=method.stages, iterations=method.iterations, H=_halo(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
         lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method),
-        rhs=rhs, comm=variant.comm, block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
+        rhs=rhs, comm=variant.comm, scheme_template=SCHEMES[variant.comm].template,
+        schedule=step_blocks(method), block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
         initial=ivp.initial)

@@ -1,8 +1,9 @@
 """The sequence of one PIRK time step, derived from the method and the kernels.
 
-One list of events is the single source for the counts the model needs
-(kernel executions, communication phases, thread barriers); the solver
-generator walks the same list.  Pure.
+One list of blocks of events is the single source for the counts the model
+needs (kernel executions, communication phases, thread barriers) and for the
+sequence of the generated solver's step (each event names the solver action
+that implements it; variants/step.j2 holds their code).  Pure.
 
     predictor:  communicate y; barrier; F_1 = f(y) (one RHS sweep); barrier;
                 F_l = F_1 for l = 2..s (s - 1 copies); barrier
@@ -20,22 +21,39 @@ from autotune.specs.method import Method
 
 @dataclass(frozen=True)
 class Event:
-    kind: str      # "kernel", "comm", "barrier"
-    what: str      # kernel group (LC, RHS, COPY, APPROX, UPDATE) or "vector" for comm
-    count: int = 1
+    kind: str        # "kernel", "comm", "barrier"
+    what: str        # kernel group (LC, RHS, COPY, APPROX, UPDATE), "vector" for comm, why for a barrier
+    count: int = 1   # executions (argument vectors) per occurrence
+    action: str = "" # the solver's code for it: a macro of variants/step.j2 ("" where another
+                     # event's action covers it, or the end of a parallel region is the barrier)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A run of events, repeated (the corrector iteration runs m times)."""
+    name: str
+    events: tuple[Event, ...]
+    repeat: int = 1
+
+
+def step_blocks(method: Method) -> list[Block]:
+    s, m = method.stages, method.iterations
+    predictor = [Event("comm", "vector", 1, "communicate_y"), Event("barrier", "after comm"),
+                 Event("kernel", "RHS", 1, "rhs_first"), Event("barrier", "after RHS")]
+    if s > 1:
+        predictor += [Event("kernel", "COPY", s - 1, "copy_first"), Event("barrier", "after COPY")]
+    iteration = [Event("kernel", "LC", 1, "lc"), Event("barrier", "after LC"),
+                 Event("comm", "vector", s, "communicate_all"), Event("barrier", "after comm"),
+                 Event("kernel", "RHS", s, "rhs_all"), Event("barrier", "after RHS")]
+    finish = [Event("kernel", "APPROX", 1, "approx_update"), Event("kernel", "UPDATE", 1),
+              Event("barrier", "after UPDATE")]
+    return [Block("predictor", tuple(predictor)), Block("iteration", tuple(iteration), m),
+            Block("finish", tuple(finish))]
 
 
 def step_events(method: Method) -> list[Event]:
-    s, m = method.stages, method.iterations
-    ev = [Event("comm", "vector", 1), Event("barrier", "after comm"), Event("kernel", "RHS", 1),
-          Event("barrier", "after RHS")]
-    if s > 1:
-        ev += [Event("kernel", "COPY", s - 1), Event("barrier", "after COPY")]
-    for _ in range(m):
-        ev += [Event("kernel", "LC", 1), Event("barrier", "after LC"), Event("comm", "vector", s),
-               Event("barrier", "after comm"), Event("kernel", "RHS", s), Event("barrier", "after RHS")]
-    ev += [Event("kernel", "APPROX", 1), Event("kernel", "UPDATE", 1), Event("barrier", "after UPDATE")]
-    return ev
+    """Every event of one step in order (the repeated block written out)."""
+    return [e for block in step_blocks(method) for _ in range(block.repeat) for e in block.events]
 
 
 @dataclass(frozen=True)

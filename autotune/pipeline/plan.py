@@ -77,12 +77,13 @@ def read_scenarios(path: Path) -> list[tuple[ScenarioRequest, Rule, RunOptions]]
 
 
 def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> PlanResult:
-    out, skipped = [], []
-    for i, (req, rule, run) in enumerate(read_scenarios(path)):
+    out, skipped, expanded = [], [], []
+    for i, (req, rule, run) in enumerate(read_scenarios(path)):   # every entry checked before any work
         try:
-            items, requested, skip = expand(req.sweep_spec())
+            expanded.append((rule, run, *expand(req.sweep_spec())))
         except InputError as err:
             raise _entry_error(path, i, err) from None
+    for i, (rule, run, items, requested, skip) in enumerate(expanded):
         skipped += [dict(s, scenario=i) for s in skip]
         ranked = rank_many(items, rule, store, progress, jobs)
         for res, n_req in zip(ranked, requested):

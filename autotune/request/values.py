@@ -88,6 +88,8 @@ def parse_values(text: str, option: str, minimum: int = 1) -> list[int]:
         fields = item.split(":")
         if len(fields) == 1:
             raw = [_number(fields[0], option)]
+            if raw[0] != int(raw[0]):
+                raise InputError(f"{item}: expected an integer", field=option)
         elif len(fields) in (2, 3):
             start, stop = _number(fields[0], option), _number(fields[1], option)
             raw = _range(start, stop, fields[2] if len(fields) == 3 else None, item, option)

@@ -158,20 +158,20 @@ def parse_ivp(data: dict, path: Path | str) -> IVP:
     parts = []
     for i, part in enumerate(data["rhs"]):
         for field in ("components", "halo"):
-            _check_formula(part[field], [sp], path, f"rhs.{i}.{field}")
+            _check_formula(part[field], [sp], path, f"rhs[{i}].{field}")
         expr = part["expr"]
         arrays = tuple(dict.fromkeys(_ARRAY_REF.findall(expr)))
         if not arrays:
-            raise InputError(f"{path}: field 'rhs.{i}.expr': expected array references like y[j-1], got {expr!r}")
+            raise InputError(f"{path}: field 'rhs[{i}].expr': expected array references like y[j-1], got {expr!r}")
         if "F" in arrays:
-            raise InputError(f"{path}: field 'rhs.{i}.expr': 'F' is the output array and cannot be read")
+            raise InputError(f"{path}: field 'rhs[{i}].expr': 'F' is the output array and cannot be read")
         known = set(arrays) | set(consts) | {"j", sp, "fmax", "fmin"}
         unknown = sorted(set(_IDENT.findall(expr)) - known)
         if unknown:
-            raise InputError(f"{path}: field 'rhs.{i}.expr': unknown name(s) {', '.join(unknown)} "
+            raise InputError(f"{path}: field 'rhs[{i}].expr': unknown name(s) {', '.join(unknown)} "
                              f"(use constants, arrays x[...], j or {sp})")
         if expr.count("(") != expr.count(")") or expr.count("[") != expr.count("]"):
-            raise InputError(f"{path}: field 'rhs.{i}.expr': unbalanced brackets in {expr!r}")
+            raise InputError(f"{path}: field 'rhs[{i}].expr': unbalanced brackets in {expr!r}")
         parts.append(RhsPart(part["name"], str(part["components"]), str(part["halo"]),
                              part.get("start", 0), part.get("step", 1), expr, arrays))
     for scheme in data["comm"]:

@@ -73,10 +73,18 @@ def parse_yaml(text: str, path: Path | str) -> dict:
     return data
 
 
+def field_path(where) -> str:
+    """('scenarios', 3, 'threads') -> 'scenarios[3].threads'."""
+    out = ""
+    for p in where:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
 def validate(data: dict, schema: dict, path: Path | str) -> None:
     """Raise InputError naming the file, the field and the expectation."""
     err = first_error(data, schema)
     if err:
         where, message = err
-        field = ".".join(str(p) for p in where) or "(top level)"
+        field = field_path(where) or "(top level)"
         raise InputError(f"{path}: field '{field}': {message}")

@@ -1,0 +1,83 @@
+"""The Python API: the same requests and results as the command line, typed, silent, with fields
+named as keywords (recorded kerncraft results: no analysis runs here)."""
+import json
+
+import pandas as pd
+import pytest
+
+import autotune
+from autotune.results.rank import COLUMNS, RankResult
+from autotune.results.sweep import FIELDS, SweepResult
+
+from .conftest import run_cli
+
+
+def test_rank_is_the_cli_json_as_a_typed_result(replay_store, capsys):
+    r = autotune.rank("heat2d", nodes=8, store=replay_store)
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""                             # the API prints nothing
+    assert isinstance(r, RankResult) and r.analyses_run == 0
+    code, cli, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--format", "json",
+                           "--store", replay_store)
+    assert code == 0 and json.loads(json.dumps(r.to_dict())) == json.loads(cli)
+    assert r.best.name == r.ordered[0].variant.name and r.best.predicted_s == min(
+        v.predicted_s for v in r.ordered)
+    df = r.to_frame()
+    assert isinstance(df, pd.DataFrame) and list(df.columns) == COLUMNS and len(df) == 12
+    assert list(df["name"]) == [v["name"] for v in json.loads(cli)["variants"]]
+    assert df["predicted_s"].is_monotonic_increasing and df["preselected"].dtype == bool
+
+
+def test_sweep_scale_and_explain(replay_store):
+    s = autotune.sweep(["heat2d", "inverterchain"], n="3e7:3.6e7:3log", nodes=[4, 8], store=replay_store)
+    assert isinstance(s, SweepResult)
+    df = s.to_frame()
+    assert list(df.columns) == list(FIELDS) and len(df) == 2 * 3 * 2 * 12
+    assert set(df.groupby(["ivp", "n", "nodes"])["rank"].min()) == {1}
+    sc = autotune.scale("heat2d", n=35808256, nodes="1:8", store=replay_store)
+    f = sc.to_frame()
+    assert sorted(set(f["nodes"])) == list(range(1, 9)) and sc.recommended.nodes in range(1, 9)
+    assert f.loc[f["nodes"] == 1, "predicted_s"].min() == pytest.approx(sc.analysis.base_s)
+    e = autotune.explain("heat2d", nodes=8, variant="lc=jil,comm=neighbour", store=replay_store)
+    k = e.to_frame()
+    assert e.to_dict()["name"] == "lc=jil,comm=neighbour" and len(k) == len(e.to_dict()["kernels"])
+    assert k["seconds"].sum() + e.to_dict()["barrier_s"] == pytest.approx(e.to_dict()["node_s"])
+
+
+def test_progress_goes_to_the_callback(cold_heat2d, session_store, capsys):
+    calls = []
+    r = autotune.rank("wave1d", nodes=8, store=session_store, progress=lambda *a: calls.append(a))
+    assert capsys.readouterr() == ("", "")
+    assert r.analyses_run == 1 and calls[0] == (0, 1, "") and calls[-1][:2] == (1, 1)
+    assert calls[-1][2].startswith("rhs.wave1d.interior@")
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"threads": 99}, "threads"), ({"nodes": 2.5}, "nodes"), ({"nodes": 0}, "nodes"),
+    ({"n": 1000}, "n"), ({"top": 0}, "top"), ({"comm": "sparse"}, "comm"), ({"within": -1}, "within"),
+])
+def test_bad_input_names_the_keyword(kwargs, field, replay_store):
+    with pytest.raises(autotune.InputError) as e:
+        autotune.rank("heat2d", store=replay_store, **kwargs)
+    assert e.value.field == field and str(e.value).startswith(field) and "--" not in str(e.value)
+
+
+def test_plan_file_errors_name_the_entry(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text("scenarios:\n  - {ivp: heat2d}\n  - {ivp: heat2d, nodes: 2.5}\n")
+    code, _, err = run_cli(capsys, "plan", f, "--store", tmp_path / "s.sqlite", "--out", tmp_path / "p.json")
+    assert code == 2 and f"{f}: field 'scenarios[1].nodes': expected integer or string, got float 2.5" in err
+    f.write_text("scenarios:\n  - {ivp: heat2d}\n  - {ivp: heat2d, threads: 99}\n")
+    code, _, err = run_cli(capsys, "plan", f, "--store", tmp_path / "s.sqlite", "--out", tmp_path / "p.json")
+    assert code == 2 and f"{f}: field 'scenarios[1].threads': 99: machine" in err
+    f.write_text("defaults: {steps: 3}\nscenarios:\n  - {ivp: heat2d, warmup: 3}\n")
+    code, _, err = run_cli(capsys, "plan", f, "--store", tmp_path / "s.sqlite", "--out", tmp_path / "p.json")
+    assert code == 2 and "'scenarios[0].warmup'" in err and "fewer warm-up steps" in err
+
+
+def test_cli_names_flags_for_the_same_errors(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "2.5", "--store", tmp_path / "s")
+    assert code == 2 and "--nodes 2.5: expected an integer" in err
+    code, _, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--steps", "2", "--warmup", "2",
+                           "--store", tmp_path / "s")
+    assert code == 2 and "--warmup 2: expected fewer warm-up steps than steps (2)" in err
