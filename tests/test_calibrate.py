@@ -6,17 +6,17 @@ import sys
 
 import pytest
 
+from autotune.specs.schemes import OPERATIONS
 from autotune.specs.shipped import shipped_dir
 
 from .conftest import run_cli
 
 
 
-@pytest.mark.parametrize("module,op", [("allgather", "allgather"), ("neighbour", "neighbour"),
-                                       ("sparse", "pairwise")])
-def test_each_benchmark_runs_on_two_ranks(module, op, tmp_path, mpiexec):
+@pytest.mark.parametrize("op", list(OPERATIONS))
+def test_each_benchmark_runs_on_two_ranks(op, tmp_path, mpiexec):
     out = tmp_path / "m.jsonl"
-    subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", f"benchmarks_mpi.{module}", "--max-bytes", "4096",
+    subprocess.run([mpiexec, "-n", "2", sys.executable, "-m", OPERATIONS[op].benchmark, "--max-bytes", "4096",
                     "--factor", "8", "--max-seconds", "0.05", "--out", str(out)],
                    check=True, cwd=tmp_path, capture_output=True, timeout=120)
     recs = [json.loads(line) for line in out.read_text().splitlines()]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from autotune.errors import InputError
 from autotune.pipeline import entry
-from autotune.report.registry import render
+from autotune.report.registry import plot, render
 from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
 from autotune.request.selection import selection
@@ -74,8 +74,7 @@ def cmd_scale(args, progress) -> int:
     with open_store(args) as store:
         res = entry.scale(req, args.rule, store, progress, args.jobs)
     if args.plot:
-        from autotune.report.plots import scale_plot
-        scale_plot(res.to_dict(), args.plot)
+        plot(res, args.plot)
     emit(render(res, args.format))
     return 0
 
@@ -94,8 +93,7 @@ def cmd_tune(args, progress) -> int:
     with open_store(args) as store:
         res = entry.tune(req, rule, run, store, progress_line("tune"), variants, progress, args.jobs)
     if args.plot:
-        from autotune.report.plots import tune_plot
-        tune_plot(res.to_dict(), args.plot)
+        plot(res, args.plot)
     emit(render(res, args.format))
     return 0
 
@@ -151,8 +149,7 @@ def cmd_calibrate(args, progress) -> int:
     with open_store(args) as store:
         res = calibrate(plan, store, args.out or Path(machine.path), say, args.fresh, args.raw)
     if args.plot:
-        from autotune.report.plots import calibration_plot
-        calibration_plot(res.raw, res.to_dict(), args.plot)
+        plot(res, args.plot)
         res.plot = str(args.plot)
     emit(render(res, args.format))
     return 0

@@ -1,10 +1,15 @@
-"""Figures (matplotlib, optional): measured points and fitted curves of the communication model."""
+"""Figures (matplotlib, optional), registered by result type: the communication model's fits,
+predicted against measured, scalability."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from autotune.model.commmodel import OpFit
 from autotune.errors import InputError
+from autotune.model.commmodel import OpFit
+from autotune.report.registry import plotter
+from autotune.results.calibrate import CalibrateResult
+from autotune.results.scale import ScaleResult
+from autotune.results.tune import TuneResult
 
 
 def _pyplot():
@@ -31,6 +36,11 @@ def check_plot_path(path: Path) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir() or not os.access(folder, os.W_OK):
         raise InputError(f"{path}: folder {folder} does not exist or cannot be written", field="plot")
+
+
+@plotter(CalibrateResult)
+def calibration_figure(res: CalibrateResult, path: Path) -> None:
+    calibration_plot(res.raw, res.to_dict(), path)
 
 
 def calibration_plot(raw: dict[str, list[dict]], result: dict, path: Path) -> None:
@@ -65,9 +75,11 @@ def calibration_plot(raw: dict[str, list[dict]], result: dict, path: Path) -> No
     plt.close(fig)
 
 
-def tune_plot(res: dict, path: Path) -> None:
+@plotter(TuneResult)
+def tune_plot(result: TuneResult, path: Path) -> None:
     """Predicted and measured seconds per step of every variant that ran."""
     _check_suffix(path)
+    res = result.to_dict()
     plt = _pyplot()
     rows = [v for v in res["variants"] if v["measured_s"]]
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(rows) + 2), 4.2))
@@ -86,11 +98,13 @@ def tune_plot(res: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def scale_plot(res: dict, path: Path) -> None:
+@plotter(ScaleResult)
+def scale_plot(result: ScaleResult, path: Path) -> None:
     """Time per step and efficiency against node count, one line per variant; hollow markers
     where the communication model extrapolates; the efficiency bound of the winners dashed."""
     _check_suffix(path)
     plt = _pyplot()
+    res = result.to_dict()
     a = res["analysis"]
     fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=(12, 4.6))
     variants = sorted({r["variant"] for r in a["rows"]}, key=lambda v: min(

@@ -30,9 +30,24 @@ def _load() -> None:
             importlib.import_module(f"autotune.report.{name}")
 
 
+def plotter(result_type: type):
+    """Register fn(result, path) as the figure of `result_type` (written to a .png/.svg/.pdf)."""
+    return renderer(result_type, "plot")
+
+
+def plot(result, path) -> None:
+    """Write the figure of a result (InputError for a path or extension the writer refuses)."""
+    _load()
+    importlib.import_module("autotune.report.plots")
+    fn = _RENDERERS.get((type(result), "plot"))
+    if fn is None:
+        raise ValueError(f"no figure of {type(result).__name__}")
+    fn(result, path)
+
+
 def formats(result_type: type) -> list[str]:
     _load()
-    return [fmt for (t, fmt) in _RENDERERS if t is result_type]
+    return [fmt for (t, fmt) in _RENDERERS if t is result_type and fmt != "plot"]
 
 
 def render(result, fmt: str) -> str:
