@@ -81,3 +81,19 @@ def test_cli_names_flags_for_the_same_errors(tmp_path, capsys):
     code, _, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--steps", "2", "--warmup", "2",
                            "--store", tmp_path / "s")
     assert code == 2 and "--warmup 2: expected fewer warm-up steps than steps (2)" in err
+
+
+def test_every_output_carries_the_floor_and_no_prediction_beats_it(replay_store):
+    r = autotune.rank("heat2d", nodes=8, store=replay_store)
+    d = r.to_dict()
+    b = d["bound"]
+    assert d["bound_s"] == r.bound_s == pytest.approx(max(b["mem_s"], b["core_s"]) + b["comm_s"])
+    assert b["level"] == "MEM" and b["bytes"] == 56 * 8 * 35808256 // 8   # 2ms+m+2 vectors of n/p
+    for v in d["variants"]:
+        assert v["bound_ratio"] == pytest.approx(v["predicted_s"] / d["bound_s"]) and v["bound_ratio"] > 1
+    s = autotune.sweep(["heat2d", "inverterchain"], n="3e7:3.6e7:3log", nodes=[4, 8], store=replay_store)
+    f = s.to_frame()
+    assert (f["bound_ratio"] > 1).all()
+    assert (f["bound_ratio"] == f["predicted_s"] / f["bound_s"]).all()
+    e = autotune.explain("heat2d", nodes=8, variant="lc=jil,comm=neighbour", store=replay_store).to_dict()
+    assert e["bound_s"] == d["bound_s"]

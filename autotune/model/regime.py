@@ -59,7 +59,7 @@ def _limits(caches: tuple, threads: int, partitioned: bool) -> tuple[tuple[str, 
     return tuple(out)
 
 
-def _level_index(bytes_needed: float, limits: tuple[tuple[str, float], ...]) -> int:
+def level_index(bytes_needed: float, limits: tuple[tuple[str, float], ...]) -> int:
     """Index of the first level that holds the bytes (len(limits): memory)."""
     for i, (_, limit) in enumerate(limits):
         if bytes_needed <= limit:
@@ -98,14 +98,14 @@ def regime_at(part: KernelPart, m: int, halo: int, lv: NodeLevels) -> Regime:
     """regime_of with the node's levels looked up once (a sweep asks for every part of every
     scenario): index arithmetic and interned results."""
     sweep = part.sweep_bytes_per_component
-    data = _level_index(working_set(part, m, halo), lv.shared)
+    data = level_index(working_set(part, m, halo), lv.shared)
     if part.size_parameter is None:
         if sweep:
-            layer = _level_index(sweep * m, lv.shared)
+            layer = level_index(sweep * m, lv.shared)
             if layer < data:
                 return _regime(lv.names[data], lv.names[layer])
         return _regime(lv.names[data], None)
-    layer = min(data, _level_index(_reuse_bytes(part, halo), lv.private))
+    layer = min(data, level_index(_reuse_bytes(part, halo), lv.private))
     return _regime(lv.names[data], lv.names[layer])
 
 

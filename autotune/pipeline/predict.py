@@ -14,6 +14,7 @@ from autotune.model import comm as commmod
 from autotune.codegen import parts as kmod
 from autotune.model import regime as regmod
 from autotune.tools.ecm_runner import run_analyses
+from autotune.model.bound import Bound, live_vectors, step_bound
 from autotune.model.ecm import KernelCost, KernelTerm, Prediction, as_sigma, combine_seconds, execution_seconds, kernel_cost
 from autotune.model.ranking import Rule, preselect, rank
 from autotune.model.schedule import step_counts
@@ -23,6 +24,7 @@ from autotune.specs.method import Method
 from autotune.storage.store import Store, ecm_key
 from autotune.tools.toolchain import compiler_version, package_version
 from autotune.specs.variants import Variant, lc_orders
+from autotune.specs.parts import DOUBLE
 from autotune.specs.scenario import Scenario, comm_context
 from autotune.results.rank import RankResult, VariantResult
 
@@ -176,9 +178,37 @@ def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
 
 
 def _ecm_numbers(results: dict[str, dict]) -> dict[str, tuple | None]:
-    """Per ECM key: (alpha, sigma, scaling) of a successful analysis, None of a failed one."""
-    return {k: (float(r["cy_per_cl"]), as_sigma(r.get("saturation_cores")), r.get("scaling_cy_per_cl") or [])
+    """Per ECM key: (alpha, sigma, scaling, in-core cycles) of a successful analysis, None of a
+    failed one."""
+    return {k: (float(r["cy_per_cl"]), as_sigma(r.get("saturation_cores")), r.get("scaling_cy_per_cl") or [],
+                float(r.get("t_comp") or 0.0))
             if r.get("ok") else None for k, r in results.items()}
+
+
+def scenario_bound(sc: Scenario, distinct: list[PartUse], numbers: dict[str, tuple | None],
+                   comm_s: float) -> Bound | None:
+    """The step's floor on the node (model.bound): compulsory traffic from the level that can hold
+    the step's live data, the RHS's in-core time, the cheapest communication."""
+    s, m = sc.method.stages, sc.method.iterations
+    rpn, threads = sc.ranks_per_node, sc.node_threads
+    components = math.ceil(sc.n / sc.nodes) * rpn
+    lv = regmod.node_levels(sc.machine, threads)
+    # a floor assumes ideal caches: a level holds the live data up to its full size
+    full = tuple((name, limit / regmod.FILL) for name, limit in lv.shared)
+    level = lv.names[regmod.level_index(live_vectors(s) * DOUBLE * components, full)]
+    bandwidth = sc.machine.bandwidth(level, threads)
+    per_line = sc.machine.cacheline / DOUBLE
+    core = 0.0
+    for u in distinct:
+        if u.part.kernel != "RHS":
+            continue
+        num = numbers[u.key]
+        if num is None:
+            return None
+        core += num[3] * u.part.iterations_per_m * u.m * rpn / (per_line / u.part.loops[-1].step)
+    if bandwidth is None:
+        return None
+    return step_bound(components, s, m, level, bandwidth, core, sc.machine.clock_hz, threads, comm_s)
 
 
 def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[PartUse]], list[PartUse]],
@@ -194,7 +224,7 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
     clock, threads, rpn = sc.machine.clock_hz, sc.node_threads, sc.ranks_per_node
     failures: dict[str, dict] = {}
     uses_by_variant, distinct = uses
-    per_line = sc.machine.cacheline / commmod.DOUBLE
+    per_line = sc.machine.cacheline / DOUBLE
     for u in distinct:
         num = numbers[u.key]
         if num is None:
@@ -204,7 +234,7 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
             continue
         # with several ranks on a node, the node's cores work on all of them at once:
         # kerncraft's scaling at all busy cores, times the ranks sharing it
-        alpha, sigma, scaling = num
+        alpha, sigma, scaling, _ = num
         alpha_tau = float(scaling[threads - 1]) * rpn if len(scaling) >= threads else None
         beta, delta = u.part.iterations_per_m * u.m, per_line / u.part.loops[-1].step
         if detail:
@@ -231,7 +261,8 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
     by_name = {r.variant.name: r for r in out}
     ordered_names = rank([(r.variant.name, r.prediction.total_s if r.prediction else None) for r in out])
     ordered = [by_name[n] for n, _ in ordered_names]
-    return RankResult(sc, rule, ordered, preselect(ordered_names, rule), excluded or {}, ran, failures)
+    bound = scenario_bound(sc, distinct, numbers, min(comm_by_scheme.values(), default=0.0))
+    return RankResult(sc, rule, ordered, preselect(ordered_names, rule), excluded or {}, ran, failures, bound)
 
 
 def rank_scenario(sc: Scenario, variants: list[Variant], rule: Rule, store: Store,

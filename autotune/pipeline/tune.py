@@ -106,6 +106,15 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
                if r.variant.name not in rows and r.prediction]
     rows = list(rows.values())
     summary = TuneSummary(**compare(rows))
+    summary.bound_s = ranked.bound_s
+    ok = [r for r in rows if r["measured_s"]]
+    if ok and ranked.bound_s:
+        summary.best_over_bound = min(r["measured_s"] for r in ok) / ranked.bound_s
+    paper = [r for r in ok if by_name[r["name"]].variant.is_paper_form]
+    if paper:
+        best_paper = min(paper, key=lambda r: r["measured_s"])
+        summary.best_paper_form = best_paper["name"]
+        summary.best_over_paper_form = min(r["measured_s"] for r in ok) / best_paper["measured_s"]
     summary.skipped = len(skipped)
     summary.skipped_predicted_cost_s = sum(t for _, t in skipped) * (plan.steps * plan.reps)
     return TuneResult(sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads, plan.steps,

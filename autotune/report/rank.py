@@ -34,6 +34,11 @@ def rank_table(res: RankResult) -> str:
     lines.append("")
     lines.append(f"* pre-selected: {d['selection']['description']} "
                  f"({sum(v['preselected'] for v in d['variants'])} of {len(d['variants'])})")
+    if d["bound_s"]:
+        b, best = d["bound"], d["variants"][0]["predicted_s"]
+        lines.append(f"floor of the step: {d['bound_s']:.4e} s ({b['bytes'] / 1e9:.3g} GB compulsory traffic from "
+                     f"{b['level']}, RHS in-core {b['core_s']:.3e} s, communication {b['comm_s']:.3e} s)"
+                     + (f"; the best variant is {best / d['bound_s']:.2f} x the floor" if best else ""))
     for n in d["notes"]:
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"

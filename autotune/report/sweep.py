@@ -12,7 +12,7 @@ from autotune.results.sweep import SweepResult
 
 # one %-format per row writes what csv.writer writes, 40 % faster on a 72,000-row sweep; rows it
 # cannot take (a failed prediction, text that would need quoting) go through csv.writer
-_ROW = '%s,%s,%s,%d,%d,%d,%d,%d,"%s",%s,%s,%r,%r,%r,%r,%s,%s,%s,%s'
+_ROW = '%s,%s,%s,%d,%d,%d,%d,%d,"%s",%s,%s,%r,%r,%r,%r,%s,%s,%s,%s,%r,%r'
 _SPECIAL = re.compile(r'[,"\r\n]')
 
 
@@ -25,7 +25,7 @@ def sweep_csv(res: SweepResult) -> str:
     plain = not any(_SPECIAL.search(x) for x in {s for t in rows for s in (t.ivp, t.method, t.machine)})
     out = [buf.getvalue()]
     for t in rows:
-        if plain and t.predicted_s is not None and not t.failed_kernels and '"' not in t.name:
+        if plain and t.bound_ratio is not None and not t.failed_kernels and '"' not in t.name:
             out.append(_ROW % t + "\n")
         else:
             buf.seek(0)
@@ -48,10 +48,11 @@ def sweep_json(res: SweepResult) -> str:
     E = {x: json.dumps(x) for x in text}                     # noqa: N806 - encoded strings
     B = {True: "true", False: "false"}                       # noqa: N806
     form = "{" + ", ".join(f'"{k}": %{"r" if k.endswith("_s") else "s"}' for k in SWEEP_FIELDS) + "}"
-    out = [json.dumps(t._asdict()) if t.predicted_s is None else
+    out = [json.dumps(t._asdict()) if t.bound_ratio is None else
            form % (E[t.ivp], E[t.method], E[t.machine], t.n, t.n_requested, t.nodes, t.threads, t.rank,
                    E[t.name], E[t.lc], E[t.comm], t.predicted_s, t.node_s, t.comm_s, t.barrier_s,
-                   B[t.preselected], E[t.comm_basis], B[t.beyond_machine], E[t.failed_kernels]) for t in rows]
+                   B[t.preselected], E[t.comm_basis], B[t.beyond_machine], E[t.failed_kernels], t.bound_s,
+                   t.bound_ratio) for t in rows]
     head = json.dumps(dict(meta, rows=[]))
     return head[:-3] + "[" + ", ".join(out) + "]}"
 

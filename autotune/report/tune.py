@@ -37,13 +37,14 @@ def tune_table(result: TuneResult) -> str:
     lines = [f"IVP {res['ivp']}, machine {res['machine']}, n = {res['n']:,}, nodes = {res['nodes']}, "
              f"threads = {res['threads']}, {res['reps']} x {res['steps']} steps ({res['warmup']} warm-up), "
              f"h = {res['h']:.3g}, flags {' '.join(res['flags'])}", "",
-             f"{'variant':28} {'predicted s':>12} {'measured s':>12} {'dev %':>8} {'rank p/m':>9}"]
+             f"{'variant':28} {'predicted s':>12} {'measured s':>12} {'dev %':>8} {'rank p/m':>9} {'x bound':>8}"]
     for v in res["variants"]:
         if v["measured_s"] is None:
             lines.append(f"{v['name']:28} {fmt_s(v['predicted_s']):>12} {'failed':>12}  {v['error']}")
             continue
+        over = f"{v['measured_s'] / s['bound_s']:8.2f}" if s.get("bound_s") else "       -"
         lines.append(f"{v['name']:28} {fmt_s(v['predicted_s']):>12} {v['measured_s']:12.4e} "
-                     f"{v['deviation_pct']:8.1f} {v['rank_predicted']:>4}/{v['rank_measured']:<4}")
+                     f"{v['deviation_pct']:8.1f} {v['rank_predicted']:>4}/{v['rank_measured']:<4} {over}")
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
     lines += ["", f"Spearman {fmt(s['spearman'])}, Kendall {fmt(s['kendall'])}, top-1 loss "
               + ("n/a" if s["top1_loss_pct"] is None else f"{s['top1_loss_pct']:.1f} %"
@@ -54,6 +55,12 @@ def tune_table(result: TuneResult) -> str:
     if s.get("phase_ratio"):
         lines.append("measured / predicted by phase (median over variants, range): " + ", ".join(
             f"{ph} {q['median']:.2f} ({q['min']:.2f}..{q['max']:.2f})" for ph, q in s["phase_ratio"].items()))
+    if s.get("best_over_bound") is not None:
+        lines.append(f"floor of the step (bound_s) {s['bound_s']:.4e} s: the measured best is "
+                     f"{s['best_over_bound']:.2f} x the bound"
+                     + (f", {s['best_over_paper_form']:.2f} x the best paper form ({s['best_paper_form']})"
+                        if s.get("best_paper_form") else "")
+                     + ("  -- below the floor: a model or measurement bug" if s["best_over_bound"] < 1 else ""))
     if s["skipped"]:
         lines.append(f"pre-selection ({res['selection']}) skipped {s['skipped']} variants: about "
                      f"{s['skipped_predicted_cost_s']:.1f} s of runs saved (predicted)")

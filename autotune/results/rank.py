@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from autotune.model.bound import Bound
 from autotune.model.ecm import Prediction
 from autotune.model.ranking import Rule
 from autotune.results.frames import frame
@@ -12,7 +13,8 @@ from autotune.specs.variants import Variant
 
 # one row per variant: the CSV columns and those of to_frame()
 COLUMNS = ["ivp", "method", "machine", "n", "nodes", "threads", "rank", "name", "lc", "comm",
-           "predicted_s", "node_s", "comm_s", "barrier_s", "preselected", "failed_kernels"]
+           "predicted_s", "node_s", "comm_s", "barrier_s", "preselected", "failed_kernels", "bound_s",
+           "bound_ratio"]
 KERNEL_COLUMNS = ["name", "kernel", "regime", "alpha", "sigma", "beta", "executions", "cores_used", "seconds"]
 
 
@@ -49,7 +51,7 @@ class VariantResult:
             "seconds": c.seconds,
         } for c in self.prediction.kernels]
 
-    def to_dict(self, rank_no: int, preselected: bool) -> dict:
+    def to_dict(self, rank_no: int, preselected: bool, bound_s: float | None = None) -> dict:
         p = self.prediction
         return {
             "name": self.variant.name, "rank": rank_no, "lc": self.variant.lc, "comm": self.variant.comm,
@@ -61,6 +63,7 @@ class VariantResult:
             "failed_kernels": self.failed_parts,
             "comm_phases": self.comm_phases, "barriers": self.barriers,
             "kernels": self.kernel_rows(),
+            "bound_ratio": p.total_s / bound_s if p and bound_s else None,
         }
 
 
@@ -73,6 +76,11 @@ class RankResult:
     excluded: dict[str, str]       # comm scheme -> why it cannot run here
     analyses_run: int
     failures: dict[str, dict]      # part name -> error info
+    bound: Bound | None = None     # the step's floor on this node (None: an RHS part failed)
+
+    @property
+    def bound_s(self) -> float | None:
+        return self.bound.total_s if self.bound else None
 
     @property
     def best(self) -> VariantResult | None:
@@ -118,7 +126,9 @@ class RankResult:
             "notes": self.notes(),
             "ecm": {"analyses_run": self.analyses_run, "failures": self.failures},
             "excluded_comm": self.excluded,
-            "variants": [r.to_dict(i + 1, r.variant.name in self.preselected)
+            "bound_s": self.bound_s,
+            "bound": self.bound.to_dict() if self.bound else None,
+            "variants": [r.to_dict(i + 1, r.variant.name in self.preselected, self.bound_s)
                          for i, r in enumerate(self.ordered)],
         }
 
@@ -129,10 +139,11 @@ class RankResult:
                 "nodes": sc.nodes, "threads": sc.threads}
         out = []
         for i, r in enumerate(self.ordered, 1):
-            d = r.to_dict(i, r.variant.name in self.preselected)
+            d = r.to_dict(i, r.variant.name in self.preselected, self.bound_s)
             row = dict(head)
-            row.update({k: d[k] for k in COLUMNS[6:] if k != "failed_kernels"})
+            row.update({k: d[k] for k in COLUMNS[6:] if k not in ("failed_kernels", "bound_s")})
             row["failed_kernels"] = ";".join(d["failed_kernels"])
+            row["bound_s"] = self.bound_s
             out.append(row)
         return out
 
@@ -161,9 +172,9 @@ class ExplainResult:
 
     def to_dict(self) -> dict:
         res, sc = self.ranking, self.ranking.scenario
-        d = self.result.to_dict(res.rank_of(self.name), self.name in res.preselected)
+        d = self.result.to_dict(res.rank_of(self.name), self.name in res.preselected, res.bound_s)
         d.update(ivp=sc.ivp.name, machine=sc.machine.name, n=sc.n, nodes=sc.nodes, threads=sc.threads,
-                 notes=res.notes())
+                 notes=res.notes(), bound_s=res.bound_s, bound=res.bound.to_dict() if res.bound else None)
         return d
 
     def to_frame(self):

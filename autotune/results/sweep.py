@@ -33,6 +33,8 @@ class SweepRow(NamedTuple):
     comm_basis: str
     beyond_machine: bool
     failed_kernels: str
+    bound_s: float | None
+    bound_ratio: float | None
 
 
 FIELDS = SweepRow._fields
@@ -55,14 +57,15 @@ class SweepResult:
             ctx = comm_context(sc)
             basis: dict[str, str] = {}
             head = (sc.ivp.name, sc.method.name, sc.machine.name, sc.n, n_req, sc.nodes, sc.threads)
-            pre = res.preselected
+            pre, bound = res.preselected, res.bound_s
             for i, r in enumerate(res.ordered, 1):
                 v, p = r.variant, r.prediction
                 if v.comm not in basis:
                     basis[v.comm] = comm_basis(sc.machine.network, v.comm, ctx)
                 rows.append(make(head + ((i, v.name, v.lc, v.comm, p.total_s, p.node_s, p.comm_s, p.barrier_s)
                                          if p else (i, v.name, v.lc, v.comm, None, None, None, None))
-                                 + (v.name in pre, basis[v.comm], sc.beyond_machine, ";".join(r.failed_parts))))
+                                 + (v.name in pre, basis[v.comm], sc.beyond_machine, ";".join(r.failed_parts),
+                                    bound, p.total_s / bound if p and bound else None)))
         return rows
 
     def meta(self) -> dict:

@@ -46,6 +46,10 @@ class TuneSummary:
     measured_best: str | None = None
     skipped: int = 0                       # variants not run (not pre-selected)
     skipped_predicted_cost_s: float = 0.0  # their predicted run time
+    bound_s: float | None = None           # the scenario's floor (model.bound)
+    best_over_bound: float | None = None   # measured best / bound_s (below 1: a bug to find)
+    best_paper_form: str | None = None     # the measured best of the paper's forms in this run
+    best_over_paper_form: float | None = None   # measured best / that variant's measured time
 
 
 @dataclass

@@ -86,6 +86,16 @@ class Machine:
     network: dict
     barrier: dict
     kerncraft_digest: str                 # hash of the kerncraft part (everything but `cluster`)
+    bandwidths: tuple[tuple[str, tuple[float, ...]], ...] = ()   # level -> B/s at 1, 2, ... cores
+                                                                 # (fastest measured kernel)
+
+    def bandwidth(self, level: str, cores: int) -> float | None:
+        """Bytes per second of the fastest measured streaming kernel in `level` on `cores` cores
+        (the largest measured count below it, where that count was not measured)."""
+        for name, row in self.bandwidths:
+            if name == level and row:
+                return row[min(cores, len(row)) - 1]
+        return None
 
     def network_note(self) -> str:
         return f"{self.network['model']}: {self.network['provenance']}"
@@ -118,6 +128,25 @@ def _check_network(net: dict, path) -> None:
                                  f"without a fit")
 
 
+def _bandwidths(data: dict, path) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """Per level, the fastest benchmark kernel's bandwidth at 1..n cores (B/s)."""
+    out = []
+    meas = (data.get("benchmarks") or {}).get("measurements") or {}
+    for level, by_tpc in meas.items():
+        try:
+            row = next(iter(by_tpc.values()))
+            cores = [int(c) for c in row["cores"]]
+            per_kernel = [[_quantity(v) for v in values] for values in row["results"].values()]
+        except (AttributeError, KeyError, TypeError, ValueError, StopIteration) as e:
+            raise InputError(f"{path}: field 'benchmarks.measurements.{level}': cannot read ({e})") from None
+        best = [max(k[i] for k in per_kernel) for i in range(len(cores))]
+        if cores != list(range(1, len(cores) + 1)) or min(best, default=1) <= 0:
+            raise InputError(f"{path}: field 'benchmarks.measurements.{level}': expected positive bandwidths "
+                             f"for 1, 2, ... cores")
+        out.append((str(level), tuple(best)))
+    return tuple(out)
+
+
 def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
     validate(data, SCHEMA, path)
     try:
@@ -144,7 +173,7 @@ def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
     cl = data["cluster"]
     return Machine(name, str(path), str(data["model name"]), clock, int(data["cores per socket"]),
                    cacheline, tuple(caches), compiler, flags, str(osaca[0]), int(cl["nodes"]),
-                   dict(cl["network"]), dict(cl["barrier"]), digest)
+                   dict(cl["network"]), dict(cl["barrier"]), digest, _bandwidths(data, path))
 
 
 def load_machine(name_or_path: str | None) -> Machine:

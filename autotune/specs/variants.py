@@ -25,6 +25,11 @@ class Variant:
     lc: str
     comm: str
 
+    @property
+    def is_paper_form(self) -> bool:
+        """One of the paper's variants (its six LC loop orders), the baseline of the fast forms."""
+        return self.lc in lc_orders()
+
     @cached_property
     def name(self) -> str:
         return f"lc={self.lc},comm={self.comm}"
