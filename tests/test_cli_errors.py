@@ -49,9 +49,9 @@ def test_list_and_generate(capsys, tmp_path):
     assert "radauIIA7" in out and "order 7" in out
     code, out, _ = run_cli(capsys, "generate", "--ivp", "wave1d", "--out", tmp_path / "v")
     manifest = json.loads((tmp_path / "v" / "variants.json").read_text())
-    assert code == 0 and len(manifest["variants"]) == 12
+    assert code == 0 and len(manifest["variants"]) == 16
     files = list((tmp_path / "v" / "kernels").glob("*.c"))
-    assert len(files) == 10 + 3 + 1 + 2          # LC, APPROX/UPDATE, RHS, comm.pack and predictor.copy
+    assert len(files) == 10 + 2 + 3 + 1 + 2      # LC (paper, one-pass), APPROX/UPDATE, RHS, pack, copy
     assert "for (int j = 4; j < M + 4; j++)" in (tmp_path / "v" / "kernels" / "rhs.wave1d.interior.c").read_text()
     parts = {p["part"]: p for p in manifest["variants"]["lc=jli,comm=neighbour"]}
     assert parts["lc.acc.jli"]["iterations_per_execution"] == "12 * M"

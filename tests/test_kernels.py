@@ -3,7 +3,7 @@ import pytest
 from autotune.codegen.parts import approx_update_parts, lc_parts, rhs_parts
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.method import build, load_method
-from autotune.specs.variants import enumerate_variants, lc_orders, parse_variant
+from autotune.specs.variants import enumerate_variants, lc_orders, lc_values, one_pass_orders, parse_variant
 from autotune.errors import InputError
 
 
@@ -48,10 +48,28 @@ def test_rhs_parts_of_every_ivp():
     assert [p.step for p in mix] == [2, 2] and "j += 2" in mix[1].code
 
 
+@pytest.mark.parametrize("order", one_pass_orders())
+def test_one_pass_lc_reads_each_vector_once_per_sweep(order):
+    (part,) = lc_parts(load_method("radauIIA7"), order)
+    outer = order.split("-")[0]
+    assert [lp.var for lp in part.loops] == list(outer) and part.name == f"lc.onepass.{outer}"
+    # the stage sum is written out: every F_i once, y once, Y_l written once, a perfect nest
+    body = part.body
+    assert body.startswith("Y[l][j] = y[j] + h * (") and body.count("F[") == 4
+    assert all(f"a[l][{i}] * F[{i}][j]" in body for i in range(4)) and body.count("=") == 1
+    assert part.iterations_per_m == 4 and part.unroll == (4 if outer == "jl" else 1)
+    # bytes per component: Y (4 rows), F (4 rows), y; a sweep of j inside l reads y, F_0..F_3, Y_l
+    assert part.bytes_per_component == 9 * 8
+    assert part.sweep_bytes_per_component == (0 if outer == "jl" else 6 * 8)
+
+
 def test_variant_space_and_names():
     heat = load_ivp("heat2d")
     vs = enumerate_variants(heat.comm)
-    assert len(vs) == 12 and len({v.name for v in vs}) == 12
+    assert len(vs) == 16 and len({v.name for v in vs}) == 16
+    assert sum(v.is_paper_form for v in vs) == 12          # the paper's 12 keep their names
+    assert {v.name for v in vs if v.is_paper_form} == {f"lc={o},comm={c}" for o in lc_orders()
+                                                       for c in ("allgather", "neighbour")}
     v = parse_variant("comm=neighbour,lc=jli", heat.comm)
     assert v.name == "lc=jli,comm=neighbour"
     assert parse_variant(v.name, heat.comm) == v
@@ -68,7 +86,7 @@ def test_kernel_parts_parse_in_kerncraft():
 
     machine = MachineModel(load_machine(None).path)
     m = load_method("radauIIA7")
-    parts = [p for o in lc_orders() for p in lc_parts(m, o)] + approx_update_parts(m)
+    parts = [p for o in lc_values() for p in lc_parts(m, o)] + approx_update_parts(m)
     for name in ivp_names():
         parts += rhs_parts(load_ivp(name))
     for p in parts:

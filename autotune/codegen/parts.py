@@ -20,6 +20,7 @@ from autotune.specs.formula import FormulaError, evaluate
 from autotune.specs.shipped import shipped_dir
 from autotune.specs.ivp import IVP, RhsPart
 from autotune.specs.parts import KernelPart, Loop
+from autotune.specs.variants import ONE_PASS_SUFFIX
 from autotune.specs.method import Method
 
 
@@ -59,8 +60,13 @@ def _range(var: str, s: int) -> Loop:
 
 
 def lc_parts(method: Method, order: str) -> list[KernelPart]:
-    """LC in the loop order `order` (outermost first): first summand, the others, finish."""
+    """LC in the loop order `order` (outermost first): first summand, the others, finish; or, for a
+    one-pass form ("jl-onepass"), one perfect nest with the stage sum rendered."""
     s, m = method.stages, macros()
+    if order.endswith(ONE_PASS_SUFFIX):
+        outer = order[:-len(ONE_PASS_SUFFIX)]
+        return [_method_part(f"lc.onepass.{outer}", "LC", [_range(v, s) for v in outer], str(m.lc_onepass(s)),
+                             (("Y", s), ("F", s), ("y", 1)), ("a", "h"), s)]
     outer = [v for v in order if v != "i"]
     arrays_acc = (("Y", s), ("F", s))
     parts = [_method_part(f"lc.first.{''.join(outer)}", "LC", [_range(v, s) for v in outer],

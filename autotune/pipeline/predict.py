@@ -23,7 +23,7 @@ from autotune.specs.machine import Machine
 from autotune.specs.method import Method
 from autotune.storage.store import Store, ecm_key
 from autotune.tools.toolchain import compiler_version, package_version
-from autotune.specs.variants import Variant, lc_orders
+from autotune.specs.variants import Variant, lc_values
 from autotune.specs.parts import DOUBLE
 from autotune.specs.scenario import Scenario, comm_context
 from autotune.results.rank import RankResult, VariantResult
@@ -85,7 +85,7 @@ class Session:
     def method_parts(self, method: Method) -> tuple[dict, tuple]:
         """LC parts by loop order, and the method's other parts."""
         def make(m):
-            lc = {order: tuple(kmod.lc_parts(m, order)) for order in lc_orders()}
+            lc = {order: tuple(kmod.lc_parts(m, order)) for order in lc_values()}
             return lc, tuple(kmod.approx_update_parts(m)) + (kmod.pack_part(m), kmod.copy_part(m))
         return self._get("method", method, make)
 

@@ -57,6 +57,10 @@ class KernelPart:
             return 0.0
         inner = {lp.var: lp.trips for lp in self.loops[names.index("j") + 1:]}
         rows = {name: 1 for name, count in self.arrays if count == 1 and re.search(rf"\b{name}\[j\]", self.body)}
-        for name, var in _ROW.findall(self.body):
-            rows[name] = max(rows.get(name, 1), inner.get(var, 1))
+        indices: dict[str, set] = {}
+        for name, index in _ROW.findall(self.body):
+            indices.setdefault(name, set()).add(index)
+        for name, idx in indices.items():
+            # a literal row is one row; a loop index inside j sweeps all its rows, one outside j one
+            rows[name] = sum(inner.get(x, 1) for x in idx)
         return float(sum(rows.values()) * DOUBLE)

@@ -15,9 +15,24 @@ LC_LOOPS = ("i", "j", "l")   # summand, component, argument vector
 DIMENSIONS = ("lc", "comm")
 
 
+ONE_PASS_SUFFIX = "-onepass"
+
+
 def lc_orders() -> list[str]:
-    """Every order of the LC loop set, outermost first (6 for three loops)."""
+    """Every order of the LC loop set, outermost first (6 for three loops): the paper's forms,
+    which accumulate the stage sum over separate sweeps."""
     return sorted("".join(p) for p in permutations(LC_LOOPS))
+
+
+def one_pass_orders() -> list[str]:
+    """The one-pass forms: the orders of the argument-vector and component loops with the stage
+    sum rendered inside (s is a literal), each F_i and y read and each Y_l written in one sweep."""
+    return [f"{a}{b}{ONE_PASS_SUFFIX}" for a, b in (("j", "l"), ("l", "j"))]
+
+
+def lc_values() -> list[str]:
+    """Every value of the lc dimension: the paper's six orders, then the one-pass forms."""
+    return lc_orders() + one_pass_orders()
 
 
 @dataclass(frozen=True, order=True)
@@ -46,7 +61,7 @@ def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, 
         bad = [c for c in comm_filter if c not in allowed_comm]
         if bad:
             raise InputError(f"{','.join(bad)}: not applicable (this IVP allows {', '.join(allowed_comm)})", field="comm")
-    return tuple(Variant(lc, c) for c in schemes for lc in lc_orders())
+    return tuple(Variant(lc, c) for c in schemes for lc in lc_values())
 
 
 def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
@@ -61,8 +76,8 @@ def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
     missing = [d for d in DIMENSIONS if d not in fields]
     if missing:
         raise InputError(f"{text!r}: missing {', '.join(missing)} (expected lc=<order>,comm=<scheme>)", field=field)
-    if fields["lc"] not in lc_orders():
-        raise InputError(f"{text!r}: lc must be one of {', '.join(lc_orders())}", field=field)
+    if fields["lc"] not in lc_values():
+        raise InputError(f"{text!r}: lc must be one of {', '.join(lc_values())}", field=field)
     if fields["comm"] not in SCHEMES:
         raise InputError(f"{text!r}: unknown comm scheme (known: {', '.join(SCHEMES)})", field=field)
     if fields["comm"] not in allowed_comm:
