@@ -44,7 +44,7 @@ def test_list_and_generate(capsys, tmp_path):
     assert code == 0 and {"heat2d", "inverterchain", "medakzo", "wave1d", "string-row", "string-mix"} <= {
         line.split()[0] for line in out.splitlines()}
     code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "medakzo", "--format", "json")
-    assert json.loads(out)["medakzo"][-1] == "lc=lji,comm=sparse"
+    assert json.loads(out)["medakzo"][-1] == "lc=lj-onepass,comm=sparse"
     code, out, _ = run_cli(capsys, "list", "methods")
     assert "radauIIA7" in out and "order 7" in out
     code, out, _ = run_cli(capsys, "generate", "--ivp", "wave1d", "--out", tmp_path / "v")
