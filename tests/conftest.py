@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -60,7 +61,7 @@ RECORDED = Path(__file__).with_name("data") / "ecm_results.json"
 
 
 @pytest.fixture(scope="session")
-def replay_store(tmp_path_factory):
+def replay_template(tmp_path_factory):
     """A store holding recorded kerncraft results (tests/record_ecm.py), for tests about something
     else than the analyses: each record is re-keyed with the compiler, kerncraft and OSACA
     versions installed now.  Records whose kernel code or machine file changed no longer match
@@ -75,6 +76,22 @@ def replay_store(tmp_path_factory):
         store.put_ecm(ecm_key(inputs), rec["part"], rec["regime"], rec["machine"], rec["result"], inputs)
     store.close()
     return path
+
+
+@pytest.fixture(scope="session")
+def replay_store(replay_template, tmp_path_factory):
+    """The recorded results, shared by the tests of a session."""
+    dst = tmp_path_factory.mktemp("replay-shared") / "store.sqlite"
+    shutil.copy(replay_template, dst)
+    return dst
+
+
+@pytest.fixture()
+def own_replay_store(replay_template, tmp_path):
+    """The recorded results for one test alone (nothing other tests stored shows)."""
+    dst = tmp_path / "own-store.sqlite"
+    shutil.copy(replay_template, dst)
+    return dst
 
 
 @pytest.fixture(scope="session")

@@ -121,8 +121,9 @@ def cmd_plan(args, progress) -> int:
 
 def cmd_generate(args, progress) -> int:
     from autotune.pipeline.generate import generate
-    res = generate(args.ivp, args.method, args.out)
-    print(f"wrote {res.parts} kernel parts for {len(res.variants)} variants of {res.ivp} to {res.out}")
+    res = generate(args.ivp, args.method, args.out, args.n)
+    print(f"wrote {res.parts} kernel parts and {res.solvers} solvers (n = {res.n:,}) for {len(res.variants)} "
+          f"variants of {res.ivp} to {res.out} (variants.json: parts, executions, build commands)")
     return 0
 
 

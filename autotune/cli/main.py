@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--ivp", required=True)
     g.add_argument("--method", default=DEFAULT_METHOD)
     g.add_argument("--out", type=Path, default=Path("variants-out"))
+    g.add_argument("--n", type=_int_arg, help="system size the solvers are made for (default: the IVP's; "
+                                               "a growing halo is a literal in the solver)")
 
     c = sub.add_parser("calibrate", help="run the MPI micro-benchmarks, fit the communication model, "
                                          "write it into the machine file")

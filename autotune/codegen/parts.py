@@ -46,7 +46,7 @@ def _unroll(loops: tuple[Loop, ...]) -> int:
 
 def _method_part(name, kernel, loops, body, arrays, coefficients, s) -> KernelPart:
     """A part of LC/APPROX/UPDATE: vectors of M components, method coefficients a (s x s), b (s), h."""
-    shapes = {"a": f"[{s}][{s}]", "b": f"[{s}]", "h": ""}
+    shapes = {"a": f"[{s}][{s}]", "b": f"[{s}]", "c": f"[{s}]", "h": ""}
     decls = [f"double {arr}[{rows}][M]" if rows > 1 else f"double {arr}[M]" for arr, rows in arrays]
     decls += [f"double {c}{shapes[c]}" for c in coefficients]
     loops = tuple(loops)
@@ -79,15 +79,38 @@ def lc_parts(method: Method, order: str) -> list[KernelPart]:
     return parts
 
 
-def approx_update_parts(method: Method) -> list[KernelPart]:
+def approx_update_parts(method: Method, au: str = "split") -> list[KernelPart]:
+    """APPROX and UPDATE: dy = h sum_i b_i F_i, then y += dy (split, the paper's form), or
+    y += h sum_i b_i F_i in one pass with the sum written out (fused)."""
     s, m = method.stages, macros()
     j, i = Loop("j", "0", "M"), Loop("i", "1", str(s))
+    if au == "fused":
+        return [_method_part("approx_update.fused", "APPROX", [j], str(m.approx_update_fused(s)),
+                             (("y", 1), ("F", s)), ("b", "h"), s)]
     parts = [_method_part("approx.first", "APPROX", [j], str(m.approx_first()),
                           (("dy", 1), ("F", s)), ("b", "h"), s)]
     if s > 1:
         parts.append(_method_part("approx.acc.ji", "APPROX", [j, i], str(m.approx_acc()),
                                   (("dy", 1), ("F", s)), ("b", "h"), s))
     parts.append(_method_part("update", "UPDATE", [j], str(m.update()), (("y", 1), ("dy", 1)), (), s))
+    return parts
+
+
+def lc_direct_part(method: Method) -> KernelPart:
+    """The first corrector iteration's argument vectors straight from the predictor's F_1:
+    Y_l = y + h c_l F_1 (the row sums of A are c), instead of copying F_1 into every stage."""
+    s = method.stages
+    return _method_part("lc.direct.jl", "LCD", [_range("j", s), _range("l", s)], str(macros().lc_direct()),
+                        (("Y", s), ("F", s), ("y", 1)), ("c", "h"), s)
+
+
+def method_parts(method: Method, lc: str, au: str, pred: str) -> list[KernelPart]:
+    """The method's kernel parts of one variant (LC, the predictor's, APPROX/UPDATE, the pack)."""
+    parts = lc_parts(method, lc) + approx_update_parts(method, au) + [pack_part(method)]
+    if pred == "direct":
+        parts.append(lc_direct_part(method))
+    elif method.stages > 1:
+        parts.append(copy_part(method))
     return parts
 
 

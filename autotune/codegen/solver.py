@@ -61,7 +61,9 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, lc=variant.lc,
         S=method.stages, iterations=method.iterations, H=_halo(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
-        lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method),
+        c=[fmt(sum(row)) for row in method.A],   # the row sums of A (= the nodes c, to rounding)
+        lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method, variant.au),
+        lc_direct_parts=[kmod.lc_direct_part(method)] if variant.pred == "direct" else [],
         rhs=rhs, comm=variant.comm, scheme_template=SCHEMES[variant.comm].template,
-        schedule=step_blocks(method), block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
+        schedule=step_blocks(method, variant.pred, variant.au), block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
         initial=ivp.initial)

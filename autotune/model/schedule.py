@@ -36,24 +36,36 @@ class Block:
     repeat: int = 1
 
 
-def step_blocks(method: Method) -> list[Block]:
+def _iteration(lc: Event, s: int) -> tuple[Event, ...]:
+    return (lc, Event("barrier", "after LC"), Event("comm", "vector", s, "communicate_all"),
+            Event("barrier", "after comm"), Event("kernel", "RHS", s, "rhs_all"), Event("barrier", "after RHS"))
+
+
+def step_blocks(method: Method, pred: str = "copy", au: str = "split") -> list[Block]:
+    """pred: 'copy' (F_l = F_1, then m iterations of LC) or 'direct' (the first iteration's LC
+    from F_1 alone: Y_l = y + h c_l F_1); au: 'split' (APPROX then UPDATE) or 'fused'."""
     s, m = method.stages, method.iterations
     predictor = [Event("comm", "vector", 1, "communicate_y"), Event("barrier", "after comm"),
                  Event("kernel", "RHS", 1, "rhs_first"), Event("barrier", "after RHS")]
-    if s > 1:
-        predictor += [Event("kernel", "COPY", s - 1, "copy_first"), Event("barrier", "after COPY")]
-    iteration = [Event("kernel", "LC", 1, "lc"), Event("barrier", "after LC"),
-                 Event("comm", "vector", s, "communicate_all"), Event("barrier", "after comm"),
-                 Event("kernel", "RHS", s, "rhs_all"), Event("barrier", "after RHS")]
-    finish = [Event("kernel", "APPROX", 1, "approx_update"), Event("kernel", "UPDATE", 1),
-              Event("barrier", "after UPDATE")]
-    return [Block("predictor", tuple(predictor)), Block("iteration", tuple(iteration), m),
-            Block("finish", tuple(finish))]
+    lc = Event("kernel", "LC", 1, "lc")
+    if pred == "direct":
+        blocks = [Block("predictor", tuple(predictor)),
+                  Block("first iteration, from F_1", _iteration(Event("kernel", "LCD", 1, "lc_direct"), s)),
+                  Block("iteration", _iteration(lc, s), m - 1)]
+    else:
+        if s > 1:
+            predictor += [Event("kernel", "COPY", s - 1, "copy_first"), Event("barrier", "after COPY")]
+        blocks = [Block("predictor", tuple(predictor)), Block("iteration", _iteration(lc, s), m)]
+    finish = [Event("kernel", "APPROX", 1, "approx_update")]
+    if au == "split":
+        finish.append(Event("kernel", "UPDATE", 1))
+    finish.append(Event("barrier", "after UPDATE"))
+    return [b for b in blocks if b.repeat > 0] + [Block("finish", tuple(finish))]
 
 
-def step_events(method: Method) -> list[Event]:
+def step_events(method: Method, pred: str = "copy", au: str = "split") -> list[Event]:
     """Every event of one step in order (the repeated block written out)."""
-    return [e for block in step_blocks(method) for _ in range(block.repeat) for e in block.events]
+    return [e for block in step_blocks(method, pred, au) for _ in range(block.repeat) for e in block.events]
 
 
 @dataclass(frozen=True)
@@ -63,10 +75,10 @@ class StepCounts:
     barriers: int
 
 
-def step_counts(method: Method) -> StepCounts:
+def step_counts(method: Method, pred: str = "copy", au: str = "split") -> StepCounts:
     execs: Counter = Counter()
     comm = barriers = 0
-    for e in step_events(method):
+    for e in step_events(method, pred, au):
         if e.kind == "kernel":
             execs[e.what] += e.count
         elif e.kind == "comm":

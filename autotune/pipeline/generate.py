@@ -1,13 +1,17 @@
-"""`generate`: every variant's kernel parts (the code kerncraft analyses) and a manifest, on disk."""
+"""`generate`: every variant's kernel parts (the code kerncraft analyses), its full solver (the C
+file `tune` builds) with the command that builds it, and a manifest, on disk."""
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from autotune.codegen.parts import approx_update_parts, copy_part, lc_parts, pack_part, rhs_parts
+from autotune.codegen.parts import method_parts, rhs_parts
+from autotune.codegen.solver import generated_schemes, solver_source
 from autotune.errors import InputError
 from autotune.model.schedule import step_counts
+from autotune.request.run import DEFAULT_FLAGS
 from autotune.specs.ivp import load_ivp
 from autotune.specs.method import load_method
 from autotune.specs.variants import enumerate_variants
@@ -18,33 +22,45 @@ class GenerateResult:
     ivp: str
     method: str
     out: str
+    n: int
     parts: int
+    solvers: int
     variants: list[str]
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def generate(ivp_name: str, method_name: str, out: Path) -> GenerateResult:
-    """Write every variant's kernel parts (the code kerncraft analyses) and a manifest."""
+def file_stem(name: str) -> str:
+    """A variant name as a file name: lc=jli,comm=neighbour -> lc-jli_comm-neighbour."""
+    return name.replace("=", "-").replace(",", "_")
+
+
+def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None) -> GenerateResult:
+    """Write every variant's kernel parts and solver (for system size n: the halo width is a literal)."""
     ivp = load_ivp(ivp_name)
     method = load_method(method_name)
+    n = ivp.default_n if n is None else n
+    ivp.size_value(n)
     try:
-        (out / "kernels").mkdir(parents=True, exist_ok=True)
+        for sub in ("kernels", "solvers"):
+            (out / sub).mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"{out}: cannot create ({e.strerror})", field="out") from None
-    counts = step_counts(method)
-    shared = rhs_parts(ivp) + approx_update_parts(method) + [pack_part(method)]
-    if "COPY" in counts.executions:
-        shared.append(copy_part(method))
-    executions = dict(counts.executions, PACK=counts.comm_phases)
-    written = set()
-    manifest = {"ivp": ivp.name, "method": method.name,
+    rhs = rhs_parts(ivp)
+    written, solvers = set(), 0
+    paper = step_counts(method)
+    manifest = {"ivp": ivp.name, "method": method.name, "n": n,
                 "note": "M is the number of components a node sweeps in the part's loop",
-                "comm_phases_per_step": counts.comm_phases, "barriers_per_step": counts.barriers,
-                "variants": {}}
+                "comm_phases_per_step": paper.comm_phases, "barriers_per_step": paper.barriers,
+                "build": f"mpicc {DEFAULT_FLAGS} solvers/<variant>.c -o <variant> -lm",
+                "run": "mpiexec -n <ranks> ./<variant> n size_parameter steps h warmup [output-file]",
+                "variants": {}, "solvers": {}, "barriers": {}}
+    can_build = set(generated_schemes())
     for v in enumerate_variants(ivp.comm):
-        parts = lc_parts(method, v.lc) + shared
+        counts = step_counts(method, v.pred, v.au)
+        executions = dict(counts.executions, PACK=counts.comm_phases)
+        parts = list(method_parts(method, v.lc, v.au, v.pred)) + rhs
         for p in parts:
             if p.name not in written:
                 (out / "kernels" / f"{p.name}.c").write_text(p.code)
@@ -54,5 +70,13 @@ def generate(ivp_name: str, method_name: str, out: Path) -> GenerateResult:
             "iterations_per_execution": f"{p.iterations_per_m:g} * M",
             "executions_per_step": executions[p.kernel],
         } for p in parts]
+        manifest["barriers"][v.name] = counts.barriers
+        if v.comm in can_build:
+            stem = file_stem(v.name)
+            (out / "solvers" / f"{stem}.c").write_text(solver_source(ivp, method, v, n))
+            manifest["solvers"][v.name] = {
+                "file": f"solvers/{stem}.c",
+                "build": " ".join(["mpicc", *shlex.split(DEFAULT_FLAGS), f"solvers/{stem}.c", "-o", stem, "-lm"])}
+            solvers += 1
     (out / "variants.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    return GenerateResult(ivp.name, method.name, str(out), len(written), list(manifest["variants"]))
+    return GenerateResult(ivp.name, method.name, str(out), n, len(written), solvers, list(manifest["variants"]))

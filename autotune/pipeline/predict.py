@@ -23,7 +23,7 @@ from autotune.specs.machine import Machine
 from autotune.specs.method import Method
 from autotune.storage.store import Store, ecm_key
 from autotune.tools.toolchain import compiler_version, package_version
-from autotune.specs.variants import Variant, lc_values
+from autotune.specs.variants import Variant
 from autotune.specs.parts import DOUBLE
 from autotune.specs.scenario import Scenario, comm_context
 from autotune.results.rank import RankResult, VariantResult
@@ -71,39 +71,38 @@ class Session:
     def __init__(self) -> None:
         self._memo: dict[tuple, tuple] = {}
 
-    def _get(self, kind: str, obj, make):
-        key = (kind, id(obj))
+    def _get(self, kind: str, obj, make, *extra):
+        key = (kind, id(obj), *extra)
         hit = self._memo.get(key)
         if hit is None or hit[0] is not obj:
-            hit = self._memo[key] = (obj, make(obj))
+            hit = self._memo[key] = (obj, make(obj, *extra))
         return hit[1]
 
     def rhs_parts(self, ivp: IVP) -> tuple:
         """RHS parts with their spec."""
         return self._get("rhs", ivp, lambda i: tuple(zip(kmod.rhs_parts(i), i.rhs)))
 
-    def method_parts(self, method: Method) -> tuple[dict, tuple]:
-        """LC parts by loop order, and the method's other parts."""
-        def make(m):
-            lc = {order: tuple(kmod.lc_parts(m, order)) for order in lc_values()}
-            return lc, tuple(kmod.approx_update_parts(m)) + (kmod.pack_part(m), kmod.copy_part(m))
-        return self._get("method", method, make)
+    def method_parts(self, method: Method, lc: str, au: str, pred: str) -> tuple:
+        """The method's parts of one form (LC, predictor, APPROX/UPDATE, pack)."""
+        return self._get("method", method, lambda m, *form: tuple(kmod.method_parts(m, *form)), lc, au, pred)
 
-    def counts(self, method: Method):
-        return self._get("counts", method, step_counts)
+    def counts(self, method: Method, pred: str = "copy", au: str = "split"):
+        return self._get("counts", method, step_counts, pred, au)
 
     def network(self, network: dict):
         return self._get("network", network, commmod.network_model)
 
 
+def form(v: Variant) -> tuple[str, str, str]:
+    """What decides a variant's kernel parts (not its communication scheme)."""
+    return v.lc, v.au, v.pred
+
+
 def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[dict[str, list[PartUse]], list[PartUse]]:
     """Kernel parts of every variant, with executions, node-local sizes and regimes, and the
-    distinct ones.  A part shared by several variants is one PartUse object (its regime is
+    distinct ones.  A part used alike by several variants is one PartUse object (its regime is
     computed once)."""
-    counts = session.counts(sc.method)
     n_local = math.ceil(sc.n / sc.nodes)
-    rhs = session.rhs_parts(sc.ivp)
-    lc_table, other = session.method_parts(sc.method)
     m_factor = sc.ranks_per_node
     lv = regmod.node_levels(sc.machine, sc.node_threads)
     by_bytes: dict[tuple, regmod.Regime] = {}
@@ -118,33 +117,33 @@ def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[
             reg = by_bytes[key] = regmod.regime_at(part, m, halo, lv)
         return reg
 
-    shared = []
-    for part, spec in rhs:
+    rhs = []
+    rhs_execs = session.counts(sc.method).executions["RHS"]   # every form evaluates f alike
+    for part, spec in session.rhs_parts(sc.ivp):
         comps, halo = sc.ivp.part_components(spec, sc.n), sc.ivp.part_halo(spec, sc.n)
         m = math.ceil(comps / sc.nodes) * part.step
-        shared.append(PartUse(part, counts.executions["RHS"], m, halo, regime_at(part, m * m_factor, halo)))
-    # every communication phase first copies the node's block into the buffer the RHS reads;
-    # the predictor copies F_1 into the other stages
-    execs = dict(counts.executions, PACK=counts.comm_phases)
-    shared += [PartUse(part, execs[part.kernel], n_local, 0, regime_at(part, n_local * m_factor, 0))
-               for part in other if execs.get(part.kernel)]
-    by_name: dict[str, PartUse] = {}
-    by_order: dict[str, list[PartUse]] = {}
+        rhs.append(PartUse(part, rhs_execs, m, halo, regime_at(part, m * m_factor, halo)))
+    by_key: dict[tuple, PartUse] = {}
+    by_form: dict[tuple, list[PartUse]] = {}
     out: dict[str, list[PartUse]] = {}
-    lc_execs = counts.executions["LC"]
     for v in variants:
-        uses = by_order.get(v.lc)
+        f = form(v)
+        uses = by_form.get(f)
         if uses is None:
-            uses = by_order[v.lc] = []
-            for part in lc_table[v.lc]:
-                u = by_name.get(part.name)
+            counts = session.counts(sc.method, v.pred, v.au)
+            # every communication phase first copies the node's block into the buffer the RHS reads
+            execs = dict(counts.executions, PACK=counts.comm_phases)
+            uses = by_form[f] = []
+            for part in session.method_parts(sc.method, *f):
+                key = (part.name, execs[part.kernel])
+                u = by_key.get(key)
                 if u is None:
-                    u = by_name[part.name] = PartUse(part, lc_execs, n_local, 0,
-                                                     regime_at(part, n_local * m_factor, 0))
+                    u = by_key[key] = PartUse(part, execs[part.kernel], n_local, 0,
+                                              regime_at(part, n_local * m_factor, 0))
                 uses.append(u)
-            uses += shared
+            uses += rhs
         out[v.name] = uses
-    return out, list(by_name.values()) + shared
+    return out, list(by_key.values()) + rhs
 
 
 def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
@@ -217,7 +216,6 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
     """Predictions and ranking of one scenario from ECM results already at hand.  Each distinct
     part is costed once and each scheme's communication once; without detail the predictions
     carry no per-kernel breakdown (a sweep of thousands of scenarios needs only the times)."""
-    counts = session.counts(sc.method)
     ctx = comm_context(sc)
     op_seconds = session.network(sc.machine.network)
     barrier_s = commmod.barrier_seconds(sc.threads, sc.machine.barrier["per_doubling_s"])
@@ -243,20 +241,22 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
             u.seconds = u.cost.seconds
         else:
             u.seconds = execution_seconds(alpha, alpha_tau, sigma, beta, delta, clock, threads)[1] * u.executions
-    comm_by_scheme: dict[str, float] = {}
-    by_lc: dict[str, tuple] = {}     # variants of one LC order run the same parts
+    comm_by_scheme: dict[tuple, float] = {}
+    by_form: dict[tuple, tuple] = {}     # variants of one form run the same parts
     out = []
     for v in variants:
-        if v.lc not in by_lc:
+        f = form(v)
+        if f not in by_form:
             uses = uses_by_variant[v.name]
             secs = [u.seconds for u in uses]
             failed = [u.part.name for u in uses if u.seconds is None]
             kernels = tuple(u.cost for u in uses) if detail and not failed else ()
-            by_lc[v.lc] = (secs, failed, kernels)
-        secs, failed, kernels = by_lc[v.lc]
-        if v.comm not in comm_by_scheme:
-            comm_by_scheme[v.comm] = commmod.phase_seconds(v.comm, ctx, op_seconds) * counts.comm_phases
-        pred = None if failed else combine_seconds(secs, counts.barriers, barrier_s, comm_by_scheme[v.comm], kernels)
+            by_form[f] = (secs, failed, kernels, session.counts(sc.method, v.pred, v.au))
+        secs, failed, kernels, counts = by_form[f]
+        ck = (v.comm, counts.comm_phases)
+        if ck not in comm_by_scheme:
+            comm_by_scheme[ck] = commmod.phase_seconds(v.comm, ctx, op_seconds) * counts.comm_phases
+        pred = None if failed else combine_seconds(secs, counts.barriers, barrier_s, comm_by_scheme[ck], kernels)
         out.append(VariantResult(v, pred, failed, counts.comm_phases, counts.barriers))
     by_name = {r.variant.name: r for r in out}
     ordered_names = rank([(r.variant.name, r.prediction.total_s if r.prediction else None) for r in out])

@@ -28,8 +28,12 @@ def _phases(r, phase_runs: dict[str, list[float]]) -> dict[str, dict]:
     """Predicted and measured (median over the runs, mean per step in a run) seconds per phase."""
     pred = {} if r.prediction is None else predicted_phases(
         [(c.term.kernel, c.seconds) for c in r.prediction.kernels], r.prediction.comm_s)
-    return {ph: {"predicted_s": pred.get(ph), "measured_s": statistics.median(v) if v else None}
-            for ph, v in phase_runs.items()}
+    out = {}
+    for ph, v in phase_runs.items():
+        measured = statistics.median(v) if v else None
+        if ph in pred or measured:      # a phase this variant does not have (the copy of pred=direct)
+            out[ph] = {"predicted_s": pred.get(ph), "measured_s": measured}
+    return out
 
 
 def run_key(sc, name: str, flags) -> str:

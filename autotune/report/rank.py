@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from autotune.report.registry import renderer
-from autotune.report.text import csv_text, fmt_s, json_text
+from autotune.report.text import csv_text, fmt_s, json_text, name_width
 from autotune.results.rank import COLUMNS, ExplainResult, RankResult
 
 
@@ -19,18 +19,19 @@ def rank_csv(res: RankResult) -> str:
 @renderer(RankResult, "table")
 def rank_table(res: RankResult) -> str:
     d = res.to_dict()
+    w = name_width(v["name"] for v in d["variants"])
     lines = [
         f"IVP {d['ivp']}, method {d['method']}, machine {d['machine']}, n = {d['n']:,}, "
         f"nodes = {d['nodes']}, threads = {d['threads']}",
         "",
-        f"{'rank':>4}  {'sel':3}  {'variant':28} {'s/step':>11} {'node %':>7} {'comm %':>7}",
+        f"{'rank':>4}  {'sel':3}  {'variant':{w}} {'s/step':>11} {'node %':>7} {'comm %':>7}",
     ]
     for v in d["variants"]:
         t = v["predicted_s"]
         node = f"{100 * v['node_s'] / t:6.1f}" if t else "     -"
         com = f"{100 * v['comm_s'] / t:6.1f}" if t else "     -"
         mark = " * " if v["preselected"] else "   "
-        lines.append(f"{v['rank']:>4}  {mark}  {v['name']:28} {fmt_s(t):>11} {node:>7} {com:>7}")
+        lines.append(f"{v['rank']:>4}  {mark}  {v['name']:{w}} {fmt_s(t):>11} {node:>7} {com:>7}")
     lines.append("")
     lines.append(f"* pre-selected: {d['selection']['description']} "
                  f"({sum(v['preselected'] for v in d['variants'])} of {len(d['variants'])})")

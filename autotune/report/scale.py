@@ -4,25 +4,26 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from autotune.report.registry import renderer
-from autotune.report.text import csv_text, json_text
+from autotune.report.text import csv_text, json_text, name_width
 from autotune.results.scale import COLUMNS, ScaleResult
 
 
 @renderer(ScaleResult, "table")
 def scale_table(result: ScaleResult) -> str:
     res = result.to_dict()
+    wd = name_width(w["variant"] for w in res["analysis"]["winners"])
     a = res["analysis"]
     lines = [f"scaling of {res['ivp']} on machine {res['machine']}: n = {res['n']:,}, {res['threads']} threads per "
              f"node, nodes {res['nodes'][0]}..{res['nodes'][-1]}; speedup and efficiency against the best "
              f"variant on {a['base_nodes']} node(s) ({a['base_variant']}, {a['base_s']:.4e} s)", "",
-             f"{'nodes':>5}  {'best variant':28} {'s/step':>11} {'speedup':>8} {'eff':>6} {'bound':>6} "
+             f"{'nodes':>5}  {'best variant':{wd}} {'s/step':>11} {'speedup':>8} {'eff':>6} {'bound':>6} "
              f"{'node %':>6} {'comm %':>6}  bottleneck     comm model"]
     by = {(r["variant"], r["nodes"]): r for r in a["rows"]}
     for w in a["winners"]:
         r = by[(w["variant"], w["nodes"])]
         bound = "-" if r["efficiency_bound"] is None else f"{r['efficiency_bound']:.3f}"
         flag = " superlinear" if r["superlinear"] else ""
-        lines.append(f"{w['nodes']:>5}  {w['variant']:28} {r['predicted_s']:11.4e} {r['speedup']:8.2f} "
+        lines.append(f"{w['nodes']:>5}  {w['variant']:{wd}} {r['predicted_s']:11.4e} {r['speedup']:8.2f} "
                      f"{r['efficiency']:6.3f} {bound:>6} {100 * r['node_share']:6.1f} {100 * r['comm_share']:6.1f}  "
                      f"{r['bottleneck']:14} {r['comm_basis']}{' beyond machine' if r['beyond_machine'] else ''}{flag}")
     lines.append("")

@@ -20,3 +20,8 @@ def csv_text(rows: list[dict], fields: list[str]) -> str:
 
 def json_text(result, indent: int = 2) -> str:
     return json.dumps(result.to_dict(), indent=indent)
+
+
+def name_width(names) -> int:
+    """Column width for variant names (at least the paper's longest, 28)."""
+    return max([28, *map(len, names)])

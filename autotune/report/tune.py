@@ -5,7 +5,7 @@ import csv
 import io
 
 from autotune.report.registry import renderer
-from autotune.report.text import fmt_s, json_text
+from autotune.report.text import fmt_s, json_text, name_width
 from autotune.results.plan import PlanResult
 from autotune.results.tune import PlanRunResult, TuneResult
 
@@ -34,16 +34,17 @@ def tune_csv(result: TuneResult) -> str:
 def tune_table(result: TuneResult) -> str:
     res = result.to_dict()
     s = res["summary"]
+    w = name_width(v["name"] for v in res["variants"])
     lines = [f"IVP {res['ivp']}, machine {res['machine']}, n = {res['n']:,}, nodes = {res['nodes']}, "
              f"threads = {res['threads']}, {res['reps']} x {res['steps']} steps ({res['warmup']} warm-up), "
              f"h = {res['h']:.3g}, flags {' '.join(res['flags'])}", "",
-             f"{'variant':28} {'predicted s':>12} {'measured s':>12} {'dev %':>8} {'rank p/m':>9} {'x bound':>8}"]
+             f"{'variant':{w}} {'predicted s':>12} {'measured s':>12} {'dev %':>8} {'rank p/m':>9} {'x bound':>8}"]
     for v in res["variants"]:
         if v["measured_s"] is None:
-            lines.append(f"{v['name']:28} {fmt_s(v['predicted_s']):>12} {'failed':>12}  {v['error']}")
+            lines.append(f"{v['name']:{w}} {fmt_s(v['predicted_s']):>12} {'failed':>12}  {v['error']}")
             continue
         over = f"{v['measured_s'] / s['bound_s']:8.2f}" if s.get("bound_s") else "       -"
-        lines.append(f"{v['name']:28} {fmt_s(v['predicted_s']):>12} {v['measured_s']:12.4e} "
+        lines.append(f"{v['name']:{w}} {fmt_s(v['predicted_s']):>12} {v['measured_s']:12.4e} "
                      f"{v['deviation_pct']:8.1f} {v['rank_predicted']:>4}/{v['rank_measured']:<4} {over}")
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
     lines += ["", f"Spearman {fmt(s['spearman'])}, Kendall {fmt(s['kendall'])}, top-1 loss "

@@ -1,6 +1,9 @@
-"""The variant space: LC loop permutation x applicable communication scheme.
+"""The variant space: its dimensions as data, their product, and the names.  Pure.
 
-Pure enumeration; names are stable and parseable: "lc=jli,comm=neighbour".
+Names are stable and parseable key=value lists, e.g. "lc=jli,comm=neighbour".  A dimension
+with a default (the paper's form) is written only where a variant departs from it, so the
+paper's 12 variants keep exactly their names and new forms add keys:
+"lc=jl-onepass,comm=neighbour,au=fused,pred=direct".
 """
 from __future__ import annotations
 
@@ -8,13 +11,10 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import permutations
 
-from autotune.specs.schemes import SCHEMES
 from autotune.errors import InputError
+from autotune.specs.schemes import SCHEMES
 
 LC_LOOPS = ("i", "j", "l")   # summand, component, argument vector
-DIMENSIONS = ("lc", "comm")
-
-
 ONE_PASS_SUFFIX = "-onepass"
 
 
@@ -35,19 +35,53 @@ def lc_values() -> list[str]:
     return lc_orders() + one_pass_orders()
 
 
+@dataclass(frozen=True)
+class Dimension:
+    key: str
+    values: tuple[str, ...]
+    default: str | None      # the paper's form (left out of names); None: always named
+    description: str
+
+
+DIMENSIONS: dict[str, Dimension] = {}
+
+
+def register(dim: Dimension) -> Dimension:
+    if dim.key in DIMENSIONS:
+        raise ValueError(f"duplicate variant dimension {dim.key!r}")
+    if dim.default is not None and dim.default not in dim.values:
+        raise ValueError(f"dimension {dim.key!r}: default {dim.default!r} is not one of its values")
+    DIMENSIONS[dim.key] = dim
+    return dim
+
+
+register(Dimension("lc", tuple(lc_values()), None, "linear combination: loop order, or a one-pass form"))
+register(Dimension("comm", tuple(SCHEMES), None, "communication scheme (those the IVP allows)"))
+register(Dimension("au", ("split", "fused"), "split",
+                   "APPROX and UPDATE: dy = h sum b_i F_i then y += dy (split), or y += h sum b_i F_i in one pass"))
+register(Dimension("pred", ("copy", "direct"), "copy",
+                   "predictor: F_l = F_1 copied for the first corrector iteration (copy), or its argument "
+                   "vectors y + h c_l F_1 computed from F_1 directly (direct)"))
+
+
 @dataclass(frozen=True, order=True)
 class Variant:
     lc: str
     comm: str
+    au: str = "split"
+    pred: str = "copy"
 
     @property
     def is_paper_form(self) -> bool:
-        """One of the paper's variants (its six LC loop orders), the baseline of the fast forms."""
-        return self.lc in lc_orders()
+        """One of the paper's variants (its six LC loop orders, split APPROX/UPDATE, the predictor's
+        copy): the baseline of the fast forms."""
+        return self.lc in lc_orders() and self.au == "split" and self.pred == "copy"
 
     @cached_property
     def name(self) -> str:
-        return f"lc={self.lc},comm={self.comm}"
+        extra = "".join(f",{d.key}={getattr(self, d.key)}" for d in DIMENSIONS.values()
+                        if d.default is not None and getattr(self, d.key) != d.default)
+        return f"lc={self.lc},comm={self.comm}{extra}"
 
 
 def enumerate_variants(allowed_comm, comm_filter=None) -> list[Variant]:
@@ -61,25 +95,29 @@ def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, 
         bad = [c for c in comm_filter if c not in allowed_comm]
         if bad:
             raise InputError(f"{','.join(bad)}: not applicable (this IVP allows {', '.join(allowed_comm)})", field="comm")
-    return tuple(Variant(lc, c) for c in schemes for lc in lc_values())
+    return tuple(Variant(lc, c, au, pred) for c in schemes for au in DIMENSIONS["au"].values
+                 for pred in DIMENSIONS["pred"].values for lc in lc_values())
 
 
 def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
-    """Parse "lc=jil,comm=neighbour" (either order); unknown or missing parts are InputError."""
+    """Parse "lc=jil,comm=neighbour[,au=fused][,pred=direct]" (any order); unknown or missing
+    parts are InputError."""
     fields = {}
     for item in text.split(","):
         key, sep, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or key not in DIMENSIONS or key in fields:
-            raise InputError(f"{text!r}: expected lc=<order>,comm=<scheme>, e.g. lc=jli,comm=neighbour", field=field)
+            raise InputError(f"{text!r}: expected lc=<order>,comm=<scheme>[,au=...][,pred=...], "
+                             f"e.g. lc=jli,comm=neighbour", field=field)
         fields[key] = value
-    missing = [d for d in DIMENSIONS if d not in fields]
+    missing = [k for k, d in DIMENSIONS.items() if d.default is None and k not in fields]
     if missing:
         raise InputError(f"{text!r}: missing {', '.join(missing)} (expected lc=<order>,comm=<scheme>)", field=field)
-    if fields["lc"] not in lc_values():
-        raise InputError(f"{text!r}: lc must be one of {', '.join(lc_values())}", field=field)
     if fields["comm"] not in SCHEMES:
         raise InputError(f"{text!r}: unknown comm scheme (known: {', '.join(SCHEMES)})", field=field)
+    for key, value in fields.items():
+        if value not in DIMENSIONS[key].values:
+            raise InputError(f"{text!r}: {key} must be one of {', '.join(DIMENSIONS[key].values)}", field=field)
     if fields["comm"] not in allowed_comm:
         raise InputError(f"{text!r}: comm={fields['comm']} not applicable (allowed: {', '.join(allowed_comm)})", field=field)
-    return Variant(fields["lc"], fields["comm"])
+    return Variant(**fields)

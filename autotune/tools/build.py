@@ -12,7 +12,6 @@ from autotune.tools.launcher import Launcher
 from autotune.storage.paths import build_dir
 from autotune.tools.toolchain import compiler_version, find_executable, resolve_argv
 
-DEFAULT_FLAGS = ("-O3", "-march=native", "-fopenmp")
 
 
 def find_mpicc() -> str:
@@ -22,7 +21,7 @@ def find_mpicc() -> str:
     return exe
 
 
-def build(source: str, flags: tuple[str, ...] = DEFAULT_FLAGS, cc: str | None = None) -> Path:
+def build(source: str, flags: tuple[str, ...], cc: str | None = None) -> Path:
     """Compile once per (source, compiler, flags); return the executable."""
     cc = cc or find_mpicc()
     key = hashlib.sha256(json.dumps([source, cc, compiler_version(cc), list(flags)]).encode()).hexdigest()[:20]
