@@ -44,15 +44,15 @@ def test_list_and_generate(capsys, tmp_path):
     assert code == 0 and {"heat2d", "inverterchain", "medakzo", "wave1d", "string-row", "string-mix"} <= {
         line.split()[0] for line in out.splitlines()}
     code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "medakzo", "--format", "json")
-    assert json.loads(out)["medakzo"][-1] == "lc=lj-onepass,comm=sparse,au=fused,pred=direct"
+    assert json.loads(out)["medakzo"][-1] == "lc=lj-onepass,comm=sparse,au=fused,pred=direct,buf=ghost"
     code, out, _ = run_cli(capsys, "list", "methods")
     assert "radauIIA7" in out and "order 7" in out
     code, out, _ = run_cli(capsys, "generate", "--ivp", "wave1d", "--out", tmp_path / "v")
     manifest = json.loads((tmp_path / "v" / "variants.json").read_text())
-    assert code == 0 and len(manifest["variants"]) == 64
+    assert code == 0 and len(manifest["variants"]) == 128
     files = list((tmp_path / "v" / "kernels").glob("*.c"))
     solvers = manifest["solvers"]
-    assert len(solvers) == 64 and (tmp_path / "v" / solvers["lc=jli,comm=neighbour"]["file"]).read_text().count(
+    assert len(solvers) == 128 and (tmp_path / "v" / solvers["lc=jli,comm=neighbour"]["file"]).read_text().count(
         "MPI_Init_thread") == 1 and solvers["lc=jli,comm=neighbour"]["build"].startswith("mpicc -O3")
     assert manifest["barriers"]["lc=jli,comm=neighbour"] == 22 and manifest["barriers"][
         "lc=jli,comm=neighbour,pred=direct"] == 21

@@ -66,7 +66,7 @@ def test_one_pass_lc_reads_each_vector_once_per_sweep(order):
 def test_variant_space_and_names():
     heat = load_ivp("heat2d")
     vs = enumerate_variants(heat.comm)
-    assert len(vs) == 64 and len({v.name for v in vs}) == 64
+    assert len(vs) == 128 and len({v.name for v in vs}) == 128
     assert sum(v.is_paper_form for v in vs) == 12          # the paper's 12 keep their names
     assert {v.name for v in vs if v.is_paper_form} == {f"lc={o},comm={c}" for o in lc_orders()
                                                        for c in ("allgather", "neighbour")}

@@ -45,7 +45,7 @@ def test_every_variant_computes_the_same_numbers(name, n, h, tmp_path):
         for procs, threads in ((1, 1), (2, 1), (1, 2)):
             results[(v.name, procs, threads)] = _solve(ivp, v, n, 3, h, procs, threads,
                                                        tmp_path / f"{v.name}-{procs}-{threads}.bin", exe)
-    assert len(results) == 3 * len(variants) and len(variants) >= 64
+    assert len(results) == 3 * len(variants) and len(variants) >= 128
     ref = results[("lc=ijl,comm=allgather", 1, 1)]
     assert np.linalg.norm(ref) > 0 and np.all(np.isfinite(ref))
     y0 = _solve(ivp, Variant("ijl", "allgather"), n, 0, h, 1, 1, tmp_path / "y0.bin")

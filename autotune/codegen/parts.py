@@ -104,9 +104,12 @@ def lc_direct_part(method: Method) -> KernelPart:
                         (("Y", s), ("F", s), ("y", 1)), ("c", "h"), s)
 
 
-def method_parts(method: Method, lc: str, au: str, pred: str) -> list[KernelPart]:
-    """The method's kernel parts of one variant (LC, the predictor's, APPROX/UPDATE, the pack)."""
-    parts = lc_parts(method, lc) + approx_update_parts(method, au) + [pack_part(method)]
+def method_parts(method: Method, lc: str, au: str, pred: str, buf: str = "pack") -> list[KernelPart]:
+    """The method's kernel parts of one variant (LC, the predictor's, APPROX/UPDATE, and the pack
+    where the argument vectors are copied into the communication buffers)."""
+    parts = lc_parts(method, lc) + approx_update_parts(method, au)
+    if buf == "pack":
+        parts.append(pack_part(method))
     if pred == "direct":
         parts.append(lc_direct_part(method))
     elif method.stages > 1:

@@ -65,5 +65,5 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
         lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method, variant.au),
         lc_direct_parts=[kmod.lc_direct_part(method)] if variant.pred == "direct" else [],
         rhs=rhs, comm=variant.comm, scheme_template=SCHEMES[variant.comm].template,
-        schedule=step_blocks(method, variant.pred, variant.au), block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
+        schedule=step_blocks(method, variant.pred, variant.au), ghost=variant.buf == "ghost", block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
         initial=ivp.initial)

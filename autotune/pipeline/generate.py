@@ -60,7 +60,7 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None) -
     for v in enumerate_variants(ivp.comm):
         counts = step_counts(method, v.pred, v.au)
         executions = dict(counts.executions, PACK=counts.comm_phases)
-        parts = list(method_parts(method, v.lc, v.au, v.pred)) + rhs
+        parts = list(method_parts(method, v.lc, v.au, v.pred, v.buf)) + rhs
         for p in parts:
             if p.name not in written:
                 (out / "kernels" / f"{p.name}.c").write_text(p.code)

@@ -82,9 +82,9 @@ class Session:
         """RHS parts with their spec."""
         return self._get("rhs", ivp, lambda i: tuple(zip(kmod.rhs_parts(i), i.rhs)))
 
-    def method_parts(self, method: Method, lc: str, au: str, pred: str) -> tuple:
+    def method_parts(self, method: Method, lc: str, au: str, pred: str, buf: str) -> tuple:
         """The method's parts of one form (LC, predictor, APPROX/UPDATE, pack)."""
-        return self._get("method", method, lambda m, *form: tuple(kmod.method_parts(m, *form)), lc, au, pred)
+        return self._get("method", method, lambda m, *f: tuple(kmod.method_parts(m, *f)), lc, au, pred, buf)
 
     def counts(self, method: Method, pred: str = "copy", au: str = "split"):
         return self._get("counts", method, step_counts, pred, au)
@@ -93,9 +93,9 @@ class Session:
         return self._get("network", network, commmod.network_model)
 
 
-def form(v: Variant) -> tuple[str, str, str]:
+def form(v: Variant) -> tuple[str, str, str, str]:
     """What decides a variant's kernel parts (not its communication scheme)."""
-    return v.lc, v.au, v.pred
+    return v.lc, v.au, v.pred, v.buf
 
 
 def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[dict[str, list[PartUse]], list[PartUse]]:

@@ -3,7 +3,7 @@
 Names are stable and parseable key=value lists, e.g. "lc=jli,comm=neighbour".  A dimension
 with a default (the paper's form) is written only where a variant departs from it, so the
 paper's 12 variants keep exactly their names and new forms add keys:
-"lc=jl-onepass,comm=neighbour,au=fused,pred=direct".
+"lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost".
 """
 from __future__ import annotations
 
@@ -62,6 +62,9 @@ register(Dimension("au", ("split", "fused"), "split",
 register(Dimension("pred", ("copy", "direct"), "copy",
                    "predictor: F_l = F_1 copied for the first corrector iteration (copy), or its argument "
                    "vectors y + h c_l F_1 computed from F_1 directly (direct)"))
+register(Dimension("buf", ("pack", "ghost"), "pack",
+                   "where the argument vectors live: copied into the communication buffer before every "
+                   "exchange (pack), or in it, with room for the halos, written there by LC (ghost)"))
 
 
 @dataclass(frozen=True, order=True)
@@ -70,12 +73,14 @@ class Variant:
     comm: str
     au: str = "split"
     pred: str = "copy"
+    buf: str = "pack"
 
     @property
     def is_paper_form(self) -> bool:
         """One of the paper's variants (its six LC loop orders, split APPROX/UPDATE, the predictor's
         copy): the baseline of the fast forms."""
-        return self.lc in lc_orders() and self.au == "split" and self.pred == "copy"
+        return self.lc in lc_orders() and all(getattr(self, d.key) == d.default for d in DIMENSIONS.values()
+                                              if d.default is not None)
 
     @cached_property
     def name(self) -> str:
@@ -95,8 +100,8 @@ def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, 
         bad = [c for c in comm_filter if c not in allowed_comm]
         if bad:
             raise InputError(f"{','.join(bad)}: not applicable (this IVP allows {', '.join(allowed_comm)})", field="comm")
-    return tuple(Variant(lc, c, au, pred) for c in schemes for au in DIMENSIONS["au"].values
-                 for pred in DIMENSIONS["pred"].values for lc in lc_values())
+    return tuple(Variant(lc, c, au, pred, buf) for c in schemes for buf in DIMENSIONS["buf"].values
+                 for au in DIMENSIONS["au"].values for pred in DIMENSIONS["pred"].values for lc in lc_values())
 
 
 def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
