@@ -21,6 +21,12 @@ FIXTURE_MARKS = {"cold_heat2d": "kerncraft", "session_store": "kerncraft", "mpie
                  "compiler": "compiler"}
 
 
+def pytest_addoption(parser):
+    parser.addoption("--all-variants", action="store_true",
+                     help="run every variant's solver in the correctness checks (default: the paper's "
+                          "forms and a pairwise cover of the dimensions)")
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         for fixture, mark in FIXTURE_MARKS.items():

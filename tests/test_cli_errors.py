@@ -49,10 +49,10 @@ def test_list_and_generate(capsys, tmp_path):
     assert "radauIIA7" in out and "order 7" in out
     code, out, _ = run_cli(capsys, "generate", "--ivp", "wave1d", "--out", tmp_path / "v")
     manifest = json.loads((tmp_path / "v" / "variants.json").read_text())
-    assert code == 0 and len(manifest["variants"]) == 128
+    assert code == 0 and len(manifest["variants"]) == 256
     files = list((tmp_path / "v" / "kernels").glob("*.c"))
     solvers = manifest["solvers"]
-    assert len(solvers) == 128 and (tmp_path / "v" / solvers["lc=jli,comm=neighbour"]["file"]).read_text().count(
+    assert len(solvers) == 256 and (tmp_path / "v" / solvers["lc=jli,comm=neighbour"]["file"]).read_text().count(
         "MPI_Init_thread") == 1 and solvers["lc=jli,comm=neighbour"]["build"].startswith("mpicc -O3")
     assert manifest["barriers"]["lc=jli,comm=neighbour"] == 22 and manifest["barriers"][
         "lc=jli,comm=neighbour,pred=direct"] == 21

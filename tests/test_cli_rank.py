@@ -33,7 +33,7 @@ def test_cold_rank_runs_each_part_once_and_follows_the_json_contract(cold_heat2d
     assert (d["ivp"], d["method"], d["machine"]) == ("heat2d", "radauIIA7", "haswell-ep-e5-2630v3")
     assert (d["n"], d["nodes"], d["threads"]) == (35808256, 8, 8)
     vs = d["variants"]
-    assert len(vs) == 128 and [v["rank"] for v in vs] == list(range(1, 129))
+    assert len(vs) == 256 and [v["rank"] for v in vs] == list(range(1, 257))
     times = [v["predicted_s"] for v in vs]
     assert times == sorted(times) and all(t > 0 for t in times)
     for v in vs:
@@ -85,11 +85,11 @@ def test_table_csv_and_explain(cold_heat2d, session_store, capsys):
     code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--format", "csv",
                            "--store", session_store)
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert len(rows) == 128 and rows[0]["rank"] == "1" and float(rows[0]["predicted_s"]) > 0
+    assert len(rows) == 256 and rows[0]["rank"] == "1" and float(rows[0]["predicted_s"]) > 0
     best = cold_heat2d[0]["variants"][0]["name"]
     code, out, _ = run_cli(capsys, "explain", "--ivp", "heat2d", "--nodes", "8", "--variant", best,
                            "--store", session_store)
-    assert code == 0 and "rank 1 of 128" in out and "rhs.heat2d.interior" in out and "barriers: 21" in out
+    assert code == 0 and "rank 1 of 256" in out and "rhs.heat2d.interior" in out and "barriers: 21" in out
     code, out, _ = run_cli(capsys, "explain", "--ivp", "heat2d", "--nodes", "8", "--variant", best,
                            "--format", "json", "--store", session_store)
     d = json.loads(out)

@@ -3,7 +3,8 @@ import pytest
 from autotune.codegen.parts import approx_update_parts, lc_parts, rhs_parts
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.method import build, load_method
-from autotune.specs.variants import enumerate_variants, lc_orders, lc_values, one_pass_orders, parse_variant
+from autotune.specs.variants import (DIMENSIONS, enumerate_variants, lc_orders, lc_values, one_pass_orders,
+                                     pairwise_cover, parse_variant)
 from autotune.errors import InputError
 
 
@@ -48,6 +49,36 @@ def test_rhs_parts_of_every_ivp():
     assert [p.step for p in mix] == [2, 2] and "j += 2" in mix[1].code
 
 
+def test_one_pass_rhs_sweeps_all_argument_vectors():
+    """rhs=onepass: the component loop outside, the literal stage loop inside, every array a row
+    per argument vector; the same expression with y[..] -> y[l][..] (and w alike)."""
+    for name in ivp_names():
+        ivp = load_ivp(name)
+        single, joint = rhs_parts(ivp), rhs_parts(ivp, 4)
+        for one, all4, spec in zip(single, joint, ivp.rhs):
+            assert [lp.var for lp in all4.loops] == ["j", "l"] and all4.loops[0] == one.loops[0]
+            assert all4.kernel == "RHSALL" and all4.name == one.name + ".onepass"
+            assert all4.arrays == tuple((a, 4) for a, _ in one.arrays) and all4.unroll == 4
+            assert all4.iterations_per_m == 4 * one.iterations_per_m
+            assert all4.body.startswith("F[l][j] = ") and "[j" not in all4.body.replace("[l][j", "")
+            assert all4.body.count("[l][") == one.body.count("[")
+    mz = rhs_parts(load_ivp("medakzo"), 4)[0]
+    assert "k * y[l][j] * w[l][j]" in mz.body and "double w[4][M + 2*1];" in mz.code
+
+
+def test_pairwise_cover_meets_every_pair_of_values():
+    pool = enumerate_variants(load_ivp("medakzo").comm)
+    cover = pairwise_cover(pool)
+    assert set(cover) <= set(pool) and len(cover) < len(pool) / 10
+    keys = list(DIMENSIONS)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            want = {(getattr(v, a), getattr(v, b)) for v in pool}
+            assert {(getattr(v, a), getattr(v, b)) for v in cover} == want, (a, b)
+    # every lc value meets every scheme: at least 8 x 2 solvers
+    assert len(cover) >= len(lc_values()) * len({v.comm for v in pool}) == 16
+
+
 @pytest.mark.parametrize("order", one_pass_orders())
 def test_one_pass_lc_reads_each_vector_once_per_sweep(order):
     (part,) = lc_parts(load_method("radauIIA7"), order)
@@ -66,7 +97,7 @@ def test_one_pass_lc_reads_each_vector_once_per_sweep(order):
 def test_variant_space_and_names():
     heat = load_ivp("heat2d")
     vs = enumerate_variants(heat.comm)
-    assert len(vs) == 128 and len({v.name for v in vs}) == 128
+    assert len(vs) == 256 and len({v.name for v in vs}) == 256
     assert sum(v.is_paper_form for v in vs) == 12          # the paper's 12 keep their names
     assert {v.name for v in vs if v.is_paper_form} == {f"lc={o},comm={c}" for o in lc_orders()
                                                        for c in ("allgather", "neighbour")}
@@ -88,7 +119,7 @@ def test_kernel_parts_parse_in_kerncraft():
     m = load_method("radauIIA7")
     parts = [p for o in lc_values() for p in lc_parts(m, o)] + approx_update_parts(m)
     for name in ivp_names():
-        parts += rhs_parts(load_ivp(name))
+        parts += rhs_parts(load_ivp(name)) + rhs_parts(load_ivp(name), m.stages)
     for p in parts:
         k = KernelCode(p.code, machine=machine, filename="kernel.c")
         stack = [lp["index"] for lp in k.get_loop_stack()]

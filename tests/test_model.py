@@ -18,6 +18,10 @@ def test_step_counts_are_derived_from_the_method():
     assert (c3.comm_phases, c3.executions["LC"], c3.executions["COPY"], c3.barriers) == (13, 4, 2, 16)
     assert "COPY" not in step_counts(build("radauIIA", 1)).executions   # one stage: nothing to copy
     assert step_events(build("gauss", 2))[0].kind == "comm"
+    # rhs=onepass: the predictor's RHS of one vector, then one sweep over all s per iteration
+    one = step_counts(load_method("radauIIA7"), rhs="onepass")
+    assert one.executions == {"RHS": 1, "RHSALL": 6, "COPY": 3, "LC": 6, "APPROX": 1, "UPDATE": 1}
+    assert (one.comm_phases, one.barriers) == (c.comm_phases, c.barriers)
 
 
 def test_equations_8_to_11_hand_computed():

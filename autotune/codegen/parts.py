@@ -160,15 +160,19 @@ def for_analysis(expr: str) -> str:
         i = j
 
 
-def rhs_parts(ivp: IVP) -> list[KernelPart]:
+def rhs_parts(ivp: IVP, stages: int | None = None) -> list[KernelPart]:
+    """The RHS of one argument vector per part of the IVP; with `stages`, of all s argument
+    vectors in one sweep (rhs=onepass: the component loop outside, the stage loop inside)."""
     m = macros()
-    out = []
-    for part in ivp.rhs:
-        out.append(_rhs_part(ivp, part, m))
-    return out
+    return [_rhs_part(ivp, part, m, stages) for part in ivp.rhs]
 
 
-def _rhs_part(ivp: IVP, part: RhsPart, m) -> KernelPart:
+def all_stages(expr: str, arrays) -> str:
+    """An RHS expression of one argument vector made one of argument vector l: y[j-1] -> y[l][j-1]."""
+    return re.sub(r"\b(%s)\[" % "|".join(map(re.escape, arrays)), r"\1[l][", expr)
+
+
+def _rhs_part(ivp: IVP, part: RhsPart, m, stages: int | None = None) -> KernelPart:
     try:
         halo_value = evaluate(part.halo, {ivp.size_parameter: 1_000_003})
     except FormulaError as e:
@@ -187,14 +191,18 @@ def _rhs_part(ivp: IVP, part: RhsPart, m) -> KernelPart:
                          f"{ivp.size_parameter} may appear only as a growing access distance")
     scalars = tuple(k for k, _ in ivp.constants if k in names)
     size = "M" if halo == "0" else f"M + 2*{halo}"
-    decls = [f"double {a}[{size}]" for a in part.arrays] + [f"double F[{size}]"]
+    rows, names = stages or 1, (*part.arrays, "F")
+    decls = [f"double {a}[{stages}][{size}]" if stages else f"double {a}[{size}]" for a in names]
     decls += [f"double {c}" for c in scalars]
     start = halo if part.start == 0 else f"{halo} + {part.start}"
     loops = (Loop("j", start, f"M + {halo}" if halo != "0" else "M", part.step),)
-    body = str(m.rhs(part.expr))
-    code = _render(decls, loops, str(m.rhs(for_analysis(part.expr))))
-    arrays = tuple((a, 1) for a in part.arrays) + (("F", 1),)
-    return KernelPart(f"rhs.{ivp.name}.{part.name}", "RHS", code, loops, arrays, halo=halo,
+    expr, rhs = part.expr, m.rhs
+    if stages:
+        loops += (Loop("l", "0", str(stages)),)
+        expr, rhs = all_stages(part.expr, part.arrays), m.rhs_all
+    code = _render(decls, loops, str(rhs(for_analysis(expr))))
+    return KernelPart(f"rhs.{ivp.name}.{part.name}" + (".onepass" if stages else ""),
+                      "RHSALL" if stages else "RHS", code, loops, tuple((a, rows) for a in names), halo=halo,
                       size_parameter=ivp.size_parameter if symbolic else None,
-                      iterations_per_m=1.0 / part.step, unroll=1, components=part.components,
-                      step=part.step, constants=scalars, body=body)
+                      iterations_per_m=rows / part.step, unroll=rows, components=part.components,
+                      step=part.step, constants=scalars, body=str(rhs(expr)))

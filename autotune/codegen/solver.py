@@ -45,16 +45,19 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
     names = {c for p in parts for c in p.constants}
     constants = [c for c in constants if c["name"] in names]
     rhs, offset = [], "0"
+    bodies_all = [p.body for p in kmod.rhs_parts(ivp, method.stages)]
     for i, (p, part) in enumerate(zip(parts, ivp.rhs)):
         if blocked:
             other = ivp.rhs[1 - i] if len(parts) == 2 else None
-            rhs.append({"name": part.name, "body": p.body, "start": 0, "step": 1, "offset": offset, "blocked": True,
+            rhs.append({"name": part.name, "body": p.body, "body_all": bodies_all[i], "start": 0, "step": 1,
+                        "offset": offset, "blocked": True,
                         "comps_c": to_c(part.components),
                         "w_offset": ("0" if i == 1 else f"(long)({to_c(ivp.rhs[0].components)})") if other else None,
                         "w_comps_c": to_c(other.components) if other else None})
             offset = f"({offset} + (long)({to_c(part.components)}))"
         else:
-            rhs.append({"name": part.name, "body": p.body, "start": part.start, "step": part.step,
+            rhs.append({"name": part.name, "body": p.body, "body_all": bodies_all[i], "start": part.start,
+                        "step": part.step,
                         "blocked": False, "offset": "0", "comps_c": "n", "w_offset": None, "w_comps_c": None})
     fmt = lambda x: repr(float(x))  # noqa: E731 - exact decimal round trip of the coefficients
     return kmod.env().get_template("solver.c.j2").render(
@@ -65,5 +68,6 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
         lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method, variant.au),
         lc_direct_parts=[kmod.lc_direct_part(method)] if variant.pred == "direct" else [],
         rhs=rhs, comm=variant.comm, scheme_template=SCHEMES[variant.comm].template,
-        schedule=step_blocks(method, variant.pred, variant.au), ghost=variant.buf == "ghost", block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
+        schedule=step_blocks(method, variant.pred, variant.au, variant.rhs), ghost=variant.buf == "ghost",
+        rhs_onepass=variant.rhs == "onepass", block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
         initial=ivp.initial)

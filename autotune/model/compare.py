@@ -5,7 +5,7 @@ import math
 import statistics
 
 # the solver times these phases of a step; the model's kernel groups fall into them
-PHASE_OF_KERNEL = {"LC": "LC", "LCD": "LC", "RHS": "RHS", "COPY": "COPY", "PACK": "COMM", "APPROX": "APPROX+UPDATE",
+PHASE_OF_KERNEL = {"LC": "LC", "LCD": "LC", "RHS": "RHS", "RHSALL": "RHS", "COPY": "COPY", "PACK": "COMM", "APPROX": "APPROX+UPDATE",
                    "UPDATE": "APPROX+UPDATE"}
 
 

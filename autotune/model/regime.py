@@ -42,8 +42,9 @@ def working_set(part: KernelPart, m: int, halo: int) -> float:
 
 def _reuse_bytes(part: KernelPart, halo: int) -> float:
     """Bytes a sweep must keep cached so that y[j+halo] is still there at y[j-halo]."""
-    inputs = len(part.arrays) - 1  # all but the output F
-    return 2 * halo * DOUBLE * max(inputs, 1) + 2 * halo * DOUBLE  # inputs + the output lines in flight
+    inputs = sum(rows for name, rows in part.arrays if name != "F")   # rows of all but the output F
+    outputs = sum(rows for name, rows in part.arrays if name == "F")
+    return 2 * halo * DOUBLE * max(inputs, 1) + 2 * halo * DOUBLE * outputs  # inputs + output lines in flight
 
 
 @lru_cache(maxsize=256)

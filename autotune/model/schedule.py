@@ -8,7 +8,7 @@ that implements it; variants/step.j2 holds their code).  Pure.
     predictor:  communicate y; barrier; F_1 = f(y) (one RHS sweep); barrier;
                 F_l = F_1 for l = 2..s (s - 1 copies); barrier
     m times:    LC (first, acc, fin); barrier; communicate the s argument
-                vectors; barrier; s RHS sweeps; barrier
+                vectors; barrier; s RHS sweeps (or one over all s: rhs=onepass); barrier
     finish:     APPROX; UPDATE; barrier
 """
 from __future__ import annotations
@@ -36,26 +36,29 @@ class Block:
     repeat: int = 1
 
 
-def _iteration(lc: Event, s: int) -> tuple[Event, ...]:
+def _iteration(lc: Event, s: int, rhs: str) -> tuple[Event, ...]:
+    f = Event("kernel", "RHS", s, "rhs_all") if rhs == "stages" else Event("kernel", "RHSALL", 1, "rhs_onepass")
     return (lc, Event("barrier", "after LC"), Event("comm", "vector", s, "communicate_all"),
-            Event("barrier", "after comm"), Event("kernel", "RHS", s, "rhs_all"), Event("barrier", "after RHS"))
+            Event("barrier", "after comm"), f, Event("barrier", "after RHS"))
 
 
-def step_blocks(method: Method, pred: str = "copy", au: str = "split") -> list[Block]:
+def step_blocks(method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages") -> list[Block]:
     """pred: 'copy' (F_l = F_1, then m iterations of LC) or 'direct' (the first iteration's LC
-    from F_1 alone: Y_l = y + h c_l F_1); au: 'split' (APPROX then UPDATE) or 'fused'."""
+    from F_1 alone: Y_l = y + h c_l F_1); au: 'split' (APPROX then UPDATE) or 'fused'; rhs:
+    'stages' (s RHS sweeps an iteration) or 'onepass' (one sweep over all s argument vectors,
+    kernel group RHSALL)."""
     s, m = method.stages, method.iterations
     predictor = [Event("comm", "vector", 1, "communicate_y"), Event("barrier", "after comm"),
                  Event("kernel", "RHS", 1, "rhs_first"), Event("barrier", "after RHS")]
     lc = Event("kernel", "LC", 1, "lc")
     if pred == "direct":
         blocks = [Block("predictor", tuple(predictor)),
-                  Block("first iteration, from F_1", _iteration(Event("kernel", "LCD", 1, "lc_direct"), s)),
-                  Block("iteration", _iteration(lc, s), m - 1)]
+                  Block("first iteration, from F_1", _iteration(Event("kernel", "LCD", 1, "lc_direct"), s, rhs)),
+                  Block("iteration", _iteration(lc, s, rhs), m - 1)]
     else:
         if s > 1:
             predictor += [Event("kernel", "COPY", s - 1, "copy_first"), Event("barrier", "after COPY")]
-        blocks = [Block("predictor", tuple(predictor)), Block("iteration", _iteration(lc, s), m)]
+        blocks = [Block("predictor", tuple(predictor)), Block("iteration", _iteration(lc, s, rhs), m)]
     finish = [Event("kernel", "APPROX", 1, "approx_update")]
     if au == "split":
         finish.append(Event("kernel", "UPDATE", 1))
@@ -63,9 +66,9 @@ def step_blocks(method: Method, pred: str = "copy", au: str = "split") -> list[B
     return [b for b in blocks if b.repeat > 0] + [Block("finish", tuple(finish))]
 
 
-def step_events(method: Method, pred: str = "copy", au: str = "split") -> list[Event]:
+def step_events(method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages") -> list[Event]:
     """Every event of one step in order (the repeated block written out)."""
-    return [e for block in step_blocks(method, pred, au) for _ in range(block.repeat) for e in block.events]
+    return [e for block in step_blocks(method, pred, au, rhs) for _ in range(block.repeat) for e in block.events]
 
 
 @dataclass(frozen=True)
@@ -75,10 +78,10 @@ class StepCounts:
     barriers: int
 
 
-def step_counts(method: Method, pred: str = "copy", au: str = "split") -> StepCounts:
+def step_counts(method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages") -> StepCounts:
     execs: Counter = Counter()
     comm = barriers = 0
-    for e in step_events(method, pred, au):
+    for e in step_events(method, pred, au, rhs):
         if e.kind == "kernel":
             execs[e.what] += e.count
         elif e.kind == "comm":

@@ -47,7 +47,7 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None) -
             (out / sub).mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"{out}: cannot create ({e.strerror})", field="out") from None
-    rhs = rhs_parts(ivp)
+    rhs = {"stages": rhs_parts(ivp), "onepass": rhs_parts(ivp) + rhs_parts(ivp, method.stages)}
     written, solvers = set(), 0
     paper = step_counts(method)
     manifest = {"ivp": ivp.name, "method": method.name, "n": n,
@@ -58,9 +58,9 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None) -
                 "variants": {}, "solvers": {}, "barriers": {}}
     can_build = set(generated_schemes())
     for v in enumerate_variants(ivp.comm):
-        counts = step_counts(method, v.pred, v.au)
+        counts = step_counts(method, v.pred, v.au, v.rhs)
         executions = dict(counts.executions, PACK=counts.comm_phases)
-        parts = list(method_parts(method, v.lc, v.au, v.pred, v.buf)) + rhs
+        parts = list(method_parts(method, v.lc, v.au, v.pred, v.buf)) + rhs[v.rhs]
         for p in parts:
             if p.name not in written:
                 (out / "kernels" / f"{p.name}.c").write_text(p.code)

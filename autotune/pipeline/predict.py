@@ -78,24 +78,25 @@ class Session:
             hit = self._memo[key] = (obj, make(obj, *extra))
         return hit[1]
 
-    def rhs_parts(self, ivp: IVP) -> tuple:
-        """RHS parts with their spec."""
-        return self._get("rhs", ivp, lambda i: tuple(zip(kmod.rhs_parts(i), i.rhs)))
+    def rhs_parts(self, ivp: IVP, stages: int | None = None) -> tuple:
+        """RHS parts with their spec (of one argument vector; with stages, of all in one sweep)."""
+        return self._get("rhs", ivp, lambda i, st: tuple(zip(kmod.rhs_parts(i, st), i.rhs)), stages)
 
     def method_parts(self, method: Method, lc: str, au: str, pred: str, buf: str) -> tuple:
         """The method's parts of one form (LC, predictor, APPROX/UPDATE, pack)."""
         return self._get("method", method, lambda m, *f: tuple(kmod.method_parts(m, *f)), lc, au, pred, buf)
 
-    def counts(self, method: Method, pred: str = "copy", au: str = "split"):
-        return self._get("counts", method, step_counts, pred, au)
+    def counts(self, method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages"):
+        return self._get("counts", method, step_counts, pred, au, rhs)
 
     def network(self, network: dict):
         return self._get("network", network, commmod.network_model)
 
 
-def form(v: Variant) -> tuple[str, str, str, str]:
-    """What decides a variant's kernel parts (not its communication scheme)."""
-    return v.lc, v.au, v.pred, v.buf
+def form(v: Variant) -> tuple[str, str, str, str, str]:
+    """What decides a variant's kernel parts (not its communication scheme): the method's parts
+    follow the first four, the RHS parts the last."""
+    return v.lc, v.au, v.pred, v.buf, v.rhs
 
 
 def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[dict[str, list[PartUse]], list[PartUse]]:
@@ -117,12 +118,23 @@ def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[
             reg = by_bytes[key] = regmod.regime_at(part, m, halo, lv)
         return reg
 
-    rhs = []
-    rhs_execs = session.counts(sc.method).executions["RHS"]   # every form evaluates f alike
-    for part, spec in session.rhs_parts(sc.ivp):
-        comps, halo = sc.ivp.part_components(spec, sc.n), sc.ivp.part_halo(spec, sc.n)
-        m = math.ceil(comps / sc.nodes) * part.step
-        rhs.append(PartUse(part, rhs_execs, m, halo, regime_at(part, m * m_factor, halo)))
+    rhs_by_form: dict[str, list[PartUse]] = {}
+
+    def rhs_uses(form_rhs: str) -> list[PartUse]:
+        """The RHS parts of one form with their executions: one argument vector's parts (the
+        predictor's, and the corrector's s sweeps in the stage form), all s in one sweep."""
+        uses = rhs_by_form.get(form_rhs)
+        if uses is None:
+            uses = rhs_by_form[form_rhs] = []
+            execs = session.counts(sc.method, rhs=form_rhs).executions
+            kinds = [None] + ([sc.method.stages] if form_rhs == "onepass" else [])
+            for stages in kinds:
+                for part, spec in session.rhs_parts(sc.ivp, stages):
+                    comps, halo = sc.ivp.part_components(spec, sc.n), sc.ivp.part_halo(spec, sc.n)
+                    m = math.ceil(comps / sc.nodes) * part.step
+                    uses.append(PartUse(part, execs[part.kernel], m, halo, regime_at(part, m * m_factor, halo)))
+        return uses
+
     by_key: dict[tuple, PartUse] = {}
     by_form: dict[tuple, list[PartUse]] = {}
     out: dict[str, list[PartUse]] = {}
@@ -130,20 +142,20 @@ def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[
         f = form(v)
         uses = by_form.get(f)
         if uses is None:
-            counts = session.counts(sc.method, v.pred, v.au)
+            counts = session.counts(sc.method, v.pred, v.au, v.rhs)
             # every communication phase first copies the node's block into the buffer the RHS reads
             execs = dict(counts.executions, PACK=counts.comm_phases)
             uses = by_form[f] = []
-            for part in session.method_parts(sc.method, *f):
+            for part in session.method_parts(sc.method, *f[:4]):
                 key = (part.name, execs[part.kernel])
                 u = by_key.get(key)
                 if u is None:
                     u = by_key[key] = PartUse(part, execs[part.kernel], n_local, 0,
                                               regime_at(part, n_local * m_factor, 0))
                 uses.append(u)
-            uses += rhs
+            uses += rhs_uses(v.rhs)
         out[v.name] = uses
-    return out, list(by_key.values()) + rhs
+    return out, list(by_key.values()) + [u for form_uses in rhs_by_form.values() for u in form_uses]
 
 
 def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
@@ -251,7 +263,7 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
             secs = [u.seconds for u in uses]
             failed = [u.part.name for u in uses if u.seconds is None]
             kernels = tuple(u.cost for u in uses) if detail and not failed else ()
-            by_form[f] = (secs, failed, kernels, session.counts(sc.method, v.pred, v.au))
+            by_form[f] = (secs, failed, kernels, session.counts(sc.method, v.pred, v.au, v.rhs))
         secs, failed, kernels, counts = by_form[f]
         ck = (v.comm, counts.comm_phases)
         if ck not in comm_by_scheme:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import permutations
+from itertools import permutations, product
 
 from autotune.errors import InputError
 from autotune.specs.schemes import SCHEMES
@@ -65,6 +65,9 @@ register(Dimension("pred", ("copy", "direct"), "copy",
 register(Dimension("buf", ("pack", "ghost"), "pack",
                    "where the argument vectors live: copied into the communication buffer before every "
                    "exchange (pack), or in it, with room for the halos, written there by LC (ghost)"))
+register(Dimension("rhs", ("stages", "onepass"), "stages",
+                   "RHS of the corrector's s argument vectors: one sweep per argument vector (stages), or "
+                   "all of them in one sweep of the components, the stage loop inside (onepass)"))
 
 
 @dataclass(frozen=True, order=True)
@@ -74,6 +77,7 @@ class Variant:
     au: str = "split"
     pred: str = "copy"
     buf: str = "pack"
+    rhs: str = "stages"
 
     @property
     def is_paper_form(self) -> bool:
@@ -100,8 +104,15 @@ def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, 
         bad = [c for c in comm_filter if c not in allowed_comm]
         if bad:
             raise InputError(f"{','.join(bad)}: not applicable (this IVP allows {', '.join(allowed_comm)})", field="comm")
-    return tuple(Variant(lc, c, au, pred, buf) for c in schemes for buf in DIMENSIONS["buf"].values
-                 for au in DIMENSIONS["au"].values for pred in DIMENSIONS["pred"].values for lc in lc_values())
+    # the communication scheme outermost, the LC form innermost, the other dimensions between
+    # (the last registered outermost)
+    keys = ["comm"] + [k for k in reversed(DIMENSIONS) if k not in ("comm", "lc")] + ["lc"]
+    values = [schemes if k == "comm" else DIMENSIONS[k].values for k in keys]
+    return tuple(Variant(**dict(zip(keys, combo))) for combo in product(*values))
+
+
+def _optional() -> list[str]:
+    return [f"{k}=..." for k, d in DIMENSIONS.items() if d.default is not None]
 
 
 def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
@@ -112,7 +123,7 @@ def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
         key, sep, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or key not in DIMENSIONS or key in fields:
-            raise InputError(f"{text!r}: expected lc=<order>,comm=<scheme>[,au=...][,pred=...], "
+            raise InputError(f"{text!r}: expected lc=<order>,comm=<scheme>[,{'][,'.join(_optional())}], "
                              f"e.g. lc=jli,comm=neighbour", field=field)
         fields[key] = value
     missing = [k for k, d in DIMENSIONS.items() if d.default is None and k not in fields]
@@ -126,3 +137,25 @@ def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
     if fields["comm"] not in allowed_comm:
         raise InputError(f"{text!r}: comm={fields['comm']} not applicable (allowed: {', '.join(allowed_comm)})", field=field)
     return Variant(**fields)
+
+
+def pairwise_cover(variants: list[Variant]) -> list[Variant]:
+    """A subset of `variants` in which every pair of values of two dimensions that occurs together
+    in `variants` occurs together at least once (greedy: each pick covers the most pairs not yet
+    covered; ties go to the earlier variant).  Checks that run every variant's solver use it
+    where running all of them costs too much: an error that needs two dimensions' code to meet
+    still shows."""
+    keys = list(DIMENSIONS)
+
+    def pairs(v: Variant) -> set:
+        vals = [getattr(v, k) for k in keys]
+        return {(i, vals[i], j, vals[j]) for i in range(len(keys)) for j in range(i + 1, len(keys))}
+
+    table = [(v, pairs(v)) for v in variants]
+    todo = set().union(*(p for _, p in table)) if table else set()
+    chosen: list[Variant] = []
+    while todo:
+        v, p = max(table, key=lambda vp: len(vp[1] & todo))
+        chosen.append(v)
+        todo -= p
+    return chosen
