@@ -44,7 +44,7 @@ def test_list_and_generate(capsys, tmp_path):
     assert code == 0 and {"heat2d", "inverterchain", "medakzo", "wave1d", "string-row", "string-mix"} <= {
         line.split()[0] for line in out.splitlines()}
     code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "medakzo", "--format", "json")
-    assert json.loads(out)["medakzo"][-1] == "lc=lj-onepass,comm=sparse,au=fused,pred=direct,buf=ghost"
+    assert json.loads(out)["medakzo"][-1] == "lc=lj-onepass,comm=sparse,au=fused,pred=direct,buf=ghost,rhs=onepass"
     code, out, _ = run_cli(capsys, "list", "methods")
     assert "radauIIA7" in out and "order 7" in out
     code, out, _ = run_cli(capsys, "generate", "--ivp", "wave1d", "--out", tmp_path / "v")
@@ -56,8 +56,8 @@ def test_list_and_generate(capsys, tmp_path):
         "MPI_Init_thread") == 1 and solvers["lc=jli,comm=neighbour"]["build"].startswith("mpicc -O3")
     assert manifest["barriers"]["lc=jli,comm=neighbour"] == 22 and manifest["barriers"][
         "lc=jli,comm=neighbour,pred=direct"] == 21
-    # LC (paper, one-pass, from F_1), APPROX/UPDATE (split, fused), RHS, pack, copy
-    assert len(files) == 10 + 2 + 1 + 3 + 1 + 1 + 1 + 1
+    # LC (paper, one-pass, from F_1), APPROX/UPDATE (split, fused), RHS (one vector, all s), pack, copy
+    assert len(files) == 10 + 2 + 1 + 3 + 1 + 2 + 1 + 1
     assert "for (int j = 4; j < M + 4; j++)" in (tmp_path / "v" / "kernels" / "rhs.wave1d.interior.c").read_text()
     parts = {p["part"]: p for p in manifest["variants"]["lc=jli,comm=neighbour"]}
     assert parts["lc.acc.jli"]["iterations_per_execution"] == "12 * M"

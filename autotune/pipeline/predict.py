@@ -209,17 +209,21 @@ def scenario_bound(sc: Scenario, distinct: list[PartUse], numbers: dict[str, tup
     level = lv.names[regmod.level_index(live_vectors(s) * DOUBLE * components, full)]
     bandwidth = sc.machine.bandwidth(level, threads)
     per_line = sc.machine.cacheline / DOUBLE
-    core = 0.0
+    # in-core cycles of one RHS evaluation: the cheapest form the variants have (one argument
+    # vector's parts, or the one-pass parts' cycles over the s vectors they evaluate)
+    per_form: dict[str, float] = {}
     for u in distinct:
-        if u.part.kernel != "RHS":
+        if u.part.kernel not in ("RHS", "RHSALL"):
             continue
         num = numbers[u.key]
         if num is None:
             return None
-        core += num[3] * u.part.iterations_per_m * u.m * rpn / (per_line / u.part.loops[-1].step)
-    if bandwidth is None:
+        cycles = num[3] * u.part.iterations_per_m * u.m * rpn / (per_line / u.part.loops[-1].step)
+        per_form[u.part.kernel] = per_form.get(u.part.kernel, 0.0) + cycles / (s if u.part.kernel == "RHSALL" else 1)
+    if bandwidth is None or not per_form:
         return None
-    return step_bound(components, s, m, level, bandwidth, core, sc.machine.clock_hz, threads, comm_s)
+    return step_bound(components, s, m, level, bandwidth, min(per_form.values()), sc.machine.clock_hz, threads,
+                      comm_s)
 
 
 def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[PartUse]], list[PartUse]],
