@@ -65,3 +65,15 @@ def test_list_and_generate(capsys, tmp_path):
     assert parts["rhs.wave1d.interior"]["executions_per_step"] == 25
     assert parts["comm.pack"]["executions_per_step"] == 25 and parts["predictor.copy"]["executions_per_step"] == 3
     assert manifest["comm_phases_per_step"] == 25
+
+
+def test_a_file_named_like_an_ivp_does_not_shadow_it(capsys, tmp_path, monkeypatch):
+    """A built solver called heat2d in the working directory is not an IVP file; a file that is
+    not text is refused in one line."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "heat2d").write_bytes(b"\x7fELF\x02\x01\x01\xd8\x9e\x00")
+    (tmp_path / "mine").write_bytes(b"\x7fELF\x02\xff\xfe\x00")
+    code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "heat2d", "--format", "json")
+    assert code == 0 and len(json.loads(out)["heat2d"]) == 256
+    code, _, err = run_cli(capsys, "list", "variants", "--ivp", "mine")
+    assert code == 2 and err.strip().endswith("mine: not a text (YAML) file") and len(err.strip().splitlines()) == 1

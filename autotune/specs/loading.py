@@ -31,17 +31,21 @@ _Loader.add_implicit_resolver(
 
 
 def resolve(name_or_path: str, shipped_dir: Path, kind: str, user_dir: Path | None = None) -> Path:
-    """A name (file stem in user_dir, then shipped_dir) or a path to a user's file."""
+    """A name (file stem in user_dir, then shipped_dir) or a path to a user's file.  A bare name
+    that is known wins over a file of that name in the working directory (an executable called
+    heat2d there is not an IVP file); a path with a YAML suffix or a directory part is a path."""
     p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") or p.exists():
+    is_path = p.suffix in (".yaml", ".yml") or len(p.parts) > 1
+    if not is_path:
+        for d in ([user_dir] if user_dir else []) + [shipped_dir]:
+            for ext in (".yaml", ".yml"):
+                cand = d / f"{name_or_path}{ext}"
+                if cand.is_file():
+                    return cand
+    if is_path or p.exists():
         if not p.is_file():
             raise InputError(f"{kind} file {p}: no such file")
         return p
-    for d in ([user_dir] if user_dir else []) + [shipped_dir]:
-        for ext in (".yaml", ".yml"):
-            cand = d / f"{name_or_path}{ext}"
-            if cand.is_file():
-                return cand
     known = ", ".join(sorted(set(shipped_names(shipped_dir)) | set(shipped_names(user_dir) if user_dir else ()))) or "none"
     raise InputError(f"unknown {kind} '{name_or_path}' (known: {known}; or give a path to a YAML file)")
 
@@ -57,6 +61,8 @@ def read_yaml(path: Path) -> dict:
         text = path.read_text()
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror})") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not a text (YAML) file") from None
     return parse_yaml(text, path)
 
 
