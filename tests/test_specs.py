@@ -97,3 +97,20 @@ def test_user_machine_missing_cluster_section(tmp_path):
     p.write_text(text[: text.index("\ncluster:")] + "\n")
     with pytest.raises(InputError, match="'cluster'"):
         load_machine(str(p))
+
+
+@pytest.mark.parametrize("old,new,field", [
+    ("clock: 2.4 GHz", "clock: -2.4 GHz", "field 'clock': expected a positive frequency"),
+    ("{sets: 512, ways: 8,", "{sets: 512, ways: 0,", "field 'memory hierarchy[1] (L2).cache per group.ways'"),
+    ("          - 138.00 GB/s", "          - -138.00 GB/s", "field 'benchmarks.measurements.L1': expected positive"),
+])
+def test_machine_numbers_must_be_positive(tmp_path, old, new, field):
+    """One line naming the file and the field, before any analysis (a negative clock ran every
+    kerncraft analysis into a TypeError; a negative bandwidth of one kernel passed)."""
+    text = open(load_machine(None).path).read()
+    assert text.count(old) == 1
+    p = tmp_path / "m.yaml"
+    p.write_text(text.replace(old, new))
+    with pytest.raises(InputError) as e:
+        load_machine(str(p))
+    assert str(e.value).startswith(f"{p}: {field}") and "\n" not in str(e.value)

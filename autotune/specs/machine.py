@@ -128,6 +128,32 @@ def _check_network(net: dict, path) -> None:
                                  f"without a fit")
 
 
+_CACHE_COUNTS = ("sets", "ways", "cl_size")
+
+
+def _check_positive(data: dict, clock: float, cacheline: int, path) -> None:
+    """Numbers kerncraft and the model divide by or scale with must be positive: a negative clock
+    would run every analysis into a TypeError, a zero cache size into a division by zero."""
+    if clock <= 0:
+        raise InputError(f"{path}: field 'clock': expected a positive frequency, got {data['clock']!r}")
+    if cacheline <= 0:
+        raise InputError(f"{path}: field 'cacheline size': expected a positive size, got {data['cacheline size']!r}")
+    for i, level in enumerate(data["memory hierarchy"]):
+        where = f"memory hierarchy[{i}] ({level.get('level')})"
+        for key in ("cores per group", "threads per group", "groups"):
+            if key in level and level[key] is not None and not (isinstance(level[key], int) and level[key] >= 1):
+                raise InputError(f"{path}: field '{where}.{key}': expected an integer >= 1, got {level[key]!r}")
+        cpg = level.get("cache per group") or {}
+        for key in _CACHE_COUNTS:
+            if key in cpg and not (isinstance(cpg[key], int) and cpg[key] >= 1):
+                raise InputError(f"{path}: field '{where}.cache per group.{key}': expected an integer >= 1, "
+                                 f"got {cpg[key]!r}")
+        for key in ("cycles per cacheline transfer", "upstream throughput"):
+            value = level.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
+                raise InputError(f"{path}: field '{where}.{key}': expected a positive number, got {value!r}")
+
+
 def _bandwidths(data: dict, path) -> tuple[tuple[str, tuple[float, ...]], ...]:
     """Per level, the fastest benchmark kernel's bandwidth at 1..n cores (B/s)."""
     out = []
@@ -140,7 +166,7 @@ def _bandwidths(data: dict, path) -> tuple[tuple[str, tuple[float, ...]], ...]:
         except (AttributeError, KeyError, TypeError, ValueError, StopIteration) as e:
             raise InputError(f"{path}: field 'benchmarks.measurements.{level}': cannot read ({e})") from None
         best = [max(k[i] for k in per_kernel) for i in range(len(cores))]
-        if cores != list(range(1, len(cores) + 1)) or min(best, default=1) <= 0:
+        if cores != list(range(1, len(cores) + 1)) or min((v for k in per_kernel for v in k), default=1) <= 0:
             raise InputError(f"{path}: field 'benchmarks.measurements.{level}': expected positive bandwidths "
                              f"for 1, 2, ... cores")
         out.append((str(level), tuple(best)))
@@ -161,6 +187,7 @@ def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
             caches.append(CacheLevel(level["level"], size, int(level.get("cores per group", 1))))
     except (KeyError, ValueError, TypeError) as e:
         raise InputError(f"{path}: field 'memory hierarchy'/'clock': cannot read {e}") from None
+    _check_positive(data, clock, cacheline, path)
     incore = data["in-core model"]
     incore_items = list(incore.items()) if isinstance(incore, dict) else [tuple(p) for p in incore]
     osaca = [v for k, v in incore_items if k == "OSACA"]
