@@ -77,3 +77,24 @@ def test_a_file_named_like_an_ivp_does_not_shadow_it(capsys, tmp_path, monkeypat
     assert code == 0 and len(json.loads(out)["heat2d"]) == 256
     code, _, err = run_cli(capsys, "list", "variants", "--ivp", "mine")
     assert code == 2 and err.strip().endswith("mine: not a text (YAML) file") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["plan", "S", "--out", "plan.txt"], "--out plan.txt: expected a .json file name"),
+    (["plan", "S", "--out", "F/plan.json"], "does not exist and cannot be created"),
+    (["calibrate", "--machine", "haswell-ep-e5-2630v3", "--out", "m.yaml", "--raw", "r.csv"],
+     "--raw r.csv: expected a .jsonl or .json file name"),
+    (["calibrate", "--machine", "haswell-ep-e5-2630v3", "--out", "F/m.yaml"], "does not exist and cannot be created"),
+    (["scale", "--ivp", "heat2d", "--nodes", "1:4", "--plot", "s.gif"], "--plot s.gif: expected a .png"),
+    (["scale", "--ivp", "heat2d", "--nodes", "1:4", "--plot", "F/s.png"], "does not exist and cannot be created"),
+])
+def test_output_paths_are_refused_before_the_work(argv, needle, capsys, tmp_path, monkeypatch):
+    """An output that cannot be written, or whose extension no writer knows, ends the command in
+    one line before any analysis or measurement (F is a file, so nothing can be created below it;
+    this holds for root too)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "F").write_text("a file, not a folder\n")
+    (tmp_path / "S").write_text("scenarios:\n  - {ivp: heat2d}\n")
+    code, out, err = run_cli(capsys, *argv, "--store", tmp_path / "s.sqlite")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert needle in err, err

@@ -11,6 +11,7 @@ from autotune.pipeline import entry
 from autotune.report.registry import plot, render
 from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
+from autotune.storage.paths import check_output_path
 from autotune.request.selection import selection
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine, machine_names
@@ -109,6 +110,7 @@ def cmd_tune_plan(args, progress) -> int:
 
 def cmd_plan(args, progress) -> int:
     from autotune.pipeline.plan import make_plan, write_plan
+    check_output_path(args.out, "out", (".json",))
     with open_store(args) as store:
         plan = make_plan(args.scenarios, store, progress, args.jobs)
     write_plan(plan, args.out)
@@ -140,11 +142,15 @@ def cmd_calibrate(args, progress) -> int:
         name = Path(args.machine).stem
         target = args.out or (Path(args.machine) if args.machine.endswith((".yaml", ".yml"))
                               else user_machine_dir() / f"{args.machine}.yaml")
+        check_output_path(target, "out", (".yaml", ".yml"))
         emit(render(write_host_machine(target, name, args.min_seconds, say), args.format))
         return 0
     from autotune.pipeline.calibrate import calibrate
     from autotune.request.calibrate import calibration_plan
     machine = load_machine(args.machine)
+    check_output_path(args.out or Path(machine.path), "out", (".yaml", ".yml"))
+    if args.raw:
+        check_output_path(args.raw, "raw", (".jsonl", ".json"))
     plan = calibration_plan(machine, args.procs, args.threads, args.ops, args.launcher, args.min_bytes,
                             args.max_bytes, args.factor, args.max_seconds, args.timeout)
     with open_store(args) as store:

@@ -30,12 +30,9 @@ def _check_suffix(path: Path) -> None:
 def check_plot_path(path: Path) -> None:
     """Refuse a plot path before the work: unknown extension, no matplotlib, or a folder that
     cannot be written."""
-    import os
-    _check_suffix(path)
+    from autotune.storage.paths import check_output_path
+    check_output_path(path, "plot", (".png", ".svg", ".pdf"))
     _pyplot()
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir() or not os.access(folder, os.W_OK):
-        raise InputError(f"{path}: folder {folder} does not exist or cannot be written", field="plot")
 
 
 @plotter(CalibrateResult)
