@@ -52,4 +52,4 @@ def scale_csv(res: ScaleResult) -> str:
 
 @renderer(ScaleResult, "json")
 def scale_json(res: ScaleResult) -> str:
-    return json_text(res, indent=1)
+    return json_text(res)

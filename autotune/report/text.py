@@ -18,8 +18,21 @@ def csv_text(rows: list[dict], fields: list[str]) -> str:
     return buf.getvalue()
 
 
-def json_text(result, indent: int = 2) -> str:
-    return json.dumps(result.to_dict(), indent=indent)
+def json_text(result) -> str:
+    """The result's dict as JSON: one field per line at the top level and one line per row of a
+    list of records (a variant, a kernel part), each row written by json's C encoder (indenting
+    every level goes through the pure-Python encoder: a third of a warm 256-variant rank)."""
+    return pretty_json(result.to_dict())
+
+
+def pretty_json(d: dict) -> str:
+    def value(v) -> str:
+        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            return "[\n" + ",\n".join("    " + json.dumps(x) for x in v) + "\n  ]"
+        return json.dumps(v)
+    if not d:
+        return "{}"
+    return "{\n" + ",\n".join(f"  {json.dumps(k)}: {value(v)}" for k, v in d.items()) + "\n}"
 
 
 def name_width(names) -> int:
