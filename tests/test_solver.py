@@ -36,7 +36,7 @@ def _solve(ivp, variant, n, steps, h, procs, threads, path, exe=None):
                                       ("wave1d", 256, 1e-3), ("string-mix", 200, 1e-4),
                                       ("medakzo", 200, 1e-6), ("string-row", 200, 1e-4)])
 def test_every_variant_computes_the_same_numbers(name, n, h, tmp_path, request):
-    """Every variant with --all-variants (256 or 384 solvers per IVP: about 2 min each on two cores);
+    """Every variant with --all-variants (256 solvers per IVP: about 2 min each on two cores);
     else the paper's forms and a pairwise cover (every two values of two dimensions together in
     at least one solver: an error where two dimensions' code meets still shows)."""
     ivp = load_ivp(name)
