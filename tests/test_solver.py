@@ -99,10 +99,14 @@ def _reference(ivp, n, y0, T):
 @pytest.mark.parametrize("name,n,T,hs", [("heat2d", 36, 0.05, (0.0125, 0.00625, 0.003125)),
                                          ("inverterchain", 20, 1.0, (0.25, 0.125, 0.0625)),
                                          ("string-row", 40, 0.8, (0.08, 0.04, 0.02))])
-@pytest.mark.parametrize("lc", ["jli", "jl-onepass", "lj-onepass"])
-def test_converges_at_the_method_order(name, n, T, hs, lc, tmp_path):
+@pytest.mark.parametrize("lc,fast", [("jli", False), ("jl-onepass", False), ("lj-onepass", False),
+                                     ("jl-onepass", True)])
+def test_converges_at_the_method_order(name, n, T, hs, lc, fast, tmp_path):
+    """The paper's form, the one-pass LC forms, and one variant with every other fast form
+    (fused APPROX/UPDATE, argument vectors from F_1, ghost buffers, the one-pass RHS)."""
     ivp = load_ivp(name)
-    v = Variant(lc, "neighbour" if "neighbour" in ivp.comm else "allgather")
+    forms = {"au": "fused", "pred": "direct", "buf": "ghost", "rhs": "onepass"} if fast else {}
+    v = Variant(lc, "neighbour" if "neighbour" in ivp.comm else "allgather", **forms)
     y0 = _solve(ivp, v, n, 0, 0.1, 1, 1, tmp_path / "y0.bin")
     ref = _reference(ivp, n, y0, T)
     errors = []
