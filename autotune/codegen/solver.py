@@ -45,7 +45,8 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
     names = {c for p in parts for c in p.constants}
     constants = [c for c in constants if c["name"] in names]
     rhs, offset = [], "0"
-    bodies_all = [p.body for p in kmod.rhs_parts(ivp, method.stages)]
+    onepass = variant.rhs == "onepass"
+    bodies_all = [p.body for p in kmod.rhs_parts(ivp, method.stages)] if onepass else [None] * len(parts)
     for i, (p, part) in enumerate(zip(parts, ivp.rhs)):
         if blocked:
             other = ivp.rhs[1 - i] if len(parts) == 2 else None
@@ -69,5 +70,5 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
         lc_direct_parts=[kmod.lc_direct_part(method)] if variant.pred == "direct" else [],
         rhs=rhs, comm=variant.comm, scheme_template=SCHEMES[variant.comm].template,
         schedule=step_blocks(method, variant.pred, variant.au, variant.rhs), ghost=variant.buf == "ghost",
-        rhs_onepass=variant.rhs == "onepass", block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
+        rhs_onepass=onepass, block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
         initial=ivp.initial)

@@ -47,7 +47,8 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None) -
             (out / sub).mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"{out}: cannot create ({e.strerror})", field="out") from None
-    rhs = {"stages": rhs_parts(ivp), "onepass": rhs_parts(ivp) + rhs_parts(ivp, method.stages)}
+    one = rhs_parts(ivp)
+    rhs = {"stages": one, "onepass": one + rhs_parts(ivp, method.stages)}
     written, solvers = set(), 0
     paper = step_counts(method)
     manifest = {"ivp": ivp.name, "method": method.name, "n": n,

@@ -196,6 +196,16 @@ def _ecm_numbers(results: dict[str, dict]) -> dict[str, tuple | None]:
             if r.get("ok") else None for k, r in results.items()}
 
 
+def _iterations(u: PartUse) -> float:
+    """Innermost loop iterations of one execution of the part on the slowest node."""
+    return u.part.iterations_per_m * u.m
+
+
+def _cache_lines(u: PartUse, per_line: float) -> float:
+    """Cache lines of work (kerncraft's unit) in one execution: iterations over iterations per line."""
+    return _iterations(u) / (per_line / u.part.loops[-1].step)
+
+
 def scenario_bound(sc: Scenario, distinct: list[PartUse], numbers: dict[str, tuple | None],
                    comm_s: float) -> Bound | None:
     """The step's floor on the node (model.bound): compulsory traffic from the level that can hold
@@ -211,14 +221,13 @@ def scenario_bound(sc: Scenario, distinct: list[PartUse], numbers: dict[str, tup
     per_line = sc.machine.cacheline / DOUBLE
     # in-core cycles of one RHS evaluation: the cheapest form the variants have (one argument
     # vector's parts, or the one-pass parts' cycles over the s vectors they evaluate)
+    # (a part is counted once: one vector's parts are used by both forms)
     per_form: dict[str, float] = {}
-    for u in distinct:
-        if u.part.kernel not in ("RHS", "RHSALL"):
-            continue
+    for u in {u.part.name: u for u in distinct if u.part.kernel in ("RHS", "RHSALL")}.values():
         num = numbers[u.key]
         if num is None:
             return None
-        cycles = num[3] * u.part.iterations_per_m * u.m * rpn / (per_line / u.part.loops[-1].step)
+        cycles = num[3] * _cache_lines(u, per_line) * rpn
         per_form[u.part.kernel] = per_form.get(u.part.kernel, 0.0) + cycles / (s if u.part.kernel == "RHSALL" else 1)
     if bandwidth is None or not per_form:
         return None
@@ -250,7 +259,7 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
         # kerncraft's scaling at all busy cores, times the ranks sharing it
         alpha, sigma, scaling, _ = num
         alpha_tau = float(scaling[threads - 1]) * rpn if len(scaling) >= threads else None
-        beta, delta = u.part.iterations_per_m * u.m, per_line / u.part.loops[-1].step
+        beta, delta = _iterations(u), per_line / u.part.loops[-1].step
         if detail:
             u.cost = kernel_cost(KernelTerm(u.part.name, u.part.kernel, u.regime.label, alpha, sigma,
                                             beta, delta, u.executions, alpha_tau), clock, threads)
