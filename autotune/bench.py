@@ -20,7 +20,7 @@ from pathlib import Path
 
 
 def _rank(store: Path, *args: str) -> tuple[float, dict]:
-    cmd = [sys.executable, "-m", "autotune.cli", "rank", *args, "--format", "json", "--store", str(store)]
+    cmd = [sys.executable, "-m", "autotune", "rank", *args, "--format", "json", "--store", str(store)]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -54,7 +54,7 @@ SWEEP = ("--ivp", "all", "--n", "1e6:1e8:100log", "--nodes", "1:512:x2")
 
 
 def _sweep_once(store: Path, fmt: str) -> tuple[float, str]:
-    cmd = [sys.executable, "-m", "autotune.cli", "rank", *SWEEP, "--format", fmt, "--store", str(store)]
+    cmd = [sys.executable, "-m", "autotune", "rank", *SWEEP, "--format", fmt, "--store", str(store)]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.perf_counter() - t0

@@ -69,7 +69,7 @@ def measure(args) -> None:
                 if path.exists():
                     continue
                 sel = ["--all"] if names is None else ["--variants", ";".join(names)]
-                cmd = [sys.executable, "-m", "autotune.cli", "tune", "--ivp", ivp, "--machine", args.machine,
+                cmd = [sys.executable, "-m", "autotune", "tune", "--ivp", ivp, "--machine", args.machine,
                        "--nodes", str(nodes), "--threads", str(threads), "--n", str(n), *sel,
                        "--steps", str(steps_for(n)), "--warmup", "1", "--reps", str(args.reps), "--format", "json"]
                 if args.store:
