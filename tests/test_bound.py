@@ -1,7 +1,7 @@
 """The floor of a step (model.bound) against hand-computed cases."""
 import pytest
 
-from autotune.model.bound import compulsory_vectors, live_vectors, rhs_evaluations, step_bound
+from autotune.model.bound import compulsory_vectors, live_vectors, rhs_evaluations, source_shares, step_bound
 
 
 def test_compulsory_vectors_by_hand():
@@ -14,7 +14,7 @@ def test_compulsory_vectors_by_hand():
 
 def test_memory_bound_case_by_hand():
     # 4,476,032 components per node, 40 GB/s: 56 * 8 B * 4,476,032 = 2,005,262,336 B -> 50.13 ms
-    b = step_bound(4_476_032, 4, 6, "MEM", 40e9, rhs_core_cycles=1e6, clock_hz=2.4e9, cores=8, comm_s=1e-3)
+    b = step_bound(4_476_032, 4, 6, [("MEM", 1.0, 40e9)], rhs_core_cycles=1e6, clock_hz=2.4e9, cores=8, comm_s=1e-3)
     assert b.bytes == 56 * 8 * 4_476_032
     assert b.mem_s == pytest.approx(2_005_262_336 / 40e9)
     assert b.core_s == pytest.approx(25 * 1e6 / (2.4e9 * 8))          # 1.30 ms: memory decides
@@ -23,6 +23,20 @@ def test_memory_bound_case_by_hand():
 
 def test_core_bound_case_by_hand():
     # an expensive RHS (40 cycles per component, 1e6 components) on 2 cores at 2 GHz beats a fast memory
-    b = step_bound(1_000_000, 4, 6, "L3", 1e12, rhs_core_cycles=40e6, clock_hz=2e9, cores=2, comm_s=0.0)
+    b = step_bound(1_000_000, 4, 6, [("L3", 1.0, 1e12)], rhs_core_cycles=40e6, clock_hz=2e9, cores=2, comm_s=0.0)
     assert b.core_s == pytest.approx(25 * 40e6 / 4e9) == pytest.approx(0.25)
     assert b.mem_s == pytest.approx(448e6 / 1e12) and b.total_s == pytest.approx(0.25)
+
+
+def test_live_data_partly_cached_by_hand():
+    # 9 live vectors of 1 MB; levels holding 1 MB and (cumulative) 6 MB: L1 1/9, L2 5/9, memory 3/9
+    shares = source_shares(9e6, (1e6, 6e6))
+    assert shares == pytest.approx((1 / 9, 5 / 9, 3 / 9))
+    assert source_shares(9e6, (20e6, 40e6)) == pytest.approx((1.0, 0.0, 0.0))   # all fits the first
+    # 56 MB of traffic: 1/9 at 100 GB/s, 5/9 at 50 GB/s, 3/9 at 10 GB/s
+    b = step_bound(125_000, 4, 6, [("L1", 1 / 9, 100e9), ("L2", 5 / 9, 50e9), ("MEM", 3 / 9, 10e9)],
+                   rhs_core_cycles=1.0, clock_hz=2e9, cores=2, comm_s=0.0)
+    assert b.bytes == 56e6
+    assert b.mem_s == pytest.approx(56e6 * (1 / 9 / 100e9 + 5 / 9 / 50e9 + 3 / 9 / 10e9))
+    assert b.level == "L1 11% + L2 56% + MEM 33%"
+    assert b.bandwidth_Bps == pytest.approx(56e6 / b.mem_s)

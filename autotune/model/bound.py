@@ -13,11 +13,14 @@ s-stage corrector iterated m times, when the step's live data does not stay cach
 
 F never needs to reach memory: fused into the next linear combination (or the update) as
 soon as it is computed.  With s = 4, m = 6 that is 56 vectors, against 2 x 25 vector
-passes of RHS alone in the paper's forms.  Where the step's live data (y, the s old and the
-s new argument vectors: 2 s + 1 vectors) fits a cache level of the node, the traffic crosses
-that level's interface instead, at its bandwidth.
+passes of RHS alone in the paper's forms.  Caches keep part of the step's live data (y, the s old
+and the s new argument vectors: 2 s + 1 vectors): with ideal replacement a level that holds R
+bytes of the node's data keeps the share min(1, R / live bytes) of it, and that share of the
+compulsory traffic crosses only that level's interface, at its bandwidth (the same view of the
+caches as model.reuse, at full capacity: a floor assumes the best placement).
 
-    B_mem  = 8 * vectors * n_p / b(tau)          b: the fastest measured kernel at tau cores
+    B_mem  = sum over levels L of 8 * vectors * n_p * share_L / b_L(tau)
+             b_L: the fastest measured kernel from level L at tau cores
     B_core = in-core cycles of the 1 + m s RHS evaluations / (f * tau)
     bound  = max(B_mem, B_core) + t_comm         t_comm: the cheapest applicable scheme
 """
@@ -43,11 +46,23 @@ def rhs_evaluations(stages: int, iterations: int) -> int:
     return 1 + stages * iterations
 
 
+def source_shares(live_bytes: float, reach: tuple[float, ...]) -> tuple[float, ...]:
+    """Share of the compulsory traffic each cache level (and, last, memory) serves when the
+    levels hold reach[i] bytes (cumulative) of live data that takes live_bytes."""
+    held = [min(1.0, r / live_bytes) if live_bytes > 0 else 1.0 for r in reach]
+    out, above = [], 0.0
+    for h in held:
+        h = max(h, above)
+        out.append(h - above)
+        above = h
+    return tuple(out) + (1.0 - above,)
+
+
 @dataclass(frozen=True)
 class Bound:
-    level: str            # where the compulsory traffic comes from (MEM, or the cache that holds it)
+    level: str            # where the compulsory traffic comes from ("MEM", or "L3 40% + MEM 60%")
     bytes: float          # compulsory bytes per step on the node
-    bandwidth_Bps: float  # b(tau) of that level
+    bandwidth_Bps: float  # effective bandwidth of that traffic (bytes / mem_s)
     mem_s: float          # B_mem
     core_s: float         # B_core (RHS in-core time)
     comm_s: float         # cheapest modelled communication per step
@@ -57,11 +72,16 @@ class Bound:
         return asdict(self)
 
 
-def step_bound(components: int, stages: int, iterations: int, level: str, bandwidth_Bps: float,
-               rhs_core_cycles: float, clock_hz: float, cores: int, comm_s: float) -> Bound:
-    """components: the node's n_p (all its ranks'); rhs_core_cycles: in-core cycles of one RHS
-    evaluation of the node's components on one core; cores: the node's busy cores."""
+def step_bound(components: int, stages: int, iterations: int, sources, rhs_core_cycles: float,
+               clock_hz: float, cores: int, comm_s: float) -> Bound:
+    """components: the node's n_p (all its ranks'); sources: (level, share, bandwidth B/s) of the
+    traffic, shares summing to 1; rhs_core_cycles: in-core cycles of one RHS evaluation of the
+    node's components on one core; cores: the node's busy cores."""
     nbytes = DOUBLE * compulsory_vectors(stages, iterations) * components
-    mem_s = nbytes / bandwidth_Bps
+    used = [(lvl, w, b) for lvl, w, b in sources if w > 0]
+    mem_s = sum(nbytes * w / b for _, w, b in used)
+    shown = [(lvl, w) for lvl, w, _ in used if w >= 0.005]
+    level = shown[0][0] if len(shown) == 1 else " + ".join(f"{lvl} {w:.0%}" for lvl, w in shown)
     core_s = rhs_evaluations(stages, iterations) * rhs_core_cycles / (clock_hz * cores)
-    return Bound(level, float(nbytes), bandwidth_Bps, mem_s, core_s, comm_s, max(mem_s, core_s) + comm_s)
+    return Bound(level, float(nbytes), nbytes / mem_s if mem_s else float("inf"), mem_s, core_s, comm_s,
+                 max(mem_s, core_s) + comm_s)

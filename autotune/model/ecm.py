@@ -93,3 +93,17 @@ def as_sigma(value) -> float:
     except (TypeError, ValueError):
         return math.inf
     return v if v > 0 else math.inf
+
+
+def mixed_cost(costs: list[tuple[float, KernelCost]], regime: str) -> KernelCost:
+    """One kernel part whose data comes from several levels at once (shares summing to 1): the
+    share-weighted mean of its cost in each level's regime.  ECM's transfer terms are per cache
+    line crossing each interface, so lines from different levels add their terms linearly."""
+    base = costs[0][1].term
+    alpha = sum(w * c.term.alpha for w, c in costs)
+    taus = [c.term.alpha_tau for _, c in costs]
+    term = KernelTerm(base.name, base.kernel, regime, alpha, min(c.term.sigma for _, c in costs), base.beta,
+                      base.delta, base.executions,
+                      None if None in taus else sum(w * t for (w, _), t in zip(costs, taus)))
+    per = sum(w * c.seconds_per_execution for w, c in costs)
+    return KernelCost(term, sum(w * c.cores_used for w, c in costs), per, per * base.executions)

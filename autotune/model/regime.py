@@ -98,8 +98,14 @@ def regime_of(part: KernelPart, machine: Machine, m: int, halo: int, threads: in
 def regime_at(part: KernelPart, m: int, halo: int, lv: NodeLevels) -> Regime:
     """regime_of with the node's levels looked up once (a sweep asks for every part of every
     scenario): index arithmetic and interned results."""
+    return regime_in(part, level_index(working_set(part, m, halo), lv.shared), m, halo, lv)
+
+
+def regime_in(part: KernelPart, data: int, m: int, halo: int, lv: NodeLevels) -> Regime:
+    """The regime of a part whose data comes from level index `data` (len: memory), with the layer
+    condition of its own reuse (a stencil's window, a j sweep repeated inside another loop) at
+    or above that level."""
     sweep = part.sweep_bytes_per_component
-    data = level_index(working_set(part, m, halo), lv.shared)
     if part.size_parameter is None:
         if sweep:
             layer = level_index(sweep * m, lv.shared)

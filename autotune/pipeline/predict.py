@@ -13,9 +13,11 @@ from typing import Callable
 from autotune.model import comm as commmod
 from autotune.codegen import parts as kmod
 from autotune.model import regime as regmod
+from autotune.model import reuse
 from autotune.tools.ecm_runner import run_analyses
-from autotune.model.bound import Bound, live_vectors, step_bound
-from autotune.model.ecm import KernelCost, KernelTerm, Prediction, as_sigma, combine_seconds, execution_seconds, kernel_cost
+from autotune.model.bound import Bound, live_vectors, source_shares, step_bound
+from autotune.model.ecm import (KernelCost, KernelTerm, as_sigma, combine_seconds, execution_seconds, kernel_cost,
+                                mixed_cost)
 from autotune.model.ranking import Rule, preselect, rank
 from autotune.model.schedule import step_counts
 from autotune.specs.ivp import IVP
@@ -37,11 +39,18 @@ class PartUse:
     executions: int
     m: int               # index range swept on the slowest node
     halo: int
-    regime: regmod.Regime
-    key: str = ""
-    inputs: dict = field(default_factory=dict)
-    seconds: float | None = 0.0       # per step, set by assemble (None: the analysis failed)
+    mix: tuple[tuple[regmod.Regime, float], ...]   # where its data comes from: regimes and shares (sum 1)
+    keys: tuple[str, ...] = ()                     # ECM store key per regime of the mix
+    inputs: tuple[dict, ...] = ()
+    seconds: float | None = 0.0       # per step, set by assemble (None: an analysis failed)
     cost: KernelCost | None = None    # the breakdown, where assemble keeps it
+
+    @property
+    def label(self) -> str:
+        """The regime, or the mix: "L3 74% + MEM 26%"."""
+        if len(self.mix) == 1:
+            return self.mix[0][0].label
+        return " + ".join(f"{reg.label} {w:.0%}" for reg, w in self.mix)
 
 
 def _analysis_inputs(part: kmod.KernelPart, machine: Machine, regime: regmod.Regime) -> dict:
@@ -86,6 +95,13 @@ class Session:
         """The method's parts of one form (LC, predictor, APPROX/UPDATE, pack)."""
         return self._get("method", method, lambda m, *f: tuple(kmod.method_parts(m, *f)), lc, au, pred, buf)
 
+    def distances(self, method: Method, form: tuple) -> dict:
+        """Reuse distances of every part of one form over the step (model.reuse)."""
+        def make(m, lc, au, pred, buf, rhs):
+            return reuse.part_distances(reuse.step_sweeps(m, self.method_parts(m, lc, au, pred, buf), pred, au,
+                                                          buf, rhs))
+        return self._get("distances", method, make, *form)
+
     def counts(self, method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages"):
         return self._get("counts", method, step_counts, pred, au, rhs)
 
@@ -100,39 +116,48 @@ def form(v: Variant) -> tuple[str, str, str, str, str]:
 
 
 def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[dict[str, list[PartUse]], list[PartUse]]:
-    """Kernel parts of every variant, with executions, node-local sizes and regimes, and the
-    distinct ones.  A part used alike by several variants is one PartUse object (its regime is
-    computed once)."""
+    """Kernel parts of every variant, with executions, node-local sizes and where their data comes
+    from, and the distinct ones.  A part used alike by several variants is one PartUse object.
+
+    Where the data comes from is decided by the step (model.reuse): what the variant's other
+    sweeps touched since a vector was last touched, against what each cache level holds."""
     n_local = math.ceil(sc.n / sc.nodes)
     m_factor = sc.ranks_per_node
     lv = regmod.node_levels(sc.machine, sc.node_threads)
-    by_bytes: dict[tuple, regmod.Regime] = {}
+    reach = reuse.level_reach(sc.machine, sc.node_threads)
+    vector_bytes = float(DOUBLE * n_local * m_factor)
+    shares_of: dict[tuple, tuple] = {}
+    regimes: dict[tuple, regmod.Regime] = {}
 
-    def regime_at(part: kmod.KernelPart, m: int, halo: int) -> regmod.Regime:
-        """Parts with the same bytes per component (and no stencil) share the regime."""
-        if part.size_parameter is not None:
-            return regmod.regime_at(part, m, halo, lv)
-        key = (part.bytes_per_component, part.sweep_bytes_per_component, m, halo)
-        reg = by_bytes.get(key)
-        if reg is None:
-            reg = by_bytes[key] = regmod.regime_at(part, m, halo, lv)
-        return reg
+    def mix_of(part: kmod.KernelPart, m: int, halo: int, distances: tuple) -> tuple:
+        shares = shares_of.get(distances)
+        if shares is None:
+            shares = shares_of[distances] = reuse.level_shares(distances, vector_bytes, reach)
+        out: dict[regmod.Regime, float] = {}
+        for level, w in enumerate(shares):
+            if w:
+                reg = regimes.get((part.name, level))
+                if reg is None:
+                    reg = regimes[(part.name, level)] = regmod.regime_in(part, level, m * m_factor, halo, lv)
+                out[reg] = out.get(reg, 0.0) + w
+        return tuple(out.items())
 
-    rhs_by_form: dict[str, list[PartUse]] = {}
+    rhs_by_form: dict[tuple, list[PartUse]] = {}
 
-    def rhs_uses(form_rhs: str) -> list[PartUse]:
+    def rhs_uses(form_rhs: str, dist: dict) -> list[PartUse]:
         """The RHS parts of one form with their executions: one argument vector's parts (the
         predictor's, and the corrector's s sweeps in the stage form), all s in one sweep."""
-        uses = rhs_by_form.get(form_rhs)
+        key = (form_rhs, dist["RHS"], dist.get("RHSALL"))
+        uses = rhs_by_form.get(key)
         if uses is None:
-            uses = rhs_by_form[form_rhs] = []
+            uses = rhs_by_form[key] = []
             execs = session.counts(sc.method, rhs=form_rhs).executions
             kinds = [None] + ([sc.method.stages] if form_rhs == "onepass" else [])
             for stages in kinds:
                 for part, spec in session.rhs_parts(sc.ivp, stages):
                     comps, halo = sc.ivp.part_components(spec, sc.n), sc.ivp.part_halo(spec, sc.n)
                     m = math.ceil(comps / sc.nodes) * part.step
-                    uses.append(PartUse(part, execs[part.kernel], m, halo, regime_at(part, m * m_factor, halo)))
+                    uses.append(PartUse(part, execs[part.kernel], m, halo, mix_of(part, m, halo, dist[part.kernel])))
         return uses
 
     by_key: dict[tuple, PartUse] = {}
@@ -143,17 +168,18 @@ def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[
         uses = by_form.get(f)
         if uses is None:
             counts = session.counts(sc.method, v.pred, v.au, v.rhs)
+            dist = session.distances(sc.method, f)
             # every communication phase first copies the node's block into the buffer the RHS reads
             execs = dict(counts.executions, PACK=counts.comm_phases)
             uses = by_form[f] = []
             for part in session.method_parts(sc.method, *f[:4]):
-                key = (part.name, execs[part.kernel])
+                mix = mix_of(part, n_local, 0, dist[part.name])
+                key = (part.name, execs[part.kernel], mix)
                 u = by_key.get(key)
                 if u is None:
-                    u = by_key[key] = PartUse(part, execs[part.kernel], n_local, 0,
-                                              regime_at(part, n_local * m_factor, 0))
+                    u = by_key[key] = PartUse(part, execs[part.kernel], n_local, 0, mix)
                 uses.append(u)
-            uses += rhs_uses(v.rhs)
+            uses += rhs_uses(v.rhs, dist)
         out[v.name] = uses
     return out, list(by_key.values()) + [u for form_uses in rhs_by_form.values() for u in form_uses]
 
@@ -164,24 +190,26 @@ def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
     """ECM results for every use (by key); runs and stores only what the store lacks."""
     keyed: dict[tuple, tuple[dict, str]] = {}   # parts recur across variants and scenarios
     for u in uses:
-        ident = (u.part.code, u.regime.data, u.regime.layer)
-        if ident not in keyed:
-            inputs = _analysis_inputs(u.part, machine, u.regime)
-            keyed[ident] = (inputs, ecm_key(inputs))
-        u.inputs, u.key = keyed[ident]
-    have = store.get_ecm(list(dict.fromkeys(u.key for u in uses)))
-    todo: dict[str, PartUse] = {}
+        for reg, _ in u.mix:
+            ident = (u.part.code, reg.data, reg.layer)
+            if ident not in keyed:
+                inputs = _analysis_inputs(u.part, machine, reg)
+                keyed[ident] = (inputs, ecm_key(inputs))
+        u.inputs = tuple(keyed[(u.part.code, reg.data, reg.layer)][0] for reg, _ in u.mix)
+        u.keys = tuple(keyed[(u.part.code, reg.data, reg.layer)][1] for reg, _ in u.mix)
+    have = store.get_ecm(list(dict.fromkeys(k for u in uses for k in u.keys)))
+    todo: dict[str, tuple] = {}
     for u in uses:
-        if u.key not in have and u.key not in todo:
-            todo[u.key] = u
-    tasks = [{"key": k, "name": f"{u.part.name}@{u.regime.label}", "code": u.part.code,
-              "machine_path": machine.path, "constants": u.inputs["constants"],
-              "unroll": u.part.unroll} for k, u in todo.items()]
+        for key, (reg, _), inputs in zip(u.keys, u.mix, u.inputs):
+            if key not in have and key not in todo:
+                todo[key] = (u.part, reg, inputs)
+    tasks = [{"key": k, "name": f"{part.name}@{reg.label}", "code": part.code, "machine_path": machine.path,
+              "constants": inputs["constants"], "unroll": part.unroll} for k, (part, reg, inputs) in todo.items()]
 
     def keep(task, result):
-        u = todo[task["key"]]
+        part, reg, inputs = todo[task["key"]]
         if not result.get("transient"):  # a crashed worker is not a property of the kernel
-            store.put_ecm(task["key"], u.part.name, u.regime.label, machine.name, result, u.inputs)
+            store.put_ecm(task["key"], part.name, reg.label, machine.name, result, inputs)
         have[task["key"]] = result
 
     ran = run_analyses(tasks, keep, progress, jobs)
@@ -208,31 +236,31 @@ def _cache_lines(u: PartUse, per_line: float) -> float:
 
 def scenario_bound(sc: Scenario, distinct: list[PartUse], numbers: dict[str, tuple | None],
                    comm_s: float) -> Bound | None:
-    """The step's floor on the node (model.bound): compulsory traffic from the level that can hold
+    """The step's floor on the node (model.bound): compulsory traffic from the levels that can hold
     the step's live data, the RHS's in-core time, the cheapest communication."""
     s, m = sc.method.stages, sc.method.iterations
     rpn, threads = sc.ranks_per_node, sc.node_threads
     components = math.ceil(sc.n / sc.nodes) * rpn
     lv = regmod.node_levels(sc.machine, threads)
-    # a floor assumes ideal caches: a level holds the live data up to its full size
-    full = tuple((name, limit / regmod.FILL) for name, limit in lv.shared)
-    level = lv.names[regmod.level_index(live_vectors(s) * DOUBLE * components, full)]
-    bandwidth = sc.machine.bandwidth(level, threads)
+    # a floor assumes ideal caches: a level keeps as much of the live data as it holds
+    shares = source_shares(live_vectors(s) * DOUBLE * components, reuse.level_reach(sc.machine, threads))
+    sources = [(name, w, sc.machine.bandwidth(name, threads)) for name, w in zip(lv.names, shares)]
+    if any(w > 0 and b is None for _, w, b in sources):
+        return None
     per_line = sc.machine.cacheline / DOUBLE
     # in-core cycles of one RHS evaluation: the cheapest form the variants have (one argument
     # vector's parts, or the one-pass parts' cycles over the s vectors they evaluate)
     # (a part is counted once: one vector's parts are used by both forms)
     per_form: dict[str, float] = {}
     for u in {u.part.name: u for u in distinct if u.part.kernel in ("RHS", "RHSALL")}.values():
-        num = numbers[u.key]
-        if num is None:
+        nums = [numbers[k] for k in u.keys]
+        if None in nums:
             return None
-        cycles = num[3] * _cache_lines(u, per_line) * rpn
+        cycles = min(num[3] for num in nums) * _cache_lines(u, per_line) * rpn
         per_form[u.part.kernel] = per_form.get(u.part.kernel, 0.0) + cycles / (s if u.part.kernel == "RHSALL" else 1)
-    if bandwidth is None or not per_form:
+    if not per_form:
         return None
-    return step_bound(components, s, m, level, bandwidth, min(per_form.values()), sc.machine.clock_hz, threads,
-                      comm_s)
+    return step_bound(components, s, m, sources, min(per_form.values()), sc.machine.clock_hz, threads, comm_s)
 
 
 def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[PartUse]], list[PartUse]],
@@ -249,23 +277,28 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
     uses_by_variant, distinct = uses
     per_line = sc.machine.cacheline / DOUBLE
     for u in distinct:
-        num = numbers[u.key]
-        if num is None:
+        nums = [numbers[k] for k in u.keys]
+        if None in nums:
             u.seconds = None
-            r = results[u.key]
-            failures[u.part.name] = {k: r.get(k) for k in ("error", "log")} | {"regime": u.regime.label}
+            r = results[u.keys[nums.index(None)]]
+            failures[u.part.name] = {k: r.get(k) for k in ("error", "log")} | {"regime": u.label}
             continue
-        # with several ranks on a node, the node's cores work on all of them at once:
-        # kerncraft's scaling at all busy cores, times the ranks sharing it
-        alpha, sigma, scaling, _ = num
-        alpha_tau = float(scaling[threads - 1]) * rpn if len(scaling) >= threads else None
         beta, delta = _iterations(u), per_line / u.part.loops[-1].step
+        costs = []
+        for (reg, w), (alpha, sigma, scaling, _) in zip(u.mix, nums):
+            # with several ranks on a node, the node's cores work on all of them at once:
+            # kerncraft's scaling at all busy cores, times the ranks sharing it
+            alpha_tau = float(scaling[threads - 1]) * rpn if len(scaling) >= threads else None
+            if detail:
+                costs.append((w, kernel_cost(KernelTerm(u.part.name, u.part.kernel, reg.label, alpha, sigma, beta,
+                                                        delta, u.executions, alpha_tau), clock, threads)))
+            else:
+                costs.append((w, execution_seconds(alpha, alpha_tau, sigma, beta, delta, clock, threads)[1]))
         if detail:
-            u.cost = kernel_cost(KernelTerm(u.part.name, u.part.kernel, u.regime.label, alpha, sigma,
-                                            beta, delta, u.executions, alpha_tau), clock, threads)
+            u.cost = costs[0][1] if len(costs) == 1 else mixed_cost(costs, u.label)
             u.seconds = u.cost.seconds
         else:
-            u.seconds = execution_seconds(alpha, alpha_tau, sigma, beta, delta, clock, threads)[1] * u.executions
+            u.seconds = sum(w * sec for w, sec in costs) * u.executions
     comm_by_scheme: dict[tuple, float] = {}
     by_form: dict[tuple, tuple] = {}     # variants of one form run the same parts
     out = []

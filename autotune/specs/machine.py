@@ -68,6 +68,7 @@ class CacheLevel:
     name: str
     bytes_per_group: int
     cores_per_group: int
+    victim: bool = False    # holds what the level above evicts (victims_to): the two exclude each other
 
 
 @dataclass(frozen=True)
@@ -178,13 +179,15 @@ def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
     try:
         clock = _quantity(data["clock"])
         cacheline = int(_quantity(data["cacheline size"]))
-        caches = []
+        caches, victims_to = [], None
         for level in data["memory hierarchy"]:
             cpg = level.get("cache per group")
             if not cpg:
                 continue
             size = int(cpg["sets"]) * int(cpg["ways"]) * int(cpg["cl_size"])
-            caches.append(CacheLevel(level["level"], size, int(level.get("cores per group", 1))))
+            caches.append(CacheLevel(level["level"], size, int(level.get("cores per group", 1)),
+                                     victims_to == level["level"]))
+            victims_to = cpg.get("victims_to")
     except (KeyError, ValueError, TypeError) as e:
         raise InputError(f"{path}: field 'memory hierarchy'/'clock': cannot read {e}") from None
     _check_positive(data, clock, cacheline, path)

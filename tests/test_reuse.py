@@ -1,0 +1,75 @@
+"""Where a part's data comes from (model.reuse): distances over the step, level shares, reach."""
+import pytest
+
+from autotune.codegen.parts import method_parts
+from autotune.model.reuse import (Sweep, level_reach, level_shares, part_distances, reuse_distances, step_sweeps,
+                                  touched_rows)
+from autotune.specs.machine import load_machine
+from autotune.specs.method import load_method
+
+RADAU = load_method("radauIIA7")   # s = 4, m = 6
+
+
+def test_distances_of_a_small_cycle_by_hand():
+    # A touches a and b, B touches c, C touches a; the step repeats
+    sweeps = [Sweep("X", "A", ("a", "b")), Sweep("X", "B", ("c",)), Sweep("X", "C", ("a",))]
+    d = reuse_distances(sweeps)
+    # a in A: last touched in C just before (a step ago); b streams beside a in A only: 1/2
+    # b in A: last touched in A a step ago; C (a) and B (c) lie between: 2
+    assert d[0] == (0.5, 2.0)
+    # c in B: a step ago; A (a, b) and C (a) between: 2
+    assert d[1] == (2.0,)
+    # a in C: last in A; B (c) between: 1, b beside a in A: 1/2
+    assert d[2] == (1.5,)
+    assert part_distances(sweeps) == {"A": ((0.5, 1), (2.0, 1)), "B": ((2.0, 1),), "C": ((1.5, 1),)}
+
+
+def test_level_shares_by_hand():
+    reach = (1.5e6, 3e6)       # bytes the two levels hold (cumulative), vectors of 1 MB
+    # one vector at distance 1: L1 keeps (1.5 - 1) / 1 of it, L2 all of it
+    assert level_shares(((1.0, 1),), 1e6, reach) == pytest.approx((0.5, 0.5, 0.0))
+    # plus one at distance 4: nothing holds it
+    assert level_shares(((1.0, 1), (4.0, 1)), 1e6, reach) == pytest.approx((0.25, 0.25, 0.5))
+    # a share below 2 % joins the next level out (one kerncraft analysis less)
+    assert level_shares(((2.99, 1),), 1e6, reach) == pytest.approx((0.0, 0.0, 1.0))
+    # everything close and small: the first level
+    assert level_shares(((0.0, 3),), 1e5, reach) == pytest.approx((1.0, 0.0, 0.0))
+
+
+def test_shares_move_gradually_from_cache_to_memory():
+    reach = level_reach(load_machine("zen4-epyc-vm-2core"), 2)
+    dist = part_distances(step_sweeps(RADAU, tuple(method_parts(RADAU, "jli", "split", "copy")), "copy",
+                                      "split", "pack", "stages"))["lc.acc.jli"]
+    mem = [level_shares(dist, 8.0 * n, reach)[-1] for n in range(100_000, 2_000_001, 50_000)]
+    assert mem[0] == 0.0 and mem[-1] == 1.0
+    assert all(b >= a for a, b in zip(mem, mem[1:]))                     # more memory as n grows
+    assert max(b - a for a, b in zip(mem, mem[1:])) < 0.25               # no step: a ramp
+
+
+def test_reach_of_victim_and_inclusive_caches():
+    # Zen 4: 32 kB L1 and 1 MB L2 per core; the 32 MB L3 takes the L2's victims (exclusive)
+    assert level_reach(load_machine("zen4-epyc-vm-2core"), 2) == (64 * 1024, 2 * 2**20, 32 * 2**20 + 2 * 2**20)
+    # Haswell: inclusive 20 MB L3 shared by the socket's 8 cores
+    assert level_reach(load_machine("haswell-ep-e5-2630v3"), 8) == (8 * 32 * 1024, 8 * 256 * 1024, 20 * 2**20)
+
+
+def test_rows_a_part_touches():
+    first, acc, fin = method_parts(RADAU, "jli", "split", "copy")[:3]
+    assert touched_rows(first) == {"Y": (0, 1, 2, 3), "F": (0,)}
+    assert touched_rows(acc) == {"Y": (0, 1, 2, 3), "F": (1, 2, 3)}
+    assert touched_rows(fin) == {"Y": (0, 1, 2, 3), "y": (0,)}
+
+
+def test_step_sweeps_of_a_paper_form_and_of_all_fast_forms():
+    paper = step_sweeps(RADAU, tuple(method_parts(RADAU, "jli", "split", "copy")), "copy", "split", "pack", "stages")
+    # predictor: pack y, f(y), 3 copies; 6 x (3 LC parts, 4 packs, 4 RHS); APPROX (2 parts), UPDATE
+    assert len(paper) == 1 + 1 + 3 + 6 * 11 + 3
+    assert paper[1] == Sweep("RHS", None, ("By", "F1"))
+    assert paper[5].vectors == ("Y1", "Y2", "Y3", "Y4", "F1")                 # lc.first
+    assert [s.vectors for s in paper[8:10]] == [("Y1", "B1"), ("Y2", "B2")]  # packs after LC
+    fast = step_sweeps(RADAU, tuple(method_parts(RADAU, "jl-onepass", "fused", "direct", "ghost")), "direct",
+                       "fused", "ghost", "onepass")
+    # f(y) in place; LC from F_1 and one RHS sweep; 5 x (LC, RHS sweep); fused APPROX/UPDATE
+    assert [s.part or s.group for s in fast] == (["RHS", "lc.direct.jl", "RHSALL"] + ["lc.onepass.jl", "RHSALL"] * 5
+                                                 + ["approx_update.fused"])
+    assert fast[2].vectors == ("Y1", "Y2", "Y3", "Y4", "F1", "F2", "F3", "F4")
