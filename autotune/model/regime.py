@@ -1,11 +1,15 @@
 """Memory regimes: which cache level a kernel part's data lives in on one node.
 
-An ECM result depends on the size only through the level the working set
-falls into, and the layer condition: the level that holds what a sweep reuses
-(a stencil's window of 2 * halo components, or the rows a j loop nested inside
-another loop reads again).  We therefore analyse each kernel part once per regime, at a
-representative size in the middle of that regime's band, and reuse the
-result for every size that falls into the same regime.  Pure functions.
+An ECM result depends on the size only through the level the data comes from
+and the layer condition: the level that holds what a sweep reuses (a stencil's
+window of 2 * halo components, or the rows a j loop nested inside another loop
+reads again).  We therefore analyse each kernel part once per regime, at a
+representative size in the middle of that regime's band, and reuse the result
+for every size in the same regime.  Which levels the data comes from in a step
+(and in what shares) is model.reuse's answer; regime_in gives the regime of one
+such level.  regime_of places a part by its own working set, as if it ran alone
+in a loop (kerncraft's steady state: what the representative sizes must satisfy).
+Pure functions.
 """
 from __future__ import annotations
 
