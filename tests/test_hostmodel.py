@@ -1,5 +1,4 @@
 import json
-import pytest
 
 from autotune.tools import hostprobe as hostmodel
 from autotune.specs.machine import load_machine
@@ -52,24 +51,6 @@ def test_build_gives_a_loadable_machine(tmp_path):
     assert [c.bytes_per_group for c in m.caches] == [48 * 1024, 2 * 2**20, 36 * 2**20]
     assert m.caches[2].cores_per_group == 4 and m.nodes == 1
     assert "assumed" in m.network["provenance"] and out["provenance"]["assumed"].count("haswell")
-
-
-def test_a_copy_faster_than_half_duplex_allows_makes_the_level_full_duplex():
-    # this host's L3 copy: 165 GB/s on 2 cores at 2.6 GHz -> 1.5 * 82.5e9 / 2.6e9 = 47.6 B/cy per
-    # core across the L2-L3 interface, more than 32 B/cy half-duplex; its L2 copy (224.6 GB/s:
-    # 64.8 B/cy) fits 64 B/cy half-duplex within the 10 % slack
-    assert hostmodel.copy_bytes_per_cycle([60.57, 165.01], 2.6e9) == pytest.approx(1.5 * 165.01e9 / 2 / 2.6e9)
-    d = {"memory hierarchy": [{"level": "L2", "upstream throughput": ["64.00 B/cy", "half-duplex"]},
-                              {"level": "L3", "upstream throughput": ["32.00 B/cy", "half-duplex"]},
-                              {"level": "MEM", "upstream throughput": ["full socket memory bandwidth", "half-duplex"]}],
-         "benchmarks": {"measurements": {
-             "L2": {1: {"results": {"copy": ["112.72 GB/s", "224.62 GB/s"]}}},
-             "L3": {1: {"results": {"copy": ["60.57 GB/s", "165.01 GB/s"]}}},
-             "MEM": {1: {"results": {"copy": ["21.49 GB/s", "26.42 GB/s"]}}}}}}
-    changed = hostmodel.duplex_from_copy(d, 2.6e9)
-    assert [lvl["upstream throughput"][1] for lvl in d["memory hierarchy"]] == ["half-duplex", "full-duplex",
-                                                                              "half-duplex"]
-    assert len(changed) == 1 and changed[0].startswith("L3: the copy kernel moves 47.6 B/cy")
 
 
 def test_calibrate_node_on_this_host(tmp_path, capsys, compiler):

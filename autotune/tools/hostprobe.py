@@ -171,7 +171,6 @@ def build(template: dict, host: HostInfo, bandwidths: dict, template_name: str, 
             "results": {k: [f"{bw:.2f} GB/s" for _, _, bw in kernels[k]] for k in KERNELS},
         }}
     d["benchmarks"]["measurements"] = meas
-    duplex = duplex_from_copy(d, host.clock_hz)
     d["cluster"] = {
         "name": name, "nodes": 1, "cores_per_node": host.cores, "threads_per_core": 1,
         "network": {"model": "datasheet", "latency_s": 5.0e-7, "bandwidth_Bps": 1.0e10,
@@ -183,40 +182,11 @@ def build(template: dict, host: HostInfo, bandwidths: dict, template_name: str, 
     d["provenance"] = {
         "made": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "measured": "cache geometry and core count from the OS; bandwidth per level, kernel and thread "
-                    "count from the built-in streaming benchmark (best of 3)"
-                    + "".join(f"; {c}" for c in duplex),
+                    "count from the built-in streaming benchmark (best of 3)",
         "assumed": f"ports, in-core model, FLOPs per cycle, overlap model and compiler flags from the "
                    f"shipped machine '{template_name}' ({host.vendor})",
     }
     return d
-
-
-def copy_bytes_per_cycle(copy_gbs: list[float], clock_hz: float) -> float:
-    """Bytes per cycle and core that the copy kernel moves across a cache level's upstream
-    interface (the most over the thread counts measured): per 16 bytes it counts, 8 are read,
-    8 written back and 8 more read for write-allocate."""
-    return max(1.5 * bw * 1e9 / (t * clock_hz) for t, bw in enumerate(copy_gbs, 1))
-
-
-def duplex_from_copy(d: dict, clock_hz: float, slack: float = 1.1) -> list[str]:
-    """A cache level whose measured copy moves more than its (template's) half-duplex width per
-    cycle carries reads and writes at once: mark it full-duplex.  Returns what was changed."""
-    changed = []
-    meas = d["benchmarks"]["measurements"]
-    for lvl in d["memory hierarchy"]:
-        name, tp = lvl["level"], lvl.get("upstream throughput")
-        if name not in meas or not tp or len(tp) != 2 or tp[1] != "half-duplex":
-            continue
-        m = re.match(r"^\s*([0-9.]+)\s*B/cy", str(tp[0]))
-        if not m:
-            continue
-        copy = [float(str(x).split()[0]) for x in meas[name][1]["results"]["copy"]]
-        moved = copy_bytes_per_cycle(copy, clock_hz)
-        if moved > slack * float(m.group(1)):
-            tp[1] = "full-duplex"
-            changed.append(f"{name}: the copy kernel moves {moved:.1f} B/cy per core across its upstream interface, "
-                           f"more than {tp[0]} half-duplex allows: full-duplex")
-    return changed
 
 
 def template_for(host: HostInfo) -> tuple[str, Path]:
