@@ -95,17 +95,34 @@ def tune_plot(result: TuneResult, path: Path) -> None:
     plt.close(fig)
 
 
+SCALE_LINES = 8
+
+
+def _scale_lines(a: dict) -> list[str]:
+    """The variants worth a line (a pool of hundreds is unreadable): those that win at some node
+    count, the best of the paper's forms, then the fastest others, at most SCALE_LINES."""
+    from autotune.specs.schemes import SCHEMES
+    from autotune.specs.variants import parse_variant
+    best = {}
+    for r in a["rows"]:
+        best[r["variant"]] = min(best.get(r["variant"], float("inf")), r["predicted_s"])
+    ordered = sorted(best, key=best.get)
+    paper = [v for v in ordered if parse_variant(v, tuple(SCHEMES)).is_paper_form][:1]
+    chosen = list(dict.fromkeys([w["variant"] for w in a["winners"]] + paper + ordered))
+    return chosen[:max(SCALE_LINES, len(set(w["variant"] for w in a["winners"])) + len(paper))]
+
+
 @plotter(ScaleResult)
 def scale_plot(result: ScaleResult, path: Path) -> None:
-    """Time per step and efficiency against node count, one line per variant; hollow markers
-    where the communication model extrapolates; the efficiency bound of the winners dashed."""
+    """Time per step and efficiency against node count, one line per variant worth showing
+    (_scale_lines); hollow markers where the communication model extrapolates; the efficiency
+    bound of the winners dashed."""
     _check_suffix(path)
     plt = _pyplot()
     res = result.to_dict()
     a = res["analysis"]
     fig, (ax_t, ax_e) = plt.subplots(1, 2, figsize=(12, 4.6))
-    variants = sorted({r["variant"] for r in a["rows"]}, key=lambda v: min(
-        r["predicted_s"] for r in a["rows"] if r["variant"] == v))
+    variants = _scale_lines(a)
     for i, v in enumerate(variants):
         rows = sorted((r for r in a["rows"] if r["variant"] == v), key=lambda r: r["nodes"])
         color, style = f"C{i % 10}", "-" if i < 10 else "--"
@@ -131,7 +148,9 @@ def scale_plot(result: ScaleResult, path: Path) -> None:
     ax_t.legend(fontsize=6, ncol=2)
     ax_e.legend(fontsize=7)
     fig.suptitle(f"{res['ivp']} n={res['n']:,} on {res['machine']}, {res['threads']} threads per node: "
-                 f"recommended {rec} nodes (dotted); hollow: extrapolated communication")
+                 f"recommended {rec} nodes (dotted); hollow: extrapolated communication\n"
+                 f"{len(variants)} of {len({r['variant'] for r in a['rows']})} variants: the winners, "
+                 f"the best paper form, the fastest others", fontsize=9)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
