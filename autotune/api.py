@@ -46,10 +46,12 @@ def _quiet(_msg: str) -> None:
 
 
 def rank(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = None, method: str = DEFAULT_METHOD,
-         comm=None, top: int | None = None, within: float | None = None, store=None, jobs: int | None = None,
+         comm=None, variant_filter: str | None = None, top: int | None = None, within: float | None = None,
+         store=None, jobs: int | None = None,
          progress: Progress = None) -> RankResult:
-    """Every applicable variant of one scenario, best first, with the pre-selection."""
-    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm)
+    """Every applicable variant of one scenario (those variant_filter keeps: "key=a|b,...",
+    "paper"), best first, with the pre-selection."""
+    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm, variant_filter)
     if req.sweep_spec().is_sweep:
         raise InputError(": rank takes one scenario; use autotune.sweep for lists and ranges", field="ivp")
     with _store(store) as st:
@@ -57,11 +59,12 @@ def rank(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
 
 
 def sweep(ivps, *, n=None, nodes=None, threads=None, machine: str | None = None, method: str = DEFAULT_METHOD,
-          comm=None, top: int | None = None, within: float | None = None, store=None, jobs: int | None = None,
+          comm=None, variant_filter: str | None = None, top: int | None = None, within: float | None = None,
+          store=None, jobs: int | None = None,
           progress: Progress = None) -> SweepResult:
     """Many scenarios at once (ivps: a name, a list or 'all'; n, nodes, threads: a value, a list or a
     range such as "1e6:1e8:20log" or "1:64:x2"); .to_frame() is the long table."""
-    req = ScenarioRequest(ivps, n, nodes, threads, machine, method, comm)
+    req = ScenarioRequest(ivps, n, nodes, threads, machine, method, comm, variant_filter)
     spec = req.sweep_spec()
     from autotune.pipeline.sweep import run_sweep
     with _store(store) as st:
@@ -69,10 +72,11 @@ def sweep(ivps, *, n=None, nodes=None, threads=None, machine: str | None = None,
 
 
 def scale(ivp: str, *, n=None, nodes="1:64", threads=None, machine: str | None = None,
-          method: str = DEFAULT_METHOD, comm=None, rule: str = "efficiency:0.5", store=None,
+          method: str = DEFAULT_METHOD, comm=None, variant_filter: str | None = None,
+          rule: str = "efficiency:0.5", store=None,
           jobs: int | None = None, progress: Progress = None) -> ScaleResult:
     """Predicted scalability over node counts: speedup, efficiency, bound, crossovers, advice."""
-    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm)
+    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm, variant_filter)
     with _store(store) as st:
         return entry.scale(req, rule, st, progress, jobs)
 
@@ -87,7 +91,8 @@ def explain(ivp: str, *, variant: str, nodes=None, threads=None, n=None, machine
 
 
 def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = None, method: str = DEFAULT_METHOD,
-         select: str = "preselected", variants: list[str] | None = None, top: int | None = None,
+         select: str = "preselected", variants: list[str] | None = None, variant_filter: str | None = None,
+         top: int | None = None,
          within: float | None = None, steps: int = 10, warmup: int = 2, reps: int = 3, h: float | None = None,
          flags: str = DEFAULT_FLAGS, launcher: str | None = None, timeout: float = 600.0, store=None,
          jobs: int | None = None, progress: Progress = None,
@@ -96,7 +101,7 @@ def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
     (top/within, default within 10 %) or 'all'; variants: names to run instead."""
     if select not in ("preselected", "all"):
         raise InputError(f"{select!r}: expected 'preselected' or 'all'", field="select")
-    req = ScenarioRequest(ivp, n, nodes, threads, machine, method)
+    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, None, variant_filter)
     rule = selection(top, within, select == "all")
     run = RunOptions(steps, warmup, reps, h, flags, launcher, timeout)
     with _store(store) as st:

@@ -99,3 +99,22 @@ def test_every_output_carries_the_floor_and_no_prediction_beats_it(replay_store)
     assert (f["bound_ratio"] == f["predicted_s"] / f["bound_s"]).all()
     e = autotune.explain("heat2d", nodes=8, variant="lc=jil,comm=neighbour", store=replay_store).to_dict()
     assert e["bound_s"] == d["bound_s"]
+
+
+def test_variant_filter_keeps_the_matching_variants(replay_store, capsys):
+    r = autotune.rank("heat2d", nodes=8, variant_filter="lc=jl-onepass|lj-onepass,comm=neighbour", store=replay_store)
+    names = [v.name for v in r.ordered]
+    assert len(names) == 2 * 16 and all(n.startswith(("lc=jl-onepass,comm=neighbour", "lc=lj-onepass,comm=neighbour"))
+                                        for n in names)
+    paper = autotune.sweep("heat2d,inverterchain", nodes=[4, 8], variant_filter="paper", store=replay_store)
+    f = paper.to_frame()
+    orders = ("ijl", "ilj", "jil", "jli", "lij", "lji")
+    assert len(f) == 2 * 2 * 12
+    assert set(f["name"]) == {f"lc={o},comm={c}" for o in orders for c in ("allgather", "neighbour")}
+    for text, message in (("fuse=rhs-lc", "'fuse=rhs-lc' is not key=value[|value...] or 'paper'"),
+                          ("lc=jx", "lc=jx is not a value of lc"), ("comm=sparse", "no variant of heat2d matches")):
+        code, _, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--variant-filter", text, "--store", replay_store)
+        assert code == 2 and "--variant-filter" in err and message in err
+    code, _, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--variants", "lc=jli,comm=neighbour",
+                           "--variant-filter", "lc=jl-onepass", "--store", replay_store)
+    assert code == 2 and "lc=jli,comm=neighbour: not among the variants --variant-filter keeps" in err

@@ -35,7 +35,7 @@ def progress_line(command: str):
 
 def scenario_request(args) -> ScenarioRequest:
     return ScenarioRequest(args.ivp, args.n, args.nodes, args.threads, args.machine, args.method,
-                           getattr(args, "comm", None))
+                           getattr(args, "comm", None), getattr(args, "variant_filter", None))
 
 
 def rule_of(args):

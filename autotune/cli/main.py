@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                                     "(one scenario, or a sweep in long format)")
     _scenario_args(r, sweep=True)
     r.add_argument("--comm", help="comma-separated comm schemes to consider (default: all the IVP allows)")
+    r.add_argument("--variant-filter", help="keep the variants that match: key=value[|value...],... or "
+                    "'paper' (e.g. lc=jl-onepass|lj-onepass,comm=neighbour)")
     sel = r.add_mutually_exclusive_group()
     sel.add_argument("--top", type=_int_arg, help="pre-select the K best variants")
     sel.add_argument("--within", type=float, help=f"pre-select within PCT %% of the best (default {DEFAULT_WITHIN_PCT:g})")
@@ -98,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     _scenario_args(t, ivp_required=False)
     t.add_argument("--plan", type=Path, help="run a plan written by `autotune plan` (resumes: variants the "
                                              "store has measured are not run again)")
+    t.add_argument("--variant-filter", help="keep the variants that match: key=value[|value...],... or "
+                    "'paper' (e.g. lc=jl-onepass|lj-onepass,comm=neighbour)")
     pick = t.add_mutually_exclusive_group()
     pick.add_argument("--all", action="store_true", help="run every applicable variant")
     pick.add_argument("--variants", help="semicolon-separated variant names")
@@ -118,6 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
                                       "crossovers, recommended node count")
     _scenario_args(sc, sweep=True)
     sc.add_argument("--comm", help="comma-separated comm schemes to consider (default: all the IVP allows)")
+    sc.add_argument("--variant-filter", help="keep the variants that match: key=value[|value...],... or "
+                    "'paper' (e.g. lc=jl-onepass|lj-onepass,comm=neighbour)")
     sc.add_argument("--rule", default="efficiency:0.5", help="node-count advice: efficiency:<min> (default "
                     "efficiency:0.5, the largest p that keeps it), fastest, or node-seconds")
     sc.add_argument("--plot", type=Path, help="time and efficiency against nodes, one line per variant (.png/.svg)")

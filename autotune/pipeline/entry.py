@@ -36,7 +36,7 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = No
     if spec.is_sweep:
         return run_sweep(spec, rule, store, progress, jobs)
     sc = req.scenario()
-    variants, excluded = applicable_variants(sc, spec.comm)
+    variants, excluded = applicable_variants(sc, spec.comm, spec.variant_filter)
     if spec.comm and excluded:
         scheme, why = next(iter(excluded.items()))
         raise InputError(f"{scheme} with n = {sc.n} and {sc.nodes} nodes: {why}", field="comm")
@@ -65,9 +65,13 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: C
          variants: list[str] | None = None, progress: Progress = None, jobs: int | None = None) -> TuneResult:
     """Build and run variants: the named ones, else those the rule selects (Rule('all'): every one)."""
     sc = req.scenario()
-    applicable, excluded = applicable_variants(sc)
+    applicable, excluded = applicable_variants(sc, select=req.sweep_spec().variant_filter)
     named = [parse_variant(x.strip(), sc.ivp.comm, "variants") for x in variants] if variants else []
     _require_applicable(sc, named, excluded, "variants")
+    kept = {v.name for v in applicable}
+    for v in named:
+        if v.name not in kept:
+            raise InputError(f"{v.name}: not among the variants --variant-filter keeps", field="variants")
     plan = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n))
     ranked = rank_scenario(sc, applicable, rule, store, excluded, progress, jobs)
     if named:

@@ -24,7 +24,7 @@ from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.scenario import Scenario, applicable_variants, check_scenario, check_threads
-from autotune.specs.variants import enumerate_variants
+from autotune.specs.variants import enumerate_variants, matches
 from autotune.storage.store import Store
 
 
@@ -40,13 +40,14 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
     items, requested, skipped = [], [], []
     for name in spec.ivps:
         ivp = load_ivp(name)
-        enumerate_variants(ivp.comm, spec.comm)
+        if not any(matches(v, spec.variant_filter) for v in enumerate_variants(ivp.comm, spec.comm)):
+            raise InputError(f": no variant of {ivp.name} matches", field="variant-filter")
         sizes = [(ivp.nearest_n(n_req), n_req) for n_req in spec.ns or [ivp.default_n]]
         for (n, n_req), p, t in product(sizes, spec.nodes or [machine.nodes], threads):
             try:
                 check_scenario(ivp, n, p, t, machine)
                 sc = Scenario(ivp, method, machine, n, p, t)
-                variants, excluded = applicable_variants(sc, spec.comm)
+                variants, excluded = applicable_variants(sc, spec.comm, spec.variant_filter)
             except InputError as e:
                 skipped.append({"ivp": ivp.name, "n": n, "nodes": p, "threads": t, "reason": str(e)})
                 continue

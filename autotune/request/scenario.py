@@ -16,6 +16,7 @@ from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.scenario import Scenario, check_scenario
+from autotune.specs.variants import Filter, parse_filter
 
 DEFAULT_METHOD = "radauIIA7"
 
@@ -60,6 +61,7 @@ class SweepSpec:
     machine: str | None
     method: str
     comm: list[str] | None = None
+    variant_filter: Filter | None = None
 
     @property
     def is_sweep(self) -> bool:
@@ -77,13 +79,15 @@ class ScenarioRequest:
     machine: str | None = None
     method: str = DEFAULT_METHOD
     comm: str | list | tuple | None = None
+    variant_filter: str | None = None
 
     def sweep_spec(self) -> SweepSpec:
         ivps = self.ivp if isinstance(self.ivp, str) else ",".join(map(str, self.ivp))
         comm = comm_list(self.comm)
         return SweepSpec(parse_names(ivps, "ivp", ivp_names), values_of(self.n, "n"),
                          values_of(self.nodes, "nodes"), values_of(self.threads, "threads"),
-                         self.machine, self.method or DEFAULT_METHOD, list(comm) if comm else None)
+                         self.machine, self.method or DEFAULT_METHOD, list(comm) if comm else None,
+                         parse_filter(self.variant_filter))
 
     def scenario(self) -> Scenario:
         """The one scenario asked for, loaded and checked (InputError for a sweep or bad input)."""

@@ -159,3 +159,38 @@ def pairwise_cover(variants: list[Variant]) -> list[Variant]:
         chosen.append(v)
         todo -= p
     return chosen
+
+
+Filter = tuple[tuple[str, frozenset], ...]   # (dimension, allowed values); ("paper", {}) for the paper's forms
+
+
+def parse_filter(text: str | None, field: str = "variant-filter") -> Filter | None:
+    """A variant selector: comma-separated "key=value" items, a value may list alternatives with
+    "|" ("lc=jl-onepass|lj-onepass,comm=neighbour"); the item "paper" keeps the paper's forms.
+    A variant matches when it matches every item.  InputError names the bad item."""
+    if text is None or not str(text).strip():
+        return None
+    out = []
+    for item in str(text).split(","):
+        item = item.strip()
+        if item == "paper":
+            out.append(("paper", frozenset()))
+            continue
+        key, sep, values = item.partition("=")
+        key = key.strip()
+        allowed = [v.strip() for v in values.split("|")]
+        if not sep or key not in DIMENSIONS or not all(allowed):
+            raise InputError(f"{text}: {item!r} is not key=value[|value...] or 'paper' "
+                             f"(keys: {', '.join(DIMENSIONS)})", field=field)
+        bad = [v for v in allowed if v not in DIMENSIONS[key].values]
+        if bad:
+            raise InputError(f"{text}: {key}={bad[0]} is not a value of {key} "
+                             f"({', '.join(DIMENSIONS[key].values)})", field=field)
+        out.append((key, frozenset(allowed)))
+    return tuple(out)
+
+
+def matches(v: Variant, flt: Filter | None) -> bool:
+    if flt is None:
+        return True
+    return all(v.is_paper_form if key == "paper" else getattr(v, key) in allowed for key, allowed in flt)
