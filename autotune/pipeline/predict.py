@@ -129,7 +129,13 @@ def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[
     shares_of: dict[tuple, tuple] = {}
     regimes: dict[tuple, regmod.Regime] = {}
 
+    mixes: dict[tuple, tuple] = {}
+
     def mix_of(part: kmod.KernelPart, m: int, halo: int, distances: tuple) -> tuple:
+        """(regime, share) pairs of a part at these distances (forms that touch alike share them)."""
+        hit = mixes.get((part.name, distances))
+        if hit is not None:
+            return hit
         shares = shares_of.get(distances)
         if shares is None:
             shares = shares_of[distances] = reuse.level_shares(distances, vector_bytes, reach)
@@ -140,7 +146,8 @@ def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[
                 if reg is None:
                     reg = regimes[(part.name, level)] = regmod.regime_in(part, level, m * m_factor, halo, lv)
                 out[reg] = out.get(reg, 0.0) + w
-        return tuple(out.items())
+        mix = mixes[(part.name, distances)] = tuple(out.items())
+        return mix
 
     rhs_by_form: dict[tuple, list[PartUse]] = {}
 

@@ -10,7 +10,7 @@ from autotune.specs.ivp import IVP
 from autotune.specs.machine import Machine
 from autotune.specs.method import Method
 from autotune.specs.schemes import SCHEMES, PhaseContext
-from autotune.specs.variants import Filter, Variant, enumerate_variants, matches
+from autotune.specs.variants import Filter, Variant, selected_variants
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def applicable_variants(sc: Scenario, wanted: list[str] | None = None,
                         select: Filter | None = None) -> tuple[list[Variant], dict[str, str]]:
     """The variants (of those `select` keeps) whose communication scheme can run at this n and
     node count, and why the others cannot (scheme -> reason); InputError if none can."""
-    variants = [v for v in enumerate_variants(sc.ivp.comm, wanted) if matches(v, select)]
+    variants = selected_variants(sc.ivp.comm, wanted, select)
     if not variants:
         raise InputError(f": no variant of {sc.ivp.name} matches", field="variant-filter")
     ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))

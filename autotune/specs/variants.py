@@ -21,7 +21,10 @@ ONE_PASS_SUFFIX = "-onepass"
 def lc_orders() -> list[str]:
     """Every order of the LC loop set, outermost first (6 for three loops): the paper's forms,
     which accumulate the stage sum over separate sweeps."""
-    return sorted("".join(p) for p in permutations(LC_LOOPS))
+    return list(_LC_ORDERS)
+
+
+_LC_ORDERS = tuple(sorted("".join(p) for p in permutations(LC_LOOPS)))
 
 
 def one_pass_orders() -> list[str]:
@@ -83,7 +86,7 @@ class Variant:
     def is_paper_form(self) -> bool:
         """One of the paper's variants (its six LC loop orders, split APPROX/UPDATE, the predictor's
         copy): the baseline of the fast forms."""
-        return self.lc in lc_orders() and all(getattr(self, d.key) == d.default for d in DIMENSIONS.values()
+        return self.lc in _LC_ORDERS and all(getattr(self, d.key) == d.default for d in DIMENSIONS.values()
                                               if d.default is not None)
 
     @cached_property
@@ -194,3 +197,14 @@ def matches(v: Variant, flt: Filter | None) -> bool:
     if flt is None:
         return True
     return all(v.is_paper_form if key == "paper" else getattr(v, key) in allowed for key, allowed in flt)
+
+
+def selected_variants(allowed_comm, comm_filter=None, select: Filter | None = None) -> list[Variant]:
+    """enumerate_variants narrowed to those `select` keeps (computed once per combination: a sweep
+    asks for thousands of scenarios)."""
+    return list(_selected(tuple(allowed_comm), None if comm_filter is None else tuple(comm_filter), select))
+
+
+@lru_cache(maxsize=256)
+def _selected(allowed_comm: tuple, comm_filter: tuple | None, select: Filter | None) -> tuple[Variant, ...]:
+    return tuple(v for v in _variants(allowed_comm, comm_filter) if matches(v, select))
