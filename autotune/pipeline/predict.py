@@ -7,7 +7,7 @@ plain numbers to the pure model and ranking.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from autotune.model import comm as commmod
@@ -128,7 +128,6 @@ def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[
     vector_bytes = float(DOUBLE * n_local * m_factor)
     shares_of: dict[tuple, tuple] = {}
     regimes: dict[tuple, regmod.Regime] = {}
-
     mixes: dict[tuple, tuple] = {}
 
     def mix_of(part: kmod.KernelPart, m: int, halo: int, distances: tuple) -> tuple:
