@@ -83,12 +83,6 @@ def measure(args) -> None:
                 print(f"bench_sizes:   {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
 
-def _predicted_phases(vr) -> dict[str, float]:
-    from autotune.model.compare import predicted_phases
-    p = vr.prediction
-    return predicted_phases([(c.term.kernel, c.seconds) for c in p.kernels], p.comm_s)
-
-
 def report_one(run: dict, machine: str, store) -> dict:
     """One measured tune run against this checkout's predictions of it."""
     from autotune import api
@@ -100,7 +94,7 @@ def report_one(run: dict, machine: str, store) -> dict:
         vr = ranked.variant(m["name"])
         if vr.prediction is None or m["measured_s"] is None:
             continue
-        pred = _predicted_phases(vr)
+        pred = vr.predicted_phases()
         phases = {ph: {"predicted_s": pred.get(ph), "measured_s": pm.get("measured_s")}
                   for ph, pm in (m.get("phases") or {}).items()}
         rows.append({"name": m["name"], "predicted_s": vr.prediction.total_s, "measured_s": m["measured_s"],

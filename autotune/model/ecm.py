@@ -96,7 +96,7 @@ def as_sigma(value) -> float:
 
 
 def mixed_cost(costs: list[tuple[float, KernelCost]], regime: str) -> KernelCost:
-    """One kernel part whose data comes from several levels at once (shares summing to 1): the
+    """One kernel part whose data comes from one or several levels at once (shares summing to 1): the
     share-weighted mean of its cost in each level's regime.  ECM's transfer terms are per cache
     line crossing each interface, so lines from different levels add their terms linearly."""
     base = costs[0][1].term

@@ -60,12 +60,11 @@ def touched_rows(part: KernelPart) -> dict[str, tuple[int, ...]]:
     return {name: tuple(sorted(r)) for name, r in rows.items()}
 
 
-def _method_sweep(part: KernelPart, names: dict[str, str]) -> Sweep:
+def _method_sweep(part: KernelPart) -> Sweep:
     """A method part's sweep: its arrays as the step's vectors (Y row l -> Y_l+1, F row i -> F_i+1)."""
     vectors = []
     for name, rows in touched_rows(part).items():
-        base = names.get(name, name)
-        vectors += [base] if base in ("y", "dy") else [f"{base}{r + 1}" for r in rows]
+        vectors += [name] if name in ("y", "dy") else [f"{name}{r + 1}" for r in rows]
     return Sweep(part.kernel, part.name, tuple(vectors))
 
 
@@ -95,7 +94,7 @@ def step_sweeps(method: Method, parts: tuple[KernelPart, ...], pred: str, au: st
         elif e.what == "COPY":
             out += [Sweep("COPY", p.name, ("F1", f"F{l}")) for l in range(2, s + 1) for p in by_group["COPY"]]
         else:   # LC, LCD, APPROX, UPDATE: the group's parts in order
-            out += [_method_sweep(p, {"Y": "Y", "F": "F"}) for p in by_group.get(e.what, [])]
+            out += [_method_sweep(p) for p in by_group.get(e.what, [])]
     return out
 
 

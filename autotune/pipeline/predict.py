@@ -196,13 +196,14 @@ def ensure_ecm(uses: list[PartUse], machine: Machine, store: Store,
     """ECM results for every use (by key); runs and stores only what the store lacks."""
     keyed: dict[tuple, tuple[dict, str]] = {}   # parts recur across variants and scenarios
     for u in uses:
+        found = []
         for reg, _ in u.mix:
             ident = (u.part.code, reg.data, reg.layer)
             if ident not in keyed:
                 inputs = _analysis_inputs(u.part, machine, reg)
                 keyed[ident] = (inputs, ecm_key(inputs))
-        u.inputs = tuple(keyed[(u.part.code, reg.data, reg.layer)][0] for reg, _ in u.mix)
-        u.keys = tuple(keyed[(u.part.code, reg.data, reg.layer)][1] for reg, _ in u.mix)
+            found.append(keyed[ident])
+        u.inputs, u.keys = tuple(i for i, _ in found), tuple(k for _, k in found)
     have = store.get_ecm(list(dict.fromkeys(k for u in uses for k in u.keys)))
     todo: dict[str, tuple] = {}
     for u in uses:
@@ -301,7 +302,7 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
             else:
                 costs.append((w, execution_seconds(alpha, alpha_tau, sigma, beta, delta, clock, threads)[1]))
         if detail:
-            u.cost = costs[0][1] if len(costs) == 1 else mixed_cost(costs, u.label)
+            u.cost = mixed_cost(costs, u.label)
             u.seconds = u.cost.seconds
         else:
             u.seconds = sum(w * sec for w, sec in costs) * u.executions

@@ -24,7 +24,7 @@ from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.scenario import Scenario, applicable_variants, check_scenario, check_threads
-from autotune.specs.variants import enumerate_variants, matches
+from autotune.specs.variants import selected_variants
 from autotune.storage.store import Store
 
 
@@ -40,8 +40,7 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
     items, requested, skipped = [], [], []
     for name in spec.ivps:
         ivp = load_ivp(name)
-        if not any(matches(v, spec.variant_filter) for v in enumerate_variants(ivp.comm, spec.comm)):
-            raise InputError(f": no variant of {ivp.name} matches", field="variant-filter")
+        selected_variants(ivp.comm, spec.comm, spec.variant_filter, ivp.name)   # bad input stops the sweep
         sizes = [(ivp.nearest_n(n_req), n_req) for n_req in spec.ns or [ivp.default_n]]
         for (n, n_req), p, t in product(sizes, spec.nodes or [machine.nodes], threads):
             try:

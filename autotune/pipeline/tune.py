@@ -14,7 +14,7 @@ import time
 from typing import Callable
 
 from autotune.tools import build as buildmod
-from autotune.model.compare import compare, predicted_phases
+from autotune.model.compare import compare
 from autotune.errors import InputError, ToolError
 from autotune.request.run import RunPlan
 from autotune.results.rank import RankResult
@@ -26,8 +26,7 @@ from autotune.tools.toolchain import compiler_version, package_version
 
 def _phases(r, phase_runs: dict[str, list[float]]) -> dict[str, dict]:
     """Predicted and measured (median over the runs, mean per step in a run) seconds per phase."""
-    pred = {} if r.prediction is None else predicted_phases(
-        [(c.term.kernel, c.seconds) for c in r.prediction.kernels], r.prediction.comm_s)
+    pred = r.predicted_phases()
     out = {}
     for ph, v in phase_runs.items():
         measured = statistics.median(v) if v else None

@@ -5,6 +5,7 @@ import math
 from dataclasses import dataclass
 
 from autotune.model.bound import Bound
+from autotune.model.compare import predicted_phases
 from autotune.model.ecm import Prediction
 from autotune.model.ranking import Rule
 from autotune.results.frames import frame
@@ -40,6 +41,13 @@ class VariantResult:
     def predicted_s(self) -> float | None:
         """Predicted seconds per time step."""
         return self.prediction.total_s if self.prediction else None
+
+    def predicted_phases(self) -> dict[str, float]:
+        """Predicted seconds per step by solver phase (what `tune` times), {} without a prediction."""
+        if self.prediction is None:
+            return {}
+        return predicted_phases([(c.term.kernel, c.seconds) for c in self.prediction.kernels],
+                                self.prediction.comm_s)
 
     def kernel_rows(self) -> list[dict]:
         if self.prediction is None:

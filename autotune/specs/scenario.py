@@ -75,9 +75,7 @@ def applicable_variants(sc: Scenario, wanted: list[str] | None = None,
                         select: Filter | None = None) -> tuple[list[Variant], dict[str, str]]:
     """The variants (of those `select` keeps) whose communication scheme can run at this n and
     node count, and why the others cannot (scheme -> reason); InputError if none can."""
-    variants = selected_variants(sc.ivp.comm, wanted, select)
-    if not variants:
-        raise InputError(f": no variant of {sc.ivp.name} matches", field="variant-filter")
+    variants = selected_variants(sc.ivp.comm, wanted, select, sc.ivp.name)
     ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
     if not ok:
         raise InputError(f"{sc.n} with {sc.nodes} nodes: no communication scheme applies "

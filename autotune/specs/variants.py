@@ -199,10 +199,14 @@ def matches(v: Variant, flt: Filter | None) -> bool:
     return all(v.is_paper_form if key == "paper" else getattr(v, key) in allowed for key, allowed in flt)
 
 
-def selected_variants(allowed_comm, comm_filter=None, select: Filter | None = None) -> list[Variant]:
+def selected_variants(allowed_comm, comm_filter=None, select: Filter | None = None,
+                      ivp_name: str = "this IVP") -> list[Variant]:
     """enumerate_variants narrowed to those `select` keeps (computed once per combination: a sweep
-    asks for thousands of scenarios)."""
-    return list(_selected(tuple(allowed_comm), None if comm_filter is None else tuple(comm_filter), select))
+    asks for thousands of scenarios); InputError if it keeps none."""
+    out = _selected(tuple(allowed_comm), None if comm_filter is None else tuple(comm_filter), select)
+    if not out:
+        raise InputError(f": no variant of {ivp_name} matches", field="variant-filter")
+    return list(out)
 
 
 @lru_cache(maxsize=256)
