@@ -52,6 +52,8 @@ class Scheme:
     description: str
     ops: Callable[[PhaseContext], list[tuple[str, float]]]   # [(operation, bytes per message)]
     check: Callable[[PhaseContext], str | None]               # None, or why the scheme cannot run
+    halo_only: bool = False   # exchanges halos of the own block only: the interior needs nothing
+                              # received, so the exchange can overlap it (dimension overlap)
 
     @property
     def template(self) -> str:
@@ -86,6 +88,7 @@ register(Scheme(
     lambda ctx: [("neighbour", ctx.distance * DOUBLE)],
     lambda ctx: (None if ctx.p == 1 or ctx.distance <= ctx.n // ctx.p else
                  f"access distance d = {ctx.distance} exceeds the block n/p = {ctx.n // ctx.p}"),
+    halo_only=True,
 ))
 register(Scheme(
     "sparse", "neighbour halo plus the block held by the node with the coupled components",

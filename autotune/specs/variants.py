@@ -39,11 +39,31 @@ def lc_values() -> list[str]:
 
 
 @dataclass(frozen=True)
+class Value:
+    """One value of a dimension: what it renders (a macro of variants/kernels.j2 or step.j2, or a
+    template file under variants/) and where it applies (every other dimension's allowed values;
+    a variant that breaks a rule is not in the pool)."""
+    name: str
+    renders: str
+    requires: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def applies(self, fields: dict[str, str]) -> bool:
+        return all(fields[key] in allowed for key, allowed in self.requires)
+
+
+@dataclass(frozen=True)
 class Dimension:
     key: str
-    values: tuple[str, ...]
+    choices: tuple[Value, ...]
     default: str | None      # the paper's form (left out of names); None: always named
     description: str
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(v.name for v in self.choices)
+
+    def value(self, name: str) -> Value:
+        return next(v for v in self.choices if v.name == name)
 
 
 DIMENSIONS: dict[str, Dimension] = {}
@@ -54,23 +74,54 @@ def register(dim: Dimension) -> Dimension:
         raise ValueError(f"duplicate variant dimension {dim.key!r}")
     if dim.default is not None and dim.default not in dim.values:
         raise ValueError(f"dimension {dim.key!r}: default {dim.default!r} is not one of its values")
+    for v in dim.choices:
+        for key, allowed in v.requires:
+            if key == dim.key or (key in DIMENSIONS and set(allowed) - set(DIMENSIONS[key].values)):
+                raise ValueError(f"dimension {dim.key!r}, value {v.name!r}: bad rule {key}={allowed}")
     DIMENSIONS[dim.key] = dim
     return dim
 
 
-register(Dimension("lc", tuple(lc_values()), None, "linear combination: loop order, or a one-pass form"))
-register(Dimension("comm", tuple(SCHEMES), None, "communication scheme (those the IVP allows)"))
-register(Dimension("au", ("split", "fused"), "split",
+def _values(names, renders, **requires) -> tuple[Value, ...]:
+    rules = tuple((k, tuple(v.split("|"))) for k, v in requires.items())
+    return tuple(Value(n, renders.format(n), rules) for n in names)
+
+
+register(Dimension("lc", _values(lc_orders(), "kernels.j2:lc_first,lc_acc,lc_fin (order {})")
+                   + _values(one_pass_orders(), "kernels.j2:lc_onepass ({})"), None,
+                   "linear combination: loop order, or a one-pass form"))
+register(Dimension("comm", tuple(Value(n, SCHEMES[n].template) for n in SCHEMES), None,
+                   "communication scheme (those the IVP allows)"))
+register(Dimension("au", _values(["split"], "kernels.j2:approx_first,approx_acc,update")
+                   + _values(["fused"], "kernels.j2:approx_update_fused"), "split",
                    "APPROX and UPDATE: dy = h sum b_i F_i then y += dy (split), or y += h sum b_i F_i in one pass"))
-register(Dimension("pred", ("copy", "direct"), "copy",
+register(Dimension("pred", _values(["copy"], "step.j2:copy_first") + _values(["direct"], "kernels.j2:lc_direct"),
+                   "copy",
                    "predictor: F_l = F_1 copied for the first corrector iteration (copy), or its argument "
                    "vectors y + h c_l F_1 computed from F_1 directly (direct)"))
-register(Dimension("buf", ("pack", "ghost"), "pack",
+register(Dimension("buf", _values(["pack"], "kernels.j2:pack") + _values(["ghost"], "solver.c.j2:ghost"), "pack",
                    "where the argument vectors live: copied into the communication buffer before every "
                    "exchange (pack), or in it, with room for the halos, written there by LC (ghost)"))
-register(Dimension("rhs", ("stages", "onepass"), "stages",
+register(Dimension("rhs", _values(["stages"], "step.j2:rhs_all") + _values(["onepass"], "step.j2:rhs_onepass"),
+                   "stages",
                    "RHS of the corrector's s argument vectors: one sweep per argument vector (stages), or "
                    "all of them in one sweep of the components, the stage loop inside (onepass)"))
+register(Dimension("fuse", _values(["none"], "step.j2:lc")
+                   + _values(["rhs-lc"], "step.j2:rhs_lc", lc="jl-onepass", rhs="onepass", pred="direct",
+                             au="fused"), "none",
+                   "RHS-LC fusion: separate sweeps (none), or each RHS sweep followed tile by tile by the "
+                   "linear combination that consumes it (rhs-lc: the predictor's with the first LC, the "
+                   "last with APPROX+UPDATE); F lives in a tile buffer, never in memory"))
+register(Dimension("block", _values(["none"], "solver.c.j2:TILE", fuse="none")
+                   + _values(["l1", "l2"], "solver.c.j2:TILE ({})", fuse="rhs-lc"), "none",
+                   "cache blocking of the fused sweep: the component tile whose s stage derivatives stay in "
+                   "this cache level between RHS and LC (its size from the machine file and the threads)"))
+register(Dimension("overlap", _values(["none"], "step.j2:communicate_all")
+                   + _values(["halo"], "step.j2:sweep", comm="|".join(n for n, s in SCHEMES.items()
+                                                                         if s.halo_only)), "none",
+                   "communication-computation overlap: wait for the exchange, then the RHS (none), or post "
+                   "the halo exchange, evaluate the components that need no halo, wait, finish the boundary "
+                   "(halo; schemes that exchange halos only)"))
 
 
 @dataclass(frozen=True, order=True)
@@ -81,6 +132,9 @@ class Variant:
     pred: str = "copy"
     buf: str = "pack"
     rhs: str = "stages"
+    fuse: str = "none"
+    block: str = "none"
+    overlap: str = "none"
 
     @property
     def is_paper_form(self) -> bool:
@@ -95,6 +149,19 @@ class Variant:
                         if d.default is not None and getattr(self, d.key) != d.default)
         return f"lc={self.lc},comm={self.comm}{extra}"
 
+    def fields(self) -> dict[str, str]:
+        return {k: getattr(self, k) for k in DIMENSIONS}
+
+
+def broken_rule(fields: dict[str, str]) -> str | None:
+    """Why a combination of values is not a variant ("fuse=rhs-lc needs lc=jl-onepass"), or None."""
+    for key, dim in DIMENSIONS.items():
+        value = dim.value(fields[key])
+        for other, allowed in value.requires:
+            if fields[other] not in allowed:
+                return f"{key}={value.name} needs {other}={'|'.join(allowed)}"
+    return None
+
 
 def enumerate_variants(allowed_comm, comm_filter=None) -> list[Variant]:
     return list(_variants(tuple(allowed_comm), None if comm_filter is None else tuple(comm_filter)))
@@ -108,10 +175,11 @@ def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, 
         if bad:
             raise InputError(f"{','.join(bad)}: not applicable (this IVP allows {', '.join(allowed_comm)})", field="comm")
     # the communication scheme outermost, the LC form innermost, the other dimensions between
-    # (the last registered outermost)
+    # (the last registered outermost); combinations that break a value's rule are left out
     keys = ["comm"] + [k for k in reversed(DIMENSIONS) if k not in ("comm", "lc")] + ["lc"]
     values = [schemes if k == "comm" else DIMENSIONS[k].values for k in keys]
-    return tuple(Variant(**dict(zip(keys, combo))) for combo in product(*values))
+    combos = (dict(zip(keys, combo)) for combo in product(*values))
+    return tuple(Variant(**f) for f in combos if broken_rule(f) is None)
 
 
 def _optional() -> list[str]:
@@ -139,6 +207,10 @@ def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
             raise InputError(f"{text!r}: {key} must be one of {', '.join(DIMENSIONS[key].values)}", field=field)
     if fields["comm"] not in allowed_comm:
         raise InputError(f"{text!r}: comm={fields['comm']} not applicable (allowed: {', '.join(allowed_comm)})", field=field)
+    full = {k: fields.get(k, d.default) for k, d in DIMENSIONS.items()}
+    why = broken_rule(full)
+    if why:
+        raise InputError(f"{text!r}: not a variant: {why}", field=field)
     return Variant(**fields)
 
 
