@@ -104,9 +104,13 @@ def lc_direct_part(method: Method) -> KernelPart:
                         (("Y", s), ("F", s), ("y", 1)), ("c", "h"), s)
 
 
-def method_parts(method: Method, lc: str, au: str, pred: str, buf: str = "pack") -> list[KernelPart]:
+def method_parts(method: Method, lc: str, au: str, pred: str, buf: str = "pack",
+                 fuse: str = "none") -> list[KernelPart]:
     """The method's kernel parts of one variant (LC, the predictor's, APPROX/UPDATE, and the pack
-    where the argument vectors are copied into the communication buffers)."""
+    where the argument vectors are copied into the communication buffers).  With fuse=rhs-lc the
+    fused sweeps (fused_parts) do the method's work: only the pack is left."""
+    if fuse != "none":
+        return [pack_part(method)] if buf == "pack" else []
     parts = lc_parts(method, lc) + approx_update_parts(method, au)
     if buf == "pack":
         parts.append(pack_part(method))
@@ -206,3 +210,52 @@ def _rhs_part(ivp: IVP, part: RhsPart, m, stages: int | None = None) -> KernelPa
                       size_parameter=ivp.size_parameter if symbolic else None,
                       iterations_per_m=rows / part.step, unroll=rows, components=part.components,
                       step=part.step, constants=scalars, body=str(rhs(expr)))
+
+
+# fuse=rhs-lc: the RHS of a sweep's argument vectors consumed at once, per component, by the
+# linear combination that follows it.  Kernel group -> (rows of the argument vectors read,
+# the statements that consume the stage derivatives f0..f{s-1}, at component k = j - halo).
+FUSED_GROUPS = ("RHSLCD", "RHSLC", "RHSAU")
+
+
+def _consume(group: str, s: int) -> tuple[int, list[str], tuple[str, ...]]:
+    fsum = lambda coef: " + ".join(f"{coef}[{i}]*f{i}" for i in range(s))   # noqa: E731
+    if group == "RHSLCD":   # the predictor's f(y), then the first iteration's Y_l = y + h c_l f
+        return 1, [f"Yn[{l}][k] = u[k] + h * c[{l}] * f0;" for l in range(s)], ("c", "h")
+    if group == "RHSLC":    # Y_l = y + h sum_i a_li f_i
+        return s, [f"Yn[{l}][k] = u[k] + h * ({fsum(f'a[{l}]')});" for l in range(s)], ("a", "h")
+    return s, [f"u[k] = u[k] + h * ({fsum('b')});"], ("b", "h")    # RHSAU: y += h sum_i b_i f_i
+
+
+def fused_parts(ivp: IVP, method: Method, group: str) -> list[KernelPart]:
+    """The kernel parts kerncraft analyses for one fused sweep (group in FUSED_GROUPS), one per RHS
+    part: the stage derivatives as scalars f0..f{s-1}, written out (s is a literal), consumed in
+    the same iteration.  The solver computes them tile by tile into a small buffer instead (the
+    same memory traffic: F never leaves the cache)."""
+    s = method.stages
+    rows, consume, coefficients = _consume(group, s)
+    out = []
+    for rhs in rhs_parts(ivp):
+        spec = next(p for p in ivp.rhs if f"rhs.{ivp.name}.{p.name}" == rhs.name)
+        halo = rhs.halo
+        k = "j" if halo == "0" else f"j - {halo}"
+        size = "M" if halo == "0" else f"M + 2*{halo}"
+        names = spec.arrays
+        if rows > 1:
+            exprs = [re.sub(r"\b(%s)\[" % "|".join(map(re.escape, names)), rf"\1[{i}][", for_analysis(spec.expr))
+                     for i in range(rows)]
+        else:
+            exprs = [for_analysis(spec.expr)]
+        stmts = [f"f{i} = {e};" for i, e in enumerate(exprs)] + [c.replace("[k]", f"[{k}]") for c in consume]
+        body = "{ " + " ".join(stmts) + " }"
+        shapes = {"a": f"[{s}][{s}]", "b": f"[{s}]", "c": f"[{s}]", "h": ""}
+        decls = [f"double {a}[{rows}][{size}]" if rows > 1 else f"double {a}[{size}]" for a in names]
+        decls += ([f"double Yn[{s}][M]"] if group != "RHSAU" else []) + ["double u[M]"]
+        decls += [f"double {c}{shapes[c]}" for c in coefficients] + [f"double {c}" for c in rhs.constants]
+        decls += [f"double f{i}" for i in range(rows)]
+        arrays = tuple((a, rows) for a in names) + ((("Yn", s),) if group != "RHSAU" else ()) + (("u", 1),)
+        out.append(KernelPart(f"{group.lower()}.{ivp.name}.{spec.name}", group, _render(decls, rhs.loops, body),
+                              rhs.loops, arrays, halo=halo, size_parameter=rhs.size_parameter,
+                              iterations_per_m=1.0 / rhs.step, unroll=1, components=rhs.components,
+                              step=rhs.step, constants=rhs.constants, body=body))
+    return out

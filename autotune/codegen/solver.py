@@ -5,6 +5,8 @@ from autotune.codegen import parts as kmod
 from autotune.errors import InputError
 from autotune.specs.formula import FormulaError, to_c
 from autotune.specs.ivp import IVP
+from autotune.specs.machine import Machine
+from autotune.specs.parts import DOUBLE
 from autotune.specs.method import Method
 from autotune.model.schedule import step_blocks
 from autotune.specs.schemes import SCHEMES
@@ -24,9 +26,29 @@ def _halo(ivp: IVP, n: int) -> int:
     return max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
 
 
-def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
+# Cache sizes per core where no machine is given (generate without --machine)
+DEFAULT_CACHE_BYTES = {"l1": 32 * 1024, "l2": 512 * 1024, "l3": 2 * 1024 * 1024}
+
+
+def tile_components(machine: Machine | None, block: str, stages: int) -> int:
+    """Components per tile of a fused sweep (block = l1, l2, ...): the tile's s stage derivatives
+    take half of that cache level's share of one core (the streamed argument vectors and y pass
+    through the other half), in whole cache lines of 8 doubles; 0 for block=none."""
+    if block == "none":
+        return 0
+    per_core = DEFAULT_CACHE_BYTES[block]
+    if machine is not None:
+        level = next((c for c in machine.caches if c.name.lower() == block), None)
+        if level is None:
+            raise InputError(f"{machine.path}: no cache level {block.upper()} for block={block}")
+        per_core = level.bytes_per_group // level.cores_per_group
+    return max(8, per_core // (2 * DOUBLE * stages) // 8 * 8)
+
+
+def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None) -> str:
     """C source of the hybrid MPI+OpenMP solver.  The access distance H is a literal (it sizes
-    the halo); the system size is a run-time argument."""
+    the halo); the system size is a run-time argument.  machine: the target, whose cache sizes
+    set the tile of a fused sweep (DEFAULT_CACHE_BYTES without)."""
     if variant.comm not in generated_schemes():
         raise InputError(f"variant {variant.name}: the solver for comm={variant.comm} is not generated yet "
                          f"(available: {', '.join(generated_schemes())})")
@@ -69,6 +91,8 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int) -> str:
         lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method, variant.au),
         lc_direct_parts=[kmod.lc_direct_part(method)] if variant.pred == "direct" else [],
         rhs=rhs, comm=variant.comm, scheme_template=SCHEMES[variant.comm].template,
-        schedule=step_blocks(method, variant.pred, variant.au, variant.rhs), ghost=variant.buf == "ghost",
+        schedule=step_blocks(method, variant.pred, variant.au, variant.rhs, variant.fuse), ghost=variant.buf == "ghost",
+        fuse=variant.fuse != "none", block=variant.block, tile=tile_components(machine, variant.block, method.stages),
+        overlap=variant.overlap != "none", has_post=SCHEMES[variant.comm].halo_only,
         rhs_onepass=onepass, block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
         initial=ivp.initial)

@@ -42,12 +42,30 @@ def _iteration(lc: Event, s: int, rhs: str) -> tuple[Event, ...]:
             Event("barrier", "after comm"), f, Event("barrier", "after RHS"))
 
 
-def step_blocks(method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages") -> list[Block]:
+def _fused_blocks(s: int, m: int) -> list[Block]:
+    """fuse=rhs-lc: every RHS sweep carries the kernel that consumes its F (the predictor's the
+    first LC, from F_1 alone; the corrector's the next iteration's LC; the last one APPROX and
+    UPDATE): 1 + m s RHS evaluations and communication phases as before, m + 1 sweeps."""
+    comm_all = (Event("comm", "vector", s, "communicate_all"), Event("barrier", "after comm"))
+    blocks = [Block("predictor, fused with the first LC", (Event("comm", "vector", 1, "communicate_y"),
+                    Event("barrier", "after comm"), Event("kernel", "RHSLCD", 1, "rhs_lcd"),
+                    Event("barrier", "after RHS+LC"))),
+              Block("iteration, RHS fused with the next LC", comm_all + (Event("kernel", "RHSLC", 1, "rhs_lc"),
+                    Event("barrier", "after RHS+LC")), m - 1),
+              Block("last iteration, RHS fused with APPROX+UPDATE", comm_all + (
+                    Event("kernel", "RHSAU", 1, "rhs_au"), Event("barrier", "after RHS+UPDATE")))]
+    return [b for b in blocks if b.repeat > 0]
+
+
+def step_blocks(method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages",
+                fuse: str = "none") -> list[Block]:
     """pred: 'copy' (F_l = F_1, then m iterations of LC) or 'direct' (the first iteration's LC
     from F_1 alone: Y_l = y + h c_l F_1); au: 'split' (APPROX then UPDATE) or 'fused'; rhs:
     'stages' (s RHS sweeps an iteration) or 'onepass' (one sweep over all s argument vectors,
-    kernel group RHSALL)."""
+    kernel group RHSALL); fuse: 'none' or 'rhs-lc' (the sweeps of _fused_blocks)."""
     s, m = method.stages, method.iterations
+    if fuse == "rhs-lc":
+        return _fused_blocks(s, m)
     predictor = [Event("comm", "vector", 1, "communicate_y"), Event("barrier", "after comm"),
                  Event("kernel", "RHS", 1, "rhs_first"), Event("barrier", "after RHS")]
     lc = Event("kernel", "LC", 1, "lc")
@@ -66,9 +84,11 @@ def step_blocks(method: Method, pred: str = "copy", au: str = "split", rhs: str 
     return [b for b in blocks if b.repeat > 0] + [Block("finish", tuple(finish))]
 
 
-def step_events(method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages") -> list[Event]:
+def step_events(method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages",
+                fuse: str = "none") -> list[Event]:
     """Every event of one step in order (the repeated block written out)."""
-    return [e for block in step_blocks(method, pred, au, rhs) for _ in range(block.repeat) for e in block.events]
+    return [e for block in step_blocks(method, pred, au, rhs, fuse) for _ in range(block.repeat)
+            for e in block.events]
 
 
 @dataclass(frozen=True)
@@ -78,10 +98,11 @@ class StepCounts:
     barriers: int
 
 
-def step_counts(method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages") -> StepCounts:
+def step_counts(method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages",
+                fuse: str = "none") -> StepCounts:
     execs: Counter = Counter()
     comm = barriers = 0
-    for e in step_events(method, pred, au, rhs):
+    for e in step_events(method, pred, au, rhs, fuse):
         if e.kind == "kernel":
             execs[e.what] += e.count
         elif e.kind == "comm":
