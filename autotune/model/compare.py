@@ -5,8 +5,10 @@ import math
 import statistics
 
 # the solver times these phases of a step; the model's kernel groups fall into them
-PHASE_OF_KERNEL = {"LC": "LC", "LCD": "LC", "RHS": "RHS", "RHSALL": "RHS", "COPY": "COPY", "PACK": "COMM", "APPROX": "APPROX+UPDATE",
-                   "UPDATE": "APPROX+UPDATE"}
+# (a fused sweep is timed as the RHS it carries)
+PHASE_OF_KERNEL = {"LC": "LC", "LCD": "LC", "RHS": "RHS", "RHSALL": "RHS", "COPY": "COPY", "PACK": "COMM",
+                   "APPROX": "APPROX+UPDATE", "UPDATE": "APPROX+UPDATE",
+                   "RHSLCD": "RHS", "RHSLC": "RHS", "RHSAU": "RHS"}
 
 
 def predicted_phases(kernel_seconds: list[tuple[str, float]], comm_s: float) -> dict[str, float]:

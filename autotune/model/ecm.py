@@ -47,6 +47,7 @@ class Prediction:
     comm_s: float
     barrier_s: float
     kernels: tuple[KernelCost, ...]
+    hidden_s: float = 0.0    # communication hidden behind the interior computation (overlap=halo)
 
 
 def zeta(alpha: float, beta: float, delta: float) -> float:
@@ -80,10 +81,19 @@ def predict(terms: list[KernelTerm], clock_hz: float, threads: int, barriers: in
 
 
 def combine_seconds(kernel_seconds: list[float], barriers: int, barrier_s: float, comm_s: float,
-                    costs: tuple[KernelCost, ...] = ()) -> Prediction:
-    """Eqs 10-11 from each kernel part's seconds per step (costs: their breakdown, if kept)."""
+                    costs: tuple[KernelCost, ...] = (), interior_s: float | None = None) -> Prediction:
+    """Eqs 10-11 from each kernel part's seconds per step (costs: their breakdown, if kept).
+    interior_s: with the halo exchange overlapped, the seconds of the sweeps' interior that run
+    while it is in flight: the step then takes max(comm, interior) + boundary + the rest, i.e.
+    min(comm, interior) less than the sum."""
     theta = sum(kernel_seconds) + barrier_s * barriers
-    return Prediction(theta + comm_s, theta, comm_s, barrier_s * barriers, costs)
+    hidden = min(comm_s, interior_s) if interior_s is not None else 0.0
+    return Prediction(theta + comm_s - hidden, theta, comm_s, barrier_s * barriers, costs, hidden)
+
+
+def interior_share(components: int, halo: int) -> float:
+    """Share of a node's block whose RHS needs no halo component: all but halo at each end."""
+    return max(0, components - 2 * halo) / components if components > 0 else 0.0
 
 
 def as_sigma(value) -> float:

@@ -69,28 +69,42 @@ def _method_sweep(part: KernelPart) -> Sweep:
 
 
 def step_sweeps(method: Method, parts: tuple[KernelPart, ...], pred: str, au: str, buf: str,
-                rhs: str) -> list[Sweep]:
-    """The sweeps of one time step in order.  parts: the variant's method parts (model.parts)."""
+                rhs: str, fuse: str = "none") -> list[Sweep]:
+    """The sweeps of one time step in order.  parts: the variant's method parts (model.parts).
+    fuse=rhs-lc with buf=ghost alternates two sets of argument vectors (Y_l, then Z_l): a fused
+    sweep reads one and writes the other."""
     s = method.stages
     by_group: dict[str, list[KernelPart]] = {}
     for p in parts:
         by_group.setdefault(p.kernel, []).append(p)
-    arg = (lambda l: f"B{l}") if buf == "pack" else (lambda l: f"Y{l}")
+    sets = ["Y", "Z"] if fuse != "none" and buf == "ghost" else ["Y"]
+    cur = 0
+    vec = lambda l, k=None: f"{sets[cur if k is None else k]}{l}"   # noqa: E731 - argument vector l
+    arg = (lambda l: f"B{l}") if buf == "pack" else vec
     ybuf = "By" if buf == "pack" else "y"
+    every = range(1, s + 1)
     out: list[Sweep] = []
-    for e in step_events(method, pred, au, rhs):
+    for e in step_events(method, pred, au, rhs, fuse):
         if e.kind == "comm" and buf == "pack":
-            sources = ["y"] if e.action == "communicate_y" else [f"Y{l}" for l in range(1, s + 1)]
-            out += [Sweep("PACK", "comm.pack", (v, ybuf if v == "y" else arg(v[1:]))) for v in sources]
+            sources = ["y"] if e.action == "communicate_y" else [vec(l) for l in every]
+            out += [Sweep("PACK", "comm.pack", (v, ybuf if v == "y" else arg(int(v[1:])))) for v in sources]
         elif e.kind != "kernel":
             continue
+        elif e.what == "RHSLCD":
+            out.append(Sweep(e.what, None, tuple(dict.fromkeys((ybuf, "y") + tuple(vec(l) for l in every)))))
+        elif e.what == "RHSLC":
+            nxt = (cur + 1) % len(sets)
+            out.append(Sweep(e.what, None, tuple(arg(l) for l in every) + ("y",)
+                             + tuple(vec(l, nxt) for l in every if vec(l, nxt) not in (arg(l),))))
+            cur = nxt
+        elif e.what == "RHSAU":
+            out.append(Sweep(e.what, None, tuple(arg(l) for l in every) + ("y",)))
         elif e.what == "RHS" and e.action == "rhs_first":
             out.append(Sweep("RHS", None, (ybuf, "F1")))
         elif e.what == "RHS":
-            out += [Sweep("RHS", None, (arg(l), f"F{l}")) for l in range(1, s + 1)]
+            out += [Sweep("RHS", None, (arg(l), f"F{l}")) for l in every]
         elif e.what == "RHSALL":
-            out.append(Sweep("RHSALL", None, tuple(arg(l) for l in range(1, s + 1))
-                             + tuple(f"F{l}" for l in range(1, s + 1))))
+            out.append(Sweep("RHSALL", None, tuple(arg(l) for l in every) + tuple(f"F{l}" for l in every)))
         elif e.what == "COPY":
             out += [Sweep("COPY", p.name, ("F1", f"F{l}")) for l in range(2, s + 1) for p in by_group["COPY"]]
         else:   # LC, LCD, APPROX, UPDATE: the group's parts in order

@@ -16,8 +16,8 @@ from autotune.model import regime as regmod
 from autotune.model import reuse
 from autotune.tools.ecm_runner import run_analyses
 from autotune.model.bound import Bound, live_vectors, source_shares, step_bound
-from autotune.model.ecm import (KernelCost, KernelTerm, as_sigma, combine_seconds, execution_seconds, kernel_cost,
-                                mixed_cost)
+from autotune.model.ecm import (KernelCost, KernelTerm, as_sigma, combine_seconds, execution_seconds, interior_share,
+                                kernel_cost, mixed_cost)
 from autotune.model.ranking import Rule, preselect, rank
 from autotune.model.schedule import step_counts
 from autotune.specs.ivp import IVP
@@ -31,6 +31,7 @@ from autotune.specs.scenario import Scenario, comm_context
 from autotune.results.rank import RankResult, VariantResult
 
 BACKEND_VERSION = 2  # bump when the analysis set-up (patches, predictor) changes
+RHS_SWEEPS = ("RHS", "RHSALL") + kmod.FUSED_GROUPS   # the sweeps that read communicated vectors
 
 
 @dataclass(slots=True)
@@ -91,28 +92,34 @@ class Session:
         """RHS parts with their spec (of one argument vector; with stages, of all in one sweep)."""
         return self._get("rhs", ivp, lambda i, st: tuple(zip(kmod.rhs_parts(i, st), i.rhs)), stages)
 
-    def method_parts(self, method: Method, lc: str, au: str, pred: str, buf: str) -> tuple:
+    def fused_parts(self, ivp: IVP, method: Method, group: str) -> tuple:
+        """The parts of one fused sweep (fuse=rhs-lc) with their RHS spec."""
+        return self._get("fused", ivp, lambda i, g, _: tuple(zip(kmod.fused_parts(i, method, g), i.rhs)), group,
+                         id(method))
+
+    def method_parts(self, method: Method, lc: str, au: str, pred: str, buf: str, fuse: str) -> tuple:
         """The method's parts of one form (LC, predictor, APPROX/UPDATE, pack)."""
-        return self._get("method", method, lambda m, *f: tuple(kmod.method_parts(m, *f)), lc, au, pred, buf)
+        return self._get("method", method, lambda m, *f: tuple(kmod.method_parts(m, *f)), lc, au, pred, buf, fuse)
 
     def distances(self, method: Method, form: tuple) -> dict:
         """Reuse distances of every part of one form over the step (model.reuse)."""
-        def make(m, lc, au, pred, buf, rhs):
-            return reuse.part_distances(reuse.step_sweeps(m, self.method_parts(m, lc, au, pred, buf), pred, au,
-                                                          buf, rhs))
+        def make(m, lc, au, pred, buf, rhs, fuse):
+            return reuse.part_distances(reuse.step_sweeps(m, self.method_parts(m, lc, au, pred, buf, fuse), pred,
+                                                          au, buf, rhs, fuse))
         return self._get("distances", method, make, *form)
 
-    def counts(self, method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages"):
-        return self._get("counts", method, step_counts, pred, au, rhs)
+    def counts(self, method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages",
+               fuse: str = "none"):
+        return self._get("counts", method, step_counts, pred, au, rhs, fuse)
 
     def network(self, network: dict):
         return self._get("network", network, commmod.network_model)
 
 
-def form(v: Variant) -> tuple[str, str, str, str, str]:
-    """What decides a variant's kernel parts (not its communication scheme): the method's parts
-    follow the first four, the RHS parts the last."""
-    return v.lc, v.au, v.pred, v.buf, v.rhs
+def form(v: Variant) -> tuple[str, str, str, str, str, str]:
+    """What decides a variant's kernel parts (not its communication scheme, its overlap or its
+    tile): the method's parts follow lc, au, pred, buf and fuse, the RHS parts rhs and fuse."""
+    return v.lc, v.au, v.pred, v.buf, v.rhs, v.fuse
 
 
 def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[dict[str, list[PartUse]], list[PartUse]]:
@@ -150,17 +157,23 @@ def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[
 
     rhs_by_form: dict[tuple, list[PartUse]] = {}
 
-    def rhs_uses(form_rhs: str, dist: dict) -> list[PartUse]:
+    def rhs_uses(form_rhs: str, fuse: str, dist: dict) -> list[PartUse]:
         """The RHS parts of one form with their executions: one argument vector's parts (the
-        predictor's, and the corrector's s sweeps in the stage form), all s in one sweep."""
-        key = (form_rhs, dist["RHS"], dist.get("RHSALL"))
+        predictor's, and the corrector's s sweeps in the stage form), all s in one sweep; or the
+        fused sweeps' parts."""
+        key = (form_rhs, fuse) + tuple(dist.get(g) for g in ("RHS", "RHSALL") + kmod.FUSED_GROUPS)
         uses = rhs_by_form.get(key)
         if uses is None:
             uses = rhs_by_form[key] = []
-            execs = session.counts(sc.method, rhs=form_rhs).executions
-            kinds = [None] + ([sc.method.stages] if form_rhs == "onepass" else [])
-            for stages in kinds:
-                for part, spec in session.rhs_parts(sc.ivp, stages):
+            if fuse != "none":
+                execs = session.counts(sc.method, "direct", "fused", form_rhs, fuse).executions
+                groups = [session.fused_parts(sc.ivp, sc.method, g) for g in kmod.FUSED_GROUPS]
+            else:
+                execs = session.counts(sc.method, rhs=form_rhs).executions
+                kinds = [None] + ([sc.method.stages] if form_rhs == "onepass" else [])
+                groups = [session.rhs_parts(sc.ivp, stages) for stages in kinds]
+            for group in groups:
+                for part, spec in group:
                     comps, halo = sc.ivp.part_components(spec, sc.n), sc.ivp.part_halo(spec, sc.n)
                     m = math.ceil(comps / sc.nodes) * part.step
                     uses.append(PartUse(part, execs[part.kernel], m, halo, mix_of(part, m, halo, dist[part.kernel])))
@@ -173,19 +186,19 @@ def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[
         f = form(v)
         uses = by_form.get(f)
         if uses is None:
-            counts = session.counts(sc.method, v.pred, v.au, v.rhs)
+            counts = session.counts(sc.method, v.pred, v.au, v.rhs, v.fuse)
             dist = session.distances(sc.method, f)
             # every communication phase first copies the node's block into the buffer the RHS reads
             execs = dict(counts.executions, PACK=counts.comm_phases)
             uses = by_form[f] = []
-            for part in session.method_parts(sc.method, *f[:4]):
+            for part in session.method_parts(sc.method, *f[:4], v.fuse):
                 mix = mix_of(part, n_local, 0, dist[part.name])
                 key = (part.name, execs[part.kernel], mix)
                 u = by_key.get(key)
                 if u is None:
                     u = by_key[key] = PartUse(part, execs[part.kernel], n_local, 0, mix)
                 uses.append(u)
-            uses += rhs_uses(v.rhs, dist)
+            uses += rhs_uses(v.rhs, v.fuse, dist)
         out[v.name] = uses
     return out, list(by_key.values()) + [u for form_uses in rhs_by_form.values() for u in form_uses]
 
@@ -307,6 +320,8 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
         else:
             u.seconds = sum(w * sec for w, sec in costs) * u.executions
     comm_by_scheme: dict[tuple, float] = {}
+    interior = interior_share(math.ceil(sc.n / sc.nodes), ctx.distance)
+    overlap_regions = 1 + sc.method.iterations   # the sweeps that follow an exchange
     by_form: dict[tuple, tuple] = {}     # variants of one form run the same parts
     out = []
     for v in variants:
@@ -316,13 +331,18 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
             secs = [u.seconds for u in uses]
             failed = [u.part.name for u in uses if u.seconds is None]
             kernels = tuple(u.cost for u in uses) if detail and not failed else ()
-            by_form[f] = (secs, failed, kernels, session.counts(sc.method, v.pred, v.au, v.rhs))
-        secs, failed, kernels, counts = by_form[f]
+            rhs_s = None if failed else sum(u.seconds for u in uses if u.part.kernel in RHS_SWEEPS)
+            by_form[f] = (secs, failed, kernels, session.counts(sc.method, v.pred, v.au, v.rhs, v.fuse), rhs_s)
+        secs, failed, kernels, counts, rhs_s = by_form[f]
+        # overlap=halo: the sweeps after each exchange run their interior while it is in flight, in
+        # a parallel region of its own (one barrier more per exchange)
+        interior_s = rhs_s * interior if v.overlap != "none" and rhs_s is not None else None
+        barriers = counts.barriers + (overlap_regions if v.overlap != "none" else 0)
         ck = (v.comm, counts.comm_phases)
         if ck not in comm_by_scheme:
             comm_by_scheme[ck] = commmod.phase_seconds(v.comm, ctx, op_seconds) * counts.comm_phases
-        pred = None if failed else combine_seconds(secs, counts.barriers, barrier_s, comm_by_scheme[ck], kernels)
-        out.append(VariantResult(v, pred, failed, counts.comm_phases, counts.barriers))
+        pred = None if failed else combine_seconds(secs, barriers, barrier_s, comm_by_scheme[ck], kernels, interior_s)
+        out.append(VariantResult(v, pred, failed, counts.comm_phases, barriers))
     by_name = {r.variant.name: r for r in out}
     ordered_names = rank([(r.variant.name, r.prediction.total_s if r.prediction else None) for r in out])
     ordered = [by_name[n] for n, _ in ordered_names]

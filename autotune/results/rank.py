@@ -47,7 +47,7 @@ class VariantResult:
         if self.prediction is None:
             return {}
         return predicted_phases([(c.term.kernel, c.seconds) for c in self.prediction.kernels],
-                                self.prediction.comm_s)
+                                self.prediction.comm_s - self.prediction.hidden_s)
 
     def kernel_rows(self) -> list[dict]:
         if self.prediction is None:

@@ -1,0 +1,101 @@
+"""The variant space as data: values with their rules, the fused sweeps, the overlap.  Pure."""
+import re
+
+import pytest
+
+from autotune.codegen.parts import FUSED_GROUPS, fused_parts, method_parts, pack_part
+from autotune.codegen.solver import tile_components
+from autotune.errors import InputError
+from autotune.model.bound import compulsory_vectors
+from autotune.model.ecm import combine_seconds, interior_share
+from autotune.model.reuse import step_sweeps
+from autotune.model.schedule import step_counts
+from autotune.specs.ivp import load_ivp
+from autotune.specs.machine import load_machine
+from autotune.specs.method import load_method
+from autotune.specs.shipped import shipped_dir
+from autotune.specs.variants import DIMENSIONS, broken_rule, enumerate_variants, parse_filter, parse_variant, matches
+
+METHOD = load_method("radauIIA7")
+FUSED = "lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l2"
+
+
+@pytest.mark.parametrize("ivp", ["heat2d", "inverterchain"])
+def test_pool_is_large_and_every_value_occurs(ivp):
+    pool = enumerate_variants(load_ivp(ivp).comm)
+    assert len(pool) == 396 and len({v.name for v in pool}) == 396    # 2 x 128 + 128 overlapped + 12 fused
+    for key, dim in DIMENSIONS.items():
+        assert {getattr(v, key) for v in pool} == set(dim.values) - ({"sparse"} if key == "comm" else set()), key
+    assert all(broken_rule(v.fields()) is None for v in pool)
+    assert sum(v.fuse == "rhs-lc" for v in pool) == 12 and sum(v.overlap == "halo" for v in pool) == 128 + 4
+
+
+def test_rules_keep_combinations_that_cannot_run_out():
+    heat = load_ivp("heat2d")
+    medakzo = enumerate_variants(load_ivp("medakzo").comm)    # sparse and allgather: no halo-only scheme
+    assert not any(v.overlap == "halo" for v in medakzo)
+    assert all(v.lc == "jl-onepass" and v.rhs == "onepass" for v in enumerate_variants(heat.comm) if v.fuse != "none")
+    assert all((v.block == "none") == (v.fuse == "none") for v in enumerate_variants(heat.comm))
+    assert parse_variant(FUSED, heat.comm).name == FUSED
+    for bad, why in [("lc=jli,comm=neighbour,fuse=rhs-lc", "fuse=rhs-lc needs lc=jl-onepass"),
+                     ("lc=jli,comm=allgather,overlap=halo", "overlap=halo needs comm=neighbour"),
+                     ("lc=jli,comm=neighbour,block=l1", "block=l1 needs fuse=rhs-lc")]:
+        with pytest.raises(InputError, match=re.escape(why)):
+            parse_variant(bad, heat.comm)
+    flt = parse_filter("fuse=rhs-lc,comm=neighbour")
+    assert len([v for v in enumerate_variants(heat.comm) if matches(v, flt)]) == 8
+
+
+def test_every_value_names_code_that_exists():
+    """A value's `renders` names a macro of variants/*.j2 or a template file: adding a value is
+    that code plus its entry."""
+    folder = shipped_dir("variants")
+    for dim in DIMENSIONS.values():
+        for value in dim.choices:
+            target = value.renders.split(" ")[0]
+            path, _, names = target.partition(":")
+            text = (folder / path).read_text()
+            for name in filter(None, names.split(",")):
+                assert re.search(rf"(macro {name}\b|\b{name}\b)", text), (dim.key, value.name, name)
+
+
+def test_fused_step_moves_exactly_the_compulsory_traffic():
+    """fuse=rhs-lc with ghost buffers touches y, s old and s new argument vectors per iteration:
+    the floor's 2ms + m + 2 vectors (y written by the last sweep counts once more)."""
+    s, m = METHOD.stages, METHOD.iterations
+    sweeps = step_sweeps(METHOD, (), "direct", "fused", "ghost", "onepass", "rhs-lc")
+    assert [sw.group for sw in sweeps] == ["RHSLCD"] + ["RHSLC"] * (m - 1) + ["RHSAU"]
+    assert sum(len(sw.vectors) for sw in sweeps) + 1 == compulsory_vectors(s, m) == 56
+    c = step_counts(METHOD, "direct", "fused", "onepass", "rhs-lc")
+    assert c.executions == {"RHSLCD": 1, "RHSLC": m - 1, "RHSAU": 1} and c.comm_phases == 1 + m * s
+    assert method_parts(METHOD, "jl-onepass", "fused", "direct", "ghost", "rhs-lc") == []
+    assert [p.name for p in method_parts(METHOD, "jl-onepass", "fused", "direct", "pack", "rhs-lc")] == [
+        pack_part(METHOD).name]
+
+
+def test_fused_parts_consume_each_derivative_in_the_same_iteration():
+    heat = load_ivp("heat2d")
+    lc, lcd, au = (fused_parts(heat, METHOD, g)[0] for g in ("RHSLC", "RHSLCD", "RHSAU"))
+    assert (lc.kernel, lc.name, lc.halo, lc.size_parameter) == ("RHSLC", "rhslc.heat2d.interior", "N", "N")
+    assert lc.body.count("f3 = ") == 1 and lc.body.count("Yn[") == 4 and "y[3][j+N]" in lc.body
+    assert "Yn[2][j - N] = u[j - N] + h * (a[2][0]*f0 + a[2][1]*f1 + a[2][2]*f2 + a[2][3]*f3);" in lc.body
+    assert lcd.body.count("f0 = ") == 1 and "f1" not in lcd.body and "h * c[3] * f0" in lcd.body
+    assert "u[j - N] = u[j - N] + h * (b[0]*f0" in au.body and "Yn" not in au.code
+    assert lc.arrays == (("y", 4), ("Yn", 4), ("u", 1)) and lc.iterations_per_m == 1 and lc.unroll == 1
+    assert set(FUSED_GROUPS) == {"RHSLCD", "RHSLC", "RHSAU"}
+
+
+def test_overlap_hides_the_smaller_of_communication_and_interior():
+    assert interior_share(1000, 100) == 0.8 and interior_share(100, 60) == 0.0
+    p = combine_seconds([1.0, 2.0], 4, 0.5, 0.3, interior_s=1.6)
+    assert p.total_s == pytest.approx(3.0 + 2.0 + 0.3 - 0.3) and p.hidden_s == 0.3
+    p = combine_seconds([1.0, 2.0], 4, 0.5, 3.0, interior_s=1.6)      # communication longer
+    assert p.total_s == pytest.approx(5.0 + 3.0 - 1.6)                  # max(comm, interior) + rest
+    assert combine_seconds([1.0], 0, 0.0, 0.5).total_s == 1.5
+
+
+def test_tile_from_the_cache_sizes():
+    ref = load_machine("haswell-ep-e5-2630v3")       # L1 32 KiB, L2 256 KiB per core
+    assert tile_components(ref, "l1", 4) == 32 * 1024 // (2 * 8 * 4) == 512
+    assert tile_components(ref, "l2", 4) == 4096 and tile_components(None, "l2", 4) == 8192
+    assert tile_components(ref, "none", 4) == 0
