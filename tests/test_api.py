@@ -23,7 +23,7 @@ def test_rank_is_the_cli_json_as_a_typed_result(replay_store, capsys):
     assert r.best.name == r.ordered[0].variant.name and r.best.predicted_s == min(
         v.predicted_s for v in r.ordered)
     df = r.to_frame()
-    assert isinstance(df, pd.DataFrame) and list(df.columns) == COLUMNS and len(df) == 256
+    assert isinstance(df, pd.DataFrame) and list(df.columns) == COLUMNS and len(df) == 396
     assert list(df["name"]) == [v["name"] for v in json.loads(cli)["variants"]]
     assert df["predicted_s"].is_monotonic_increasing and df["preselected"].dtype == bool
 
@@ -32,7 +32,7 @@ def test_sweep_scale_and_explain(replay_store):
     s = autotune.sweep(["heat2d", "inverterchain"], n="3e7:3.6e7:3log", nodes=[4, 8], store=replay_store)
     assert isinstance(s, SweepResult)
     df = s.to_frame()
-    assert list(df.columns) == list(FIELDS) and len(df) == 2 * 3 * 2 * 256
+    assert list(df.columns) == list(FIELDS) and len(df) == 2 * 3 * 2 * 396
     assert set(df.groupby(["ivp", "n", "nodes"])["rank"].min()) == {1}
     sc = autotune.scale("heat2d", n=35808256, nodes="1:8", store=replay_store)
     f = sc.to_frame()

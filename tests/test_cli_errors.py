@@ -44,20 +44,22 @@ def test_list_and_generate(capsys, tmp_path):
     assert code == 0 and {"heat2d", "inverterchain", "medakzo", "wave1d", "string-row", "string-mix"} <= {
         line.split()[0] for line in out.splitlines()}
     code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "medakzo", "--format", "json")
-    assert json.loads(out)["medakzo"][-1] == "lc=lj-onepass,comm=sparse,au=fused,pred=direct,buf=ghost,rhs=onepass"
+    assert json.loads(out)["medakzo"][-1] == ("lc=jl-onepass,comm=sparse,au=fused,pred=direct,buf=ghost,rhs=onepass,"
+                                              "fuse=rhs-lc,block=l2")
     code, out, _ = run_cli(capsys, "list", "methods")
     assert "radauIIA7" in out and "order 7" in out
     code, out, _ = run_cli(capsys, "generate", "--ivp", "wave1d", "--out", tmp_path / "v")
     manifest = json.loads((tmp_path / "v" / "variants.json").read_text())
-    assert code == 0 and len(manifest["variants"]) == 256
+    assert code == 0 and len(manifest["variants"]) == 396
     files = list((tmp_path / "v" / "kernels").glob("*.c"))
     solvers = manifest["solvers"]
-    assert len(solvers) == 256 and (tmp_path / "v" / solvers["lc=jli,comm=neighbour"]["file"]).read_text().count(
+    assert len(solvers) == 396 and (tmp_path / "v" / solvers["lc=jli,comm=neighbour"]["file"]).read_text().count(
         "MPI_Init_thread") == 1 and solvers["lc=jli,comm=neighbour"]["build"].startswith("mpicc -O3")
     assert manifest["barriers"]["lc=jli,comm=neighbour"] == 22 and manifest["barriers"][
         "lc=jli,comm=neighbour,pred=direct"] == 21
-    # LC (paper, one-pass, from F_1), APPROX/UPDATE (split, fused), RHS (one vector, all s), pack, copy
-    assert len(files) == 10 + 2 + 1 + 3 + 1 + 2 + 1 + 1
+    # LC (paper, one-pass, from F_1), APPROX/UPDATE (split, fused), RHS (one vector, all s), pack, copy,
+    # the fused sweeps (predictor, corrector, last)
+    assert len(files) == 10 + 2 + 1 + 3 + 1 + 2 + 1 + 1 + 3
     assert "for (int j = 4; j < M + 4; j++)" in (tmp_path / "v" / "kernels" / "rhs.wave1d.interior.c").read_text()
     parts = {p["part"]: p for p in manifest["variants"]["lc=jli,comm=neighbour"]}
     assert parts["lc.acc.jli"]["iterations_per_execution"] == "12 * M"
@@ -74,7 +76,7 @@ def test_a_file_named_like_an_ivp_does_not_shadow_it(capsys, tmp_path, monkeypat
     (tmp_path / "heat2d").write_bytes(b"\x7fELF\x02\x01\x01\xd8\x9e\x00")
     (tmp_path / "mine").write_bytes(b"\x7fELF\x02\xff\xfe\x00")
     code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "heat2d", "--format", "json")
-    assert code == 0 and len(json.loads(out)["heat2d"]) == 256
+    assert code == 0 and len(json.loads(out)["heat2d"]) == 396
     code, _, err = run_cli(capsys, "list", "variants", "--ivp", "mine")
     assert code == 2 and err.strip().endswith("mine: not a text (YAML) file") and len(err.strip().splitlines()) == 1
 

@@ -1,6 +1,6 @@
 import pytest
 
-from autotune.codegen.parts import approx_update_parts, lc_parts, rhs_parts
+from autotune.codegen.parts import FUSED_GROUPS, approx_update_parts, fused_parts, lc_parts, rhs_parts
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.method import build, load_method
 from autotune.specs.variants import (DIMENSIONS, enumerate_variants, lc_orders, lc_values, one_pass_orders,
@@ -97,7 +97,7 @@ def test_one_pass_lc_reads_each_vector_once_per_sweep(order):
 def test_variant_space_and_names():
     heat = load_ivp("heat2d")
     vs = enumerate_variants(heat.comm)
-    assert len(vs) == 256 and len({v.name for v in vs}) == 256
+    assert len(vs) == 396 and len({v.name for v in vs}) == 396
     assert sum(v.is_paper_form for v in vs) == 12          # the paper's 12 keep their names
     assert {v.name for v in vs if v.is_paper_form} == {f"lc={o},comm={c}" for o in lc_orders()
                                                        for c in ("allgather", "neighbour")}
@@ -120,6 +120,7 @@ def test_kernel_parts_parse_in_kerncraft():
     parts = [p for o in lc_values() for p in lc_parts(m, o)] + approx_update_parts(m)
     for name in ivp_names():
         parts += rhs_parts(load_ivp(name)) + rhs_parts(load_ivp(name), m.stages)
+        parts += [p for g in FUSED_GROUPS for p in fused_parts(load_ivp(name), m, g)]
     for p in parts:
         k = KernelCode(p.code, machine=machine, filename="kernel.c")
         stack = [lp["index"] for lp in k.get_loop_stack()]

@@ -13,7 +13,7 @@ from autotune.request.run import RunOptions
 from autotune.codegen.solver import generated_schemes, solver_source
 from autotune.specs.ivp import load_ivp
 from autotune.specs.method import load_method
-from autotune.specs.variants import Variant, enumerate_variants, pairwise_cover
+from autotune.specs.variants import DIMENSIONS, Variant, enumerate_variants, pairwise_cover, value_cover
 
 LAUNCHER = parse_launcher(None)
 FLAGS = RunOptions().plan(1.0).flags   # the default compiler flags, as tune uses them
@@ -106,7 +106,10 @@ def test_converges_at_the_method_order(name, n, T, hs, lc, fast, tmp_path):
     (fused APPROX/UPDATE, argument vectors from F_1, ghost buffers, the one-pass RHS)."""
     ivp = load_ivp(name)
     forms = {"au": "fused", "pred": "direct", "buf": "ghost", "rhs": "onepass"} if fast else {}
-    v = Variant(lc, "neighbour" if "neighbour" in ivp.comm else "allgather", **forms)
+    _converges(ivp, Variant(lc, "neighbour" if "neighbour" in ivp.comm else "allgather", **forms), n, T, hs, tmp_path)
+
+
+def _converges(ivp, v, n, T, hs, tmp_path):
     y0 = _solve(ivp, v, n, 0, 0.1, 1, 1, tmp_path / "y0.bin")
     ref = _reference(ivp, n, y0, T)
     errors = []
@@ -117,6 +120,18 @@ def test_converges_at_the_method_order(name, n, T, hs, lc, fast, tmp_path):
     # pairs whose finer error already sits at round-off (< 1e-12) say nothing about the order
     orders = [math.log2(a / b) for a, b in zip(errors, errors[1:]) if b > 1e-12]
     assert errors[-1] < 1e-9 and orders and orders[-1] == pytest.approx(METHOD.order, abs=0.6), (errors, orders)
+
+
+HEAT_COVER = value_cover(enumerate_variants(load_ivp("heat2d").comm))
+
+
+@pytest.mark.parametrize("variant", HEAT_COVER, ids=[v.name for v in HEAT_COVER])
+def test_every_dimension_value_converges_at_the_method_order(variant, tmp_path):
+    """At least one variant with each value of each dimension (fused sweeps, their tiles, the
+    overlapped exchange included) converges at the method's order, on 2 ranks."""
+    assert {(k, getattr(v, k)) for v in HEAT_COVER for k in DIMENSIONS} == {
+        (k, x) for k, d in DIMENSIONS.items() for x in d.values if k != "comm" or x in ("allgather", "neighbour")}
+    _converges(load_ivp("heat2d"), variant, 36, 0.05, (0.0125, 0.00625, 0.003125), tmp_path)
 
 
 def test_sparse_exchange_on_three_ranks_matches_allgather(tmp_path):

@@ -236,6 +236,20 @@ def pairwise_cover(variants: list[Variant]) -> list[Variant]:
     return chosen
 
 
+def value_cover(variants: list[Variant]) -> list[Variant]:
+    """A subset of `variants` in which every value of every dimension that occurs in `variants`
+    occurs at least once (greedy, as pairwise_cover): one solver per value for checks too costly
+    to run on pairs (the convergence order)."""
+    table = [(v, set(v.fields().items())) for v in variants]
+    todo = set().union(*(p for _, p in table)) if table else set()
+    chosen: list[Variant] = []
+    while todo:
+        v, p = max(table, key=lambda vp: len(vp[1] & todo))
+        chosen.append(v)
+        todo -= p
+    return chosen
+
+
 Filter = tuple[tuple[str, frozenset], ...]   # (dimension, allowed values); ("paper", {}) for the paper's forms
 
 
