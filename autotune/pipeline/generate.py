@@ -7,12 +7,13 @@ import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from autotune.codegen.parts import method_parts, rhs_parts
+from autotune.codegen.parts import FUSED_GROUPS, fused_parts, method_parts, rhs_parts
 from autotune.codegen.solver import generated_schemes, solver_source
 from autotune.errors import InputError
 from autotune.model.schedule import step_counts
 from autotune.request.run import DEFAULT_FLAGS
 from autotune.specs.ivp import load_ivp
+from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.variants import enumerate_variants
 
@@ -36,10 +37,13 @@ def file_stem(name: str) -> str:
     return name.replace("=", "-").replace(",", "_")
 
 
-def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None) -> GenerateResult:
-    """Write every variant's kernel parts and solver (for system size n: the halo width is a literal)."""
+def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
+             machine: str | None = None) -> GenerateResult:
+    """Write every variant's kernel parts and solver (for system size n: the halo width is a literal;
+    for the machine's caches: the tiles of fused sweeps, defaults without one)."""
     ivp = load_ivp(ivp_name)
     method = load_method(method_name)
+    target = load_machine(machine) if machine else None
     n = ivp.default_n if n is None else n
     ivp.size_value(n)
     try:
@@ -48,7 +52,8 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None) -
     except OSError as e:
         raise InputError(f"{out}: cannot create ({e.strerror})", field="out") from None
     one = rhs_parts(ivp)
-    rhs = {"stages": one, "onepass": one + rhs_parts(ivp, method.stages)}
+    rhs = {("stages", "none"): one, ("onepass", "none"): one + rhs_parts(ivp, method.stages),
+           ("onepass", "rhs-lc"): [p for g in FUSED_GROUPS for p in fused_parts(ivp, method, g)]}
     written, solvers = set(), 0
     paper = step_counts(method)
     manifest = {"ivp": ivp.name, "method": method.name, "n": n,
@@ -59,9 +64,9 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None) -
                 "variants": {}, "solvers": {}, "barriers": {}}
     can_build = set(generated_schemes())
     for v in enumerate_variants(ivp.comm):
-        counts = step_counts(method, v.pred, v.au, v.rhs)
+        counts = step_counts(method, v.pred, v.au, v.rhs, v.fuse)
         executions = dict(counts.executions, PACK=counts.comm_phases)
-        parts = list(method_parts(method, v.lc, v.au, v.pred, v.buf)) + rhs[v.rhs]
+        parts = list(method_parts(method, v.lc, v.au, v.pred, v.buf, v.fuse)) + rhs[(v.rhs, v.fuse)]
         for p in parts:
             if p.name not in written:
                 (out / "kernels" / f"{p.name}.c").write_text(p.code)
@@ -74,7 +79,7 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None) -
         manifest["barriers"][v.name] = counts.barriers
         if v.comm in can_build:
             stem = file_stem(v.name)
-            (out / "solvers" / f"{stem}.c").write_text(solver_source(ivp, method, v, n))
+            (out / "solvers" / f"{stem}.c").write_text(solver_source(ivp, method, v, n, target))
             manifest["solvers"][v.name] = {
                 "file": f"solvers/{stem}.c",
                 "build": " ".join(["mpicc", *shlex.split(DEFAULT_FLAGS), f"solvers/{stem}.c", "-o", stem, "-lm"])}
