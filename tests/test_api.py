@@ -104,14 +104,15 @@ def test_every_output_carries_the_floor_and_no_prediction_beats_it(replay_store)
 def test_variant_filter_keeps_the_matching_variants(replay_store, capsys):
     r = autotune.rank("heat2d", nodes=8, variant_filter="lc=jl-onepass|lj-onepass,comm=neighbour", store=replay_store)
     names = [v.name for v in r.ordered]
-    assert len(names) == 2 * 16 and all(n.startswith(("lc=jl-onepass,comm=neighbour", "lc=lj-onepass,comm=neighbour"))
+    # 2 LC forms x 16 x overlapped or not, and the 8 fused neighbour variants (jl-onepass)
+    assert len(names) == 2 * 16 * 2 + 8 and all(n.startswith(("lc=jl-onepass,comm=neighbour", "lc=lj-onepass,comm=neighbour"))
                                         for n in names)
     paper = autotune.sweep("heat2d,inverterchain", nodes=[4, 8], variant_filter="paper", store=replay_store)
     f = paper.to_frame()
     orders = ("ijl", "ilj", "jil", "jli", "lij", "lji")
     assert len(f) == 2 * 2 * 12
     assert set(f["name"]) == {f"lc={o},comm={c}" for o in orders for c in ("allgather", "neighbour")}
-    for text, message in (("fuse=rhs-lc", "'fuse=rhs-lc' is not key=value[|value...] or 'paper'"),
+    for text, message in (("tile=l1", "'tile=l1' is not key=value[|value...] or 'paper'"),
                           ("lc=jx", "lc=jx is not a value of lc"), ("comm=sparse", "no variant of heat2d matches")):
         code, _, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--variant-filter", text, "--store", replay_store)
         assert code == 2 and "--variant-filter" in err and message in err

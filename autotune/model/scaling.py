@@ -153,8 +153,9 @@ def analyse(points: list[Point], rule: Rule) -> ScaleAnalysis:
         speedup = t_best0 / pt.total_s
         eff = speedup * p0 / pt.p
         bound = (t_best0 * p0 / (p0 * own0.node_s + pt.p * pt.comm_s)) if own0 else None
+        exposed = pt.total_s - pt.node_s     # the communication not hidden behind computation (overlap)
         rows.append(ScaleRow(pt.variant, pt.p, pt.total_s, speedup, eff, bound, pt.node_s / pt.total_s,
-                             pt.comm_s / pt.total_s, "communication" if pt.comm_s > pt.node_s else "node",
+                             exposed / pt.total_s, "communication" if exposed > pt.node_s else "node",
                              bound is not None and eff > bound * (1 + 1e-9), pt.p * pt.total_s))
     # the best variant at each p.  Among tied ones (allgather and neighbour on one node) the
     # previous winner keeps its place, else the one best at the next node count: a tie is no

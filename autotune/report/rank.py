@@ -72,7 +72,8 @@ def explain_table(ex: ExplainResult) -> str:
     lines += ["",
               f"barriers: {r.barriers} per step, {r.prediction.barrier_s:.4e} s",
               f"node total (theta): {r.prediction.node_s:.4e} s",
-              f"communication: {r.comm_phases} phases of comm={r.variant.comm}, {r.prediction.comm_s:.4e} s",
+              f"communication: {r.comm_phases} phases of comm={r.variant.comm}, {r.prediction.comm_s:.4e} s"
+              + (f", {r.prediction.hidden_s:.4e} s of it behind the interior (overlap)" if r.prediction.hidden_s else ""),
               f"predicted (psi): {total:.4e} s per step"]
     for n in res.notes():
         lines.append(f"note: {n}")
