@@ -21,7 +21,7 @@ from autotune.errors import InputError
 from autotune.pipeline import entry
 from autotune.request.run import DEFAULT_FLAGS, RunOptions
 from autotune.request.scenario import DEFAULT_METHOD, ScenarioRequest
-from autotune.request.selection import selection
+from autotune.request.selection import sample_of, selection
 from autotune.results.rank import ExplainResult, RankResult
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
@@ -94,18 +94,21 @@ def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
          select: str = "preselected", variants: list[str] | None = None, variant_filter: str | None = None,
          top: int | None = None,
          within: float | None = None, steps: int = 10, warmup: int = 2, reps: int = 3, h: float | None = None,
-         flags: str = DEFAULT_FLAGS, launcher: str | None = None, timeout: float = 600.0, store=None,
-         jobs: int | None = None, progress: Progress = None,
-         say: Callable[[str], None] | None = None) -> TuneResult:
+         flags: str = DEFAULT_FLAGS, launcher: str | None = None, timeout: float = 600.0,
+         sample: int | None = None, seed: int = 0, store=None, jobs: int | None = None,
+         progress: Progress = None, say: Callable[[str], None] | None = None) -> TuneResult:
     """Build and run variants for real and compare with the predictions.  select: 'preselected'
-    (top/within, default within 10 %) or 'all'; variants: names to run instead."""
+    (top/within, default within 10 %) or 'all'; variants: names to run instead.  sample: also run
+    that many variants drawn at random (random.Random(seed)) from the others with a prediction;
+    .summary.check then says whether the pre-selection held against them."""
     if select not in ("preselected", "all"):
         raise InputError(f"{select!r}: expected 'preselected' or 'all'", field="select")
     req = ScenarioRequest(ivp, n, nodes, threads, machine, method, None, variant_filter)
     rule = selection(top, within, select == "all")
+    check = sample_of(sample, seed, rule, bool(variants))
     run = RunOptions(steps, warmup, reps, h, flags, launcher, timeout)
     with _store(store) as st:
-        return entry.tune(req, rule, run, st, say or _quiet, variants, progress, jobs)
+        return entry.tune(req, rule, run, st, say or _quiet, variants, progress, jobs, check)
 
 
 def calibrate(machine: str, *, procs="2", threads="1,2", ops=None, launcher: str | None = None,

@@ -48,8 +48,9 @@ def test_progress_goes_to_the_callback(cold_heat2d, session_store, capsys):
     calls = []
     r = autotune.rank("wave1d", nodes=8, store=session_store, progress=lambda *a: calls.append(a))
     assert capsys.readouterr() == ("", "")
-    assert r.analyses_run == 2 and calls[0] == (0, 2, "") and calls[-1][:2] == (2, 2)   # one RHS part, two forms
-    assert calls[-1][2].startswith("rhs.wave1d.interior")
+    # one RHS part: one argument vector, all s in one sweep, and the three fused sweeps
+    assert r.analyses_run == 5 and calls[0] == (0, 5, "") and calls[-1][:2] == (5, 5)
+    assert calls[-1][2].startswith(tuple(f"{k}.wave1d.interior" for k in ("rhs", "rhslcd", "rhslc", "rhsau")))
 
 
 @pytest.mark.parametrize("kwargs,field", [

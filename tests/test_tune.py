@@ -25,13 +25,17 @@ def test_tune_runs_the_preselection_and_compares(replay_store, tmp_path, capsys)
     for r in rows:
         assert r["measured_s"] > 0 and r["predicted_s"] > 0 and len(r["runs_s"]) == 2
         ph = r["phases"]   # the solver's phase timers against the model's kernel groups
-        # a variant without the predictor's copy (pred=direct) has no COPY phase
-        assert set(ph) == {"RHS", "LC", "COMM", "APPROX+UPDATE"} | ({"COPY"} if "pred=direct" not in r["name"] else set())
+        # a variant without the predictor's copy (pred=direct) has no COPY phase; a fused one's
+        # sweeps are timed as RHS (the LC and the update ride in them)
+        if "fuse=rhs-lc" in r["name"]:
+            assert set(ph) == {"RHS", "COMM"}
+        else:
+            assert set(ph) == {"RHS", "LC", "COMM", "APPROX+UPDATE"} | ({"COPY"} if "pred=direct" not in r["name"] else set())
         assert all(q["predicted_s"] > 0 and q["measured_s"] > 0 for q in ph.values())
         assert sum(q["measured_s"] for q in ph.values()) <= 1.5 * r["measured_s"]
         assert r["deviation_pct"] == pytest.approx(100 * (r["predicted_s"] - r["measured_s"]) / r["measured_s"])
     s = res["summary"]
-    assert s["measured"] == 4 and s["skipped"] == 252 and s["skipped_predicted_cost_s"] > 0
+    assert s["measured"] == 4 and s["skipped"] == 396 - 4 and s["skipped_predicted_cost_s"] > 0
     # the summary's statistics recomputed from the rows: correlation over four measured variants,
     # and the tie-aware top-1 loss (the mean loss over the variants tied for the predicted best)
     pred, meas = [r["predicted_s"] for r in rows], [r["measured_s"] for r in rows]
@@ -42,7 +46,7 @@ def test_tune_runs_the_preselection_and_compares(replay_store, tmp_path, capsys)
     loss = sum(100 * (m - min(meas)) / min(meas) for m in tied) / len(tied)
     assert s["top1_loss_pct"] == pytest.approx(loss) and s["measured_best"] == rows[meas.index(min(meas))]["name"]
     assert sorted(r["rank_measured"] for r in rows) == [1, 2, 3, 4]
-    assert set(s["phase_ratio"]) >= {"RHS", "LC", "COMM", "APPROX+UPDATE"}
+    assert set(s["phase_ratio"]) >= {"RHS", "COMM"}
     assert (tmp_path / "t.png").stat().st_size > 1000 and "build" in err and "run 2/2" in err
 
 

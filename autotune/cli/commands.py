@@ -12,7 +12,7 @@ from autotune.report.registry import plot, render
 from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
 from autotune.storage.paths import check_output_path
-from autotune.request.selection import selection
+from autotune.request.selection import sample_of, selection
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine, machine_names
 from autotune.specs.method import load_method, method_names
@@ -82,6 +82,8 @@ def cmd_scale(args, progress) -> int:
 
 def cmd_tune(args, progress) -> int:
     if args.plan:
+        if args.sample is not None:
+            raise InputError(f"{args.sample}: not with --plan, which runs the planned variants", field="sample")
         return cmd_tune_plan(args, progress)
     if not args.ivp:
         raise InputError("tune: give --ivp (and the scenario) or --plan")
@@ -89,10 +91,11 @@ def cmd_tune(args, progress) -> int:
         from autotune.report.plots import check_plot_path
         check_plot_path(args.plot)
     req, rule = scenario_request(args), rule_of(args)
-    run = RunOptions(args.steps, args.warmup, args.reps, args.h, args.flags, args.launcher, args.timeout)
     variants = [x for x in args.variants.split(";") if x.strip()] if args.variants else None
+    sample = sample_of(args.sample, args.seed, rule, bool(variants))
+    run = RunOptions(args.steps, args.warmup, args.reps, args.h, args.flags, args.launcher, args.timeout)
     with open_store(args) as store:
-        res = entry.tune(req, rule, run, store, progress_line("tune"), variants, progress, args.jobs)
+        res = entry.tune(req, rule, run, store, progress_line("tune"), variants, progress, args.jobs, sample)
     if args.plot:
         plot(res, args.plot)
     emit(render(res, args.format))

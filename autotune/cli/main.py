@@ -116,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--launcher", help="as for calibrate (default mpiexec -n {procs})")
     t.add_argument("--timeout", type=float, default=run.timeout, help="seconds per run")
     t.add_argument("--plot", type=Path, help="predicted against measured per variant (.png/.svg)")
+    t.add_argument("--sample", metavar="K", help="check the pre-selection: also run K variants drawn at "
+                                                 "random from the others with a prediction")
+    t.add_argument("--seed", metavar="S", default="0", help="seed of the --sample draw (default 0)")
     t.add_argument("--format", choices=formats(TuneResult), default="table")
 
     sc = sub.add_parser("scale", help="predicted scalability over node counts: speedup, efficiency, bound, "

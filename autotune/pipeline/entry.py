@@ -12,6 +12,7 @@ from autotune.pipeline.sweep import run_scale, run_sweep
 from autotune.pipeline.tune import tune as run_tune
 from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
+from autotune.request.selection import Sample
 from autotune.results.rank import ExplainResult, RankResult
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
@@ -62,8 +63,10 @@ def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = No
 
 
 def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: Callable[[str], None],
-         variants: list[str] | None = None, progress: Progress = None, jobs: int | None = None) -> TuneResult:
-    """Build and run variants: the named ones, else those the rule selects (Rule('all'): every one)."""
+         variants: list[str] | None = None, progress: Progress = None, jobs: int | None = None,
+         sample: Sample | None = None) -> TuneResult:
+    """Build and run variants: the named ones, else those the rule selects (Rule('all'): every one);
+    sample (request.selection.sample_of): also a random draw of the others, to check the selection."""
     sc = req.scenario()
     applicable, excluded = applicable_variants(sc, select=req.sweep_spec().variant_filter)
     named = [parse_variant(x.strip(), sc.ivp.comm, "variants") for x in variants] if variants else []
@@ -78,4 +81,4 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: C
         chosen = [v.name for v in named]
     else:
         chosen = [r.variant.name for r in ranked.ordered if r.variant.name in ranked.preselected]
-    return run_tune(ranked, chosen, plan, store, say)
+    return run_tune(ranked, chosen, plan, store, say, sample=sample)

@@ -14,11 +14,13 @@ import time
 from typing import Callable
 
 from autotune.tools import build as buildmod
+from autotune.model.check import check_sample, draw_sample
 from autotune.model.compare import compare
 from autotune.errors import InputError, ToolError
 from autotune.request.run import RunPlan
+from autotune.request.selection import Sample
 from autotune.results.rank import RankResult
-from autotune.results.tune import TuneResult, TuneRow, TuneSummary
+from autotune.results.tune import TuneCheck, TuneResult, TuneRow, TuneSummary
 from autotune.codegen.solver import solver_source
 from autotune.storage.store import Store
 from autotune.tools.toolchain import compiler_version, package_version
@@ -52,17 +54,24 @@ def _stored(store: Store, sc, names: list[str], flags) -> dict[str, dict]:
 
 
 def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
-         progress: Callable[[str], None], resume: bool = False) -> TuneResult:
+         progress: Callable[[str], None], resume: bool = False, sample: Sample | None = None) -> TuneResult:
     """Build every chosen variant, then run the repetitions round-robin (variant 1, 2, ..., 1, 2,
     ...): a slow drift of a shared machine then touches every variant alike instead of the ones
     that happened to run during it.  resume: a variant the store has measured (same scenario,
-    variant and flags) is reported from there, not run again."""
+    variant and flags) is reported from there, not run again.  sample: also run that many
+    variants drawn from the other predicted ones, and check the chosen against them."""
     sc = ranked.scenario
     by_name = {r.variant.name: r for r in ranked.ordered}
+    pool = [r.variant.name for r in ranked.ordered if r.prediction]
+    sampled = draw_sample(pool, chosen, sample.size, sample.seed) if sample else []
+    if sample:
+        progress(f"check: {len(sampled)} variants drawn at random (seed {sample.seed}) from the "
+                 f"{len(set(pool) - set(chosen))} the pre-selection leaves out")
+    chosen = list(chosen) + sampled
     stored = _stored(store, sc, chosen, plan.flags) if resume else {}
     rows = {name: {"name": name, "predicted_s": by_name[name].prediction.total_s if by_name[name].prediction else None,
                    "measured_s": None, "runs_s": [], "error": None, "preselected": name in ranked.preselected,
-                   "reused": False}
+                   "sampled": name in sampled, "reused": False}
             for name in chosen}
     for name, old in stored.items():
         rows[name].update(measured_s=old["measured_s"], runs_s=old.get("runs_s", []), phases=old.get("phases"),
@@ -76,7 +85,7 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
         progress(f"[{i}/{len(todo)}] {name}: build")
         try:
             mpicc = mpicc or buildmod.find_mpicc()
-            exes[name] = buildmod.build(solver_source(sc.ivp, sc.method, by_name[name].variant, sc.n),
+            exes[name] = buildmod.build(solver_source(sc.ivp, sc.method, by_name[name].variant, sc.n, sc.machine),
                                         plan.flags, mpicc)
         except (InputError, ToolError) as e:
             rows[name]["error"] = str(e)
@@ -120,6 +129,8 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
         summary.best_over_paper_form = min(r["measured_s"] for r in ok) / best_paper["measured_s"]
     summary.skipped = len(skipped)
     summary.skipped_predicted_cost_s = sum(t for _, t in skipped) * (plan.steps * plan.reps)
+    if sample:
+        summary.check = TuneCheck(**check_sample(rows, len(pool), ranked.rule.describe(), sample.seed))
     return TuneResult(sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads, plan.steps,
                       plan.warmup, plan.reps, plan.h, list(plan.flags), ranked.rule.describe(),
                       [TuneRow.of(r) for r in rows], summary)

@@ -16,7 +16,7 @@ def tune_json(res: TuneResult) -> str:
 
 
 TUNE_FIELDS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
-               "rank_predicted", "rank_measured", "preselected", "error"]
+               "rank_predicted", "rank_measured", "preselected", "sampled", "error"]
 
 
 @renderer(TuneResult, "csv")
@@ -45,7 +45,8 @@ def tune_table(result: TuneResult) -> str:
             continue
         over = f"{v['measured_s'] / s['bound_s']:8.2f}" if s.get("bound_s") else "       -"
         lines.append(f"{v['name']:{w}} {fmt_s(v['predicted_s']):>12} {v['measured_s']:12.4e} "
-                     f"{v['deviation_pct']:8.1f} {v['rank_predicted']:>4}/{v['rank_measured']:<4} {over}")
+                     f"{v['deviation_pct']:8.1f} {v['rank_predicted']:>4}/{v['rank_measured']:<4} {over}"
+                     + ("  sampled" if v.get("sampled") else ""))
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
     lines += ["", f"Spearman {fmt(s['spearman'])}, Kendall {fmt(s['kendall'])}, top-1 loss "
               + ("n/a" if s["top1_loss_pct"] is None else f"{s['top1_loss_pct']:.1f} %"
@@ -65,7 +66,24 @@ def tune_table(result: TuneResult) -> str:
     if s["skipped"]:
         lines.append(f"pre-selection ({res['selection']}) skipped {s['skipped']} variants: about "
                      f"{s['skipped_predicted_cost_s']:.1f} s of runs saved (predicted)")
+    if s.get("check"):
+        lines += check_lines(s["check"])
     return "\n".join(lines) + "\n"
+
+
+def check_lines(c: dict) -> list[str]:
+    """The check of the pre-selection against a random sample (tune --sample)."""
+    best = lambda b: "none measured" if b is None else f"{b['name']}  {b['measured_s']:.4e} s"  # noqa: E731
+    drawn = f"{c['sampled']} variant" + ("" if c["sampled"] == 1 else "s")
+    out = ["", f"check of the pre-selection: {drawn} drawn at random (seed {c['seed']}) from the "
+               f"{c['pool'] - c['preselected']} it leaves out",
+           f"  best pre-selected  {best(c['preselected_best'])}",
+           f"  best sampled       {best(c['sample_best'])}",
+           f"  {c['verdict']}"]
+    if c["runs_saved_pct"] is not None:
+        out.append(f"  running only the {c['preselected']} pre-selected saves {c['runs_saved_pct']:.1f} % of the "
+                   f"runs of an exhaustive search of the {c['pool']} variants")
+    return out
 
 
 @renderer(PlanRunResult, "json")

@@ -1,5 +1,8 @@
-"""Which variants to pre-select (or run): the rule and its default, declared once."""
+"""Which variants to pre-select (or run): the rule and its default, declared once; and the random
+sample that checks a pre-selection (tune --sample)."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from autotune.errors import InputError
 from autotune.model.ranking import Rule
@@ -22,3 +25,40 @@ def selection(top: int | None = None, within: float | None = None, all: bool = F
             raise InputError(f"{within}: expected a percentage >= 0", field="within")
         return Rule("within", float(within))
     return Rule("within", DEFAULT_WITHIN_PCT)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """tune's check of the pre-selection: size variants drawn with random.Random(seed) from the
+    ranked variants it leaves out, run beside it."""
+    size: int
+    seed: int = 0
+
+
+def _integer(value, field: str) -> int:
+    """An integer from the API (an int) or the command line (its text)."""
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise InputError(f"{value}: expected an integer", field=field) from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{value!r}: expected an integer", field=field)
+    return value
+
+
+def sample_of(size=None, seed=0, rule: Rule | None = None, named: bool = False) -> Sample | None:
+    """The checked sample (None: no check).  Nothing is left to sample beside every variant
+    (rule all), and named variants are no pre-selection to check."""
+    seed = _integer(0 if seed is None else seed, "seed")
+    if size is None:
+        return None
+    size = _integer(size, "sample")
+    if size < 1:
+        raise InputError(f"{size}: expected an integer >= 1", field="sample")
+    if rule is not None and rule.kind == "all":
+        raise InputError(f"{size}: every variant runs already (all), none is left to sample", field="sample")
+    if named:
+        raise InputError(f"{size}: not with named variants: the sample checks the pre-selection",
+                         field="sample")
+    return Sample(size, seed)

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field, fields
 from autotune.results.frames import frame
 
 ROW_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
-               "rank_predicted", "rank_measured", "preselected", "error"]
+               "rank_predicted", "rank_measured", "preselected", "sampled", "error"]
 
 
 @dataclass
@@ -18,6 +18,7 @@ class TuneRow:
     runs_s: list[float] = field(default_factory=list)
     error: str | None = None
     preselected: bool = False
+    sampled: bool = False                  # drawn at random to check the pre-selection (--sample)
     reused: bool = False                   # measured before (from the store)
     phases: dict | None = None             # phase -> {predicted_s, measured_s}
     measured_on: str | None = None
@@ -29,6 +30,22 @@ class TuneRow:
     def of(cls, d: dict) -> "TuneRow":
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
+
+
+@dataclass
+class TuneCheck:
+    """The pre-selection against a random sample of the variants it left out (model.check)."""
+    seed: int
+    sampled: int                           # variants drawn (fewer than asked when few were left)
+    pool: int                              # variants with a prediction: an exhaustive search's runs
+    preselected: int
+    preselected_best: dict | None          # {name, measured_s}; None: none was measured
+    sample_best: dict | None
+    sample_beats_preselected: bool | None  # None: one side has no measurement
+    sample_gain_pct: float | None          # how much faster the sample's best is, % of the pre-selected best
+    held_margin_pct: float                 # a gain up to this still counts as held
+    runs_saved_pct: float | None           # 100 * (1 - preselected / pool)
+    verdict: str
 
 
 @dataclass
@@ -50,6 +67,7 @@ class TuneSummary:
     best_over_bound: float | None = None   # measured best / bound_s (below 1: a bug to find)
     best_paper_form: str | None = None     # the measured best of the paper's forms in this run
     best_over_paper_form: float | None = None   # measured best / that variant's measured time
+    check: TuneCheck | None = None         # tune --sample: the pre-selection checked
 
 
 @dataclass
