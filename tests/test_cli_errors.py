@@ -44,8 +44,15 @@ def test_list_and_generate(capsys, tmp_path):
     assert code == 0 and {"heat2d", "inverterchain", "medakzo", "wave1d", "string-row", "string-mix"} <= {
         line.split()[0] for line in out.splitlines()}
     code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "medakzo", "--format", "json")
-    assert json.loads(out)["medakzo"][-1] == ("lc=jl-onepass,comm=sparse,au=fused,pred=direct,buf=ghost,rhs=onepass,"
-                                              "fuse=rhs-lc,block=l2")
+    space = json.loads(out)["medakzo"]
+    assert space["variants"][-1] == ("lc=jl-onepass,comm=sparse,au=fused,pred=direct,buf=ghost,rhs=onepass,"
+                                     "fuse=rhs-lc,block=l2") and space["count"] == len(space["variants"]) == 264
+    dims = {d["key"]: d for d in space["dimensions"]}
+    assert dims["comm"]["values"] == ["allgather", "sparse"] and dims["overlap"]["rules"] == {
+        "halo": {"comm": ["neighbour"]}} and dims["au"]["default"] == "split"
+    code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "heat2d")
+    assert out.startswith("heat2d: 396 variants") and "fuse       none rhs-lc" in out
+    assert "rhs-lc needs lc=jl-onepass, rhs=onepass, pred=direct, au=fused" in out
     code, out, _ = run_cli(capsys, "list", "methods")
     assert "radauIIA7" in out and "order 7" in out
     code, out, _ = run_cli(capsys, "generate", "--ivp", "wave1d", "--out", tmp_path / "v")
@@ -76,7 +83,7 @@ def test_a_file_named_like_an_ivp_does_not_shadow_it(capsys, tmp_path, monkeypat
     (tmp_path / "heat2d").write_bytes(b"\x7fELF\x02\x01\x01\xd8\x9e\x00")
     (tmp_path / "mine").write_bytes(b"\x7fELF\x02\xff\xfe\x00")
     code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "heat2d", "--format", "json")
-    assert code == 0 and len(json.loads(out)["heat2d"]) == 396
+    assert code == 0 and json.loads(out)["heat2d"]["count"] == 396
     code, _, err = run_cli(capsys, "list", "variants", "--ivp", "mine")
     assert code == 2 and err.strip().endswith("mine: not a text (YAML) file") and len(err.strip().splitlines()) == 1
 

@@ -16,7 +16,7 @@ from autotune.request.selection import sample_of, selection
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine, machine_names
 from autotune.specs.method import load_method, method_names
-from autotune.specs.variants import enumerate_variants
+from autotune.specs.variants import describe_space
 from autotune.storage.paths import default_store_path
 from autotune.storage.store import Store
 
@@ -165,20 +165,27 @@ def cmd_calibrate(args, progress) -> int:
     return 0
 
 
+def _space_text(ivp_name: str, space: dict) -> str:
+    """The dimensions (values, the paper's default, the rules), the count, then every name."""
+    lines = [f"{ivp_name}: {space['count']} variants", "",
+             f"  {'dimension':9}  {'values':44}  {'default':8}  rules"]
+    for d in space["dimensions"]:
+        rules = "; ".join(f"{v} needs " + ", ".join(f"{k}={'|'.join(a)}" for k, a in r.items())
+                          for v, r in d["rules"].items())
+        lines.append(f"  {d['key']:9}  {' '.join(d['values']):44}  {d['default'] or '(named)':8}  {rules}")
+    lines += ["", *(f"  {name}" for name in space["variants"])]
+    return "\n".join(lines)
+
+
 def cmd_list(args) -> int:
     if args.what == "variants":
         names = [args.ivp] if args.ivp else ivp_names()
-        rows = {}
-        for name in names:
-            ivp = load_ivp(name)
-            rows[ivp.name] = [v.name for v in enumerate_variants(ivp.comm)]
+        spaces = {ivp.name: describe_space(ivp.comm) for ivp in map(load_ivp, names)}
         if args.format == "json":
-            print(json.dumps(rows, indent=2))
+            print(json.dumps(spaces, indent=2))
         else:
-            for ivp_name, vs in rows.items():
-                print(f"{ivp_name}: {len(vs)} variants")
-                for v in vs:
-                    print(f"  {v}")
+            for ivp_name, space in spaces.items():
+                print(_space_text(ivp_name, space))
         return 0
     if args.what == "ivps":
         items = {n: load_ivp(n).description.split(". ")[0].rstrip(".") for n in ivp_names()}

@@ -298,3 +298,16 @@ def selected_variants(allowed_comm, comm_filter=None, select: Filter | None = No
 @lru_cache(maxsize=256)
 def _selected(allowed_comm: tuple, comm_filter: tuple | None, select: Filter | None) -> tuple[Variant, ...]:
     return tuple(v for v in _variants(allowed_comm, comm_filter) if matches(v, select))
+
+
+def describe_space(allowed_comm) -> dict:
+    """The variant space of an IVP as data: each dimension with its values (those the IVP allows
+    for comm), default, rules and description; the count; the names."""
+    pool = enumerate_variants(allowed_comm)
+    dims = []
+    for key, d in DIMENSIONS.items():
+        values = [v for v in d.choices if key != "comm" or v.name in allowed_comm]
+        dims.append({"key": key, "values": [v.name for v in values], "default": d.default,
+                     "rules": {v.name: {k: list(a) for k, a in v.requires} for v in values if v.requires},
+                     "description": d.description})
+    return {"count": len(pool), "dimensions": dims, "variants": [v.name for v in pool]}
