@@ -61,14 +61,14 @@ def rank(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
 def sweep(ivps, *, n=None, nodes=None, threads=None, machine: str | None = None, method: str = DEFAULT_METHOD,
           comm=None, variant_filter: str | None = None, top: int | None = None, within: float | None = None,
           store=None, jobs: int | None = None,
-          progress: Progress = None) -> SweepResult:
+          progress: Progress = None, selected_only: bool = False) -> SweepResult:
     """Many scenarios at once (ivps: a name, a list or 'all'; n, nodes, threads: a value, a list or a
     range such as "1e6:1e8:20log" or "1:64:x2"); .to_frame() is the long table."""
     req = ScenarioRequest(ivps, n, nodes, threads, machine, method, comm, variant_filter)
     spec = req.sweep_spec()
     from autotune.pipeline.sweep import run_sweep
     with _store(store) as st:
-        return run_sweep(spec, selection(top, within), st, progress, jobs)
+        return run_sweep(spec, selection(top, within), st, progress, jobs, selected_only)
 
 
 def scale(ivp: str, *, n=None, nodes="1:64", threads=None, machine: str | None = None,

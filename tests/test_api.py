@@ -34,6 +34,9 @@ def test_sweep_scale_and_explain(replay_store):
     df = s.to_frame()
     assert list(df.columns) == list(FIELDS) and len(df) == 2 * 3 * 2 * 396
     assert set(df.groupby(["ivp", "n", "nodes"])["rank"].min()) == {1}
+    top = autotune.sweep(["heat2d", "inverterchain"], n="3e7:3.6e7:3log", nodes=[4, 8], top=5, selected_only=True,
+                         store=replay_store).to_frame()
+    assert len(top) == 2 * 3 * 2 * 5 and top["preselected"].all() and set(top["rank"]) == {1, 2, 3, 4, 5}
     sc = autotune.scale("heat2d", n=35808256, nodes="1:8", store=replay_store)
     f = sc.to_frame()
     assert sorted(set(f["nodes"])) == list(range(1, 9)) and sc.recommended.nodes in range(1, 9)

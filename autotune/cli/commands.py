@@ -54,7 +54,7 @@ def open_store(args):
 def cmd_rank(args, progress) -> int:
     req, rule = scenario_request(args), rule_of(args)
     with open_store(args) as store:
-        res = entry.rank(req, rule, store, progress, args.jobs)
+        res = entry.rank(req, rule, store, progress, args.jobs, args.selected_only)
     emit(render(res, args.format))
     return 0
 

@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel = r.add_mutually_exclusive_group()
     sel.add_argument("--top", type=_int_arg, help="pre-select the K best variants")
     sel.add_argument("--within", type=float, help=f"pre-select within PCT %% of the best (default {DEFAULT_WITHIN_PCT:g})")
+    r.add_argument("--selected-only", action="store_true",
+                   help="in a sweep, write the rows of the pre-selected variants only (batch pre-selection)")
     r.add_argument("--format", choices=formats(RankResult), default="table")
 
     e = sub.add_parser("explain", help="per-kernel breakdown of one variant's prediction")

@@ -31,11 +31,12 @@ def _require_applicable(sc: Scenario, named: list[Variant], excluded: dict[str, 
 
 
 def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = None,
-         jobs: int | None = None) -> RankResult | SweepResult:
-    """One scenario ranked, or a sweep (lists or ranges in ivp, n, nodes or threads)."""
+         jobs: int | None = None, selected_only: bool = False) -> RankResult | SweepResult:
+    """One scenario ranked, or a sweep (lists or ranges in ivp, n, nodes or threads; selected_only:
+    its rows of the pre-selected variants only)."""
     spec = req.sweep_spec()
     if spec.is_sweep:
-        return run_sweep(spec, rule, store, progress, jobs)
+        return run_sweep(spec, rule, store, progress, jobs, selected_only)
     sc = req.scenario()
     variants, excluded = applicable_variants(sc, spec.comm, spec.variant_filter)
     if spec.comm and excluded:

@@ -56,13 +56,14 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
 
 
 def run_sweep(spec: SweepSpec, rule: Rule, store: Store,
-              progress: Callable[[int, int, str], None] | None = None, jobs: int | None = None) -> SweepResult:
+              progress: Callable[[int, int, str], None] | None = None, jobs: int | None = None,
+              selected_only: bool = False) -> SweepResult:
     items, requested, skipped = scenarios(spec)
     if not items:
         reasons = sorted({s["reason"] for s in skipped})
         raise InputError("no scenario of the sweep can run: " + "; ".join(reasons[:3]))
     results = rank_many(items, rule, store, progress, jobs, detail=False)
-    return SweepResult(results, requested, skipped, results[0].analyses_run, rule)
+    return SweepResult(results, requested, skipped, results[0].analyses_run, rule, selected_only)
 
 
 def run_scale(spec: SweepSpec, rule: ScaleRule, store: Store, progress=None, jobs: int | None = None) -> ScaleResult:

@@ -47,6 +47,7 @@ class SweepResult:
     skipped: list[dict]           # scenarios that cannot run, with the reason
     analyses_run: int
     rule: Rule
+    selected_only: bool = False   # rows() keeps the pre-selected variants of each scenario only
 
     def rows(self) -> list[SweepRow]:
         """The long format, best first within a scenario."""
@@ -60,6 +61,8 @@ class SweepResult:
             pre, bound = res.preselected, res.bound_s
             for i, r in enumerate(res.ordered, 1):
                 v, p = r.variant, r.prediction
+                if self.selected_only and v.name not in pre:
+                    continue
                 if v.comm not in basis:
                     basis[v.comm] = comm_basis(sc.machine.network, v.comm, ctx)
                 rows.append(make(head + ((i, v.name, v.lc, v.comm, p.total_s, p.node_s, p.comm_s, p.barrier_s)
