@@ -31,7 +31,8 @@ def test_tune_runs_the_preselection_and_compares(replay_store, tmp_path, capsys)
             assert set(ph) == {"RHS", "COMM"}
         else:
             assert set(ph) == {"RHS", "LC", "COMM", "APPROX+UPDATE"} | ({"COPY"} if "pred=direct" not in r["name"] else set())
-        assert all(q["predicted_s"] > 0 and q["measured_s"] > 0 for q in ph.values())
+        # (an overlapped exchange may hide all of the predicted communication: COMM predicted 0)
+        assert all(q["predicted_s"] >= 0 and q["measured_s"] > 0 for q in ph.values())
         assert sum(q["measured_s"] for q in ph.values()) <= 1.5 * r["measured_s"]
         assert r["deviation_pct"] == pytest.approx(100 * (r["predicted_s"] - r["measured_s"]) / r["measured_s"])
     s = res["summary"]
