@@ -226,7 +226,12 @@ def pairwise_cover(variants: list[Variant]) -> list[Variant]:
         vals = [getattr(v, k) for k in keys]
         return {(i, vals[i], j, vals[j]) for i in range(len(keys)) for j in range(i + 1, len(keys))}
 
-    table = [(v, pairs(v)) for v in variants]
+    return _greedy_cover([(v, pairs(v)) for v in variants])
+
+
+def _greedy_cover(table: list[tuple[Variant, set]]) -> list[Variant]:
+    """Pick variants until every item of any variant's set is covered: each pick covers the most
+    items not yet covered; ties go to the earlier variant."""
     todo = set().union(*(p for _, p in table)) if table else set()
     chosen: list[Variant] = []
     while todo:
@@ -240,14 +245,7 @@ def value_cover(variants: list[Variant]) -> list[Variant]:
     """A subset of `variants` in which every value of every dimension that occurs in `variants`
     occurs at least once (greedy, as pairwise_cover): one solver per value for checks too costly
     to run on pairs (the convergence order)."""
-    table = [(v, set(v.fields().items())) for v in variants]
-    todo = set().union(*(p for _, p in table)) if table else set()
-    chosen: list[Variant] = []
-    while todo:
-        v, p = max(table, key=lambda vp: len(vp[1] & todo))
-        chosen.append(v)
-        todo -= p
-    return chosen
+    return _greedy_cover([(v, set(v.fields().items())) for v in variants])
 
 
 Filter = tuple[tuple[str, frozenset], ...]   # (dimension, allowed values); ("paper", {}) for the paper's forms
