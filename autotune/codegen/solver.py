@@ -27,7 +27,7 @@ def _halo(ivp: IVP, n: int) -> int:
 
 
 # Cache sizes per core where no machine is given (generate without --machine)
-DEFAULT_CACHE_BYTES = {"l1": 32 * 1024, "l2": 512 * 1024, "l3": 2 * 1024 * 1024}
+DEFAULT_CACHE_BYTES = {"l1": 32 * 1024, "l2": 512 * 1024}
 
 
 def tile_components(machine: Machine | None, block: str, stages: int) -> int:

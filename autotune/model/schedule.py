@@ -94,19 +94,21 @@ def step_events(method: Method, pred: str = "copy", au: str = "split", rhs: str 
 @dataclass(frozen=True)
 class StepCounts:
     executions: dict[str, int]   # kernel group -> executions per step
-    comm_phases: int
+    comm_phases: int             # argument vectors communicated per step
     barriers: int
+    exchanges: int = 0           # communication events (each followed by the sweep that reads them)
 
 
 def step_counts(method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages",
                 fuse: str = "none") -> StepCounts:
     execs: Counter = Counter()
-    comm = barriers = 0
+    comm = barriers = exchanges = 0
     for e in step_events(method, pred, au, rhs, fuse):
         if e.kind == "kernel":
             execs[e.what] += e.count
         elif e.kind == "comm":
             comm += e.count
+            exchanges += 1
         else:
             barriers += e.count
-    return StepCounts(dict(execs), comm, barriers)
+    return StepCounts(dict(execs), comm, barriers, exchanges)

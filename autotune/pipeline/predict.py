@@ -157,19 +157,18 @@ def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[
 
     rhs_by_form: dict[tuple, list[PartUse]] = {}
 
-    def rhs_uses(form_rhs: str, fuse: str, dist: dict) -> list[PartUse]:
+    def rhs_uses(form_rhs: str, fuse: str, dist: dict, execs: dict[str, int]) -> list[PartUse]:
         """The RHS parts of one form with their executions: one argument vector's parts (the
         predictor's, and the corrector's s sweeps in the stage form), all s in one sweep; or the
-        fused sweeps' parts."""
+        fused sweeps' parts.  execs: the form's executions per kernel group (the RHS's depend on
+        rhs and fuse only, which the key holds)."""
         key = (form_rhs, fuse) + tuple(dist.get(g) for g in ("RHS", "RHSALL") + kmod.FUSED_GROUPS)
         uses = rhs_by_form.get(key)
         if uses is None:
             uses = rhs_by_form[key] = []
             if fuse != "none":
-                execs = session.counts(sc.method, "direct", "fused", form_rhs, fuse).executions
                 groups = [session.fused_parts(sc.ivp, sc.method, g) for g in kmod.FUSED_GROUPS]
             else:
-                execs = session.counts(sc.method, rhs=form_rhs).executions
                 kinds = [None] + ([sc.method.stages] if form_rhs == "onepass" else [])
                 groups = [session.rhs_parts(sc.ivp, stages) for stages in kinds]
             for group in groups:
@@ -198,7 +197,7 @@ def part_uses(sc: Scenario, variants: list[Variant], session: Session) -> tuple[
                 if u is None:
                     u = by_key[key] = PartUse(part, execs[part.kernel], n_local, 0, mix)
                 uses.append(u)
-            uses += rhs_uses(v.rhs, v.fuse, dist)
+            uses += rhs_uses(v.rhs, v.fuse, dist, execs)
         out[v.name] = uses
     return out, list(by_key.values()) + [u for form_uses in rhs_by_form.values() for u in form_uses]
 
@@ -321,7 +320,6 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
             u.seconds = sum(w * sec for w, sec in costs) * u.executions
     comm_by_scheme: dict[tuple, float] = {}
     interior = interior_share(math.ceil(sc.n / sc.nodes), ctx.distance)
-    overlap_regions = 1 + sc.method.iterations   # the sweeps that follow an exchange
     by_form: dict[tuple, tuple] = {}     # variants of one form run the same parts
     out = []
     for v in variants:
@@ -337,7 +335,7 @@ def assemble(sc: Scenario, variants: list[Variant], uses: tuple[dict[str, list[P
         # overlap=halo: the sweeps after each exchange run their interior while it is in flight, in
         # a parallel region of its own (one barrier more per exchange)
         interior_s = rhs_s * interior if v.overlap != "none" and rhs_s is not None else None
-        barriers = counts.barriers + (overlap_regions if v.overlap != "none" else 0)
+        barriers = counts.barriers + (counts.exchanges if v.overlap != "none" else 0)
         ck = (v.comm, counts.comm_phases)
         if ck not in comm_by_scheme:
             comm_by_scheme[ck] = commmod.phase_seconds(v.comm, ctx, op_seconds) * counts.comm_phases
