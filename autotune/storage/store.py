@@ -1,18 +1,35 @@
-"""The SQLite store: ECM results (and later measurements, fits and runs).
+"""The SQLite store: ECM results, measurements, fits and runs.
 
-Every write is one transaction; WAL mode and a busy timeout make concurrent
-`autotune` processes safe.  An ECM result is keyed by a hash of everything it
-depends on (see ecm_key), so it replays exactly and is never stale.
+Every write is one `BEGIN IMMEDIATE` transaction, so concurrent `autotune` processes never see
+or leave a half-written store.  An ECM result is keyed by a hash of everything it depends on
+(see ecm_key), so it replays exactly and is never stale.
+
+Journal mode follows the file system (see filesystems.py): WAL on a local disk, where readers
+never wait for writers; the rollback journal (DELETE) on network and cluster file systems (NFS,
+Lustre, GPFS, ...), where WAL's shared-memory index would be corrupted by processes on different
+hosts.  AUTOTUNE_STORE_MODE=wal|journal|auto overrides the choice; `Store.mode` tells which mode
+and why.  Network file systems may answer a lock request with SQLITE_BUSY at once instead of
+waiting, so beginning, committing and reading retry with backoff beyond the busy timeout, for a
+bounded time, and then raise StoreLockedError with one line saying what to do.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import random
 import sqlite3
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, NamedTuple, TypeVar
 
-from autotune.errors import InputError
+from autotune.errors import InputError, ToolError
+from autotune.storage.filesystems import Mount, filesystem_of
+
+MODE_ENV = "AUTOTUNE_STORE_MODE"
+_PRAGMA = {"wal": "wal", "journal": "delete"}
+T = TypeVar("T")
 
 SCHEMA_VERSION = 1
 _TABLES = """
@@ -58,43 +75,150 @@ def ecm_key(inputs: dict) -> str:
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 
+class StoreMode(NamedTuple):
+    """The store's journal mode ('wal' or 'journal') and why, e.g. ('journal', 'nfs4 at /home')."""
+    mode: str
+    reason: str
+
+
+class StoreLockedError(ToolError):
+    """The store stayed locked past the retries (another process, or locks that do not work)."""
+
+
+def mode_for_mount(mount: Mount | None) -> StoreMode:
+    """WAL only where the file system is known to be one host's own; the rollback journal elsewhere."""
+    if mount is None:
+        return StoreMode("journal", "file system unknown (no mount table)")
+    kind, where = mount.kind, mount.describe()
+    if kind == "local":
+        return StoreMode("wal", where)
+    if kind == "unknown":
+        return StoreMode("journal", f"{where}, not known to be a local file system")
+    warning = mount.lock_warning()
+    return StoreMode("journal", f"{where}; {warning}" if warning else where)
+
+
+def choose_mode(path: Path | str, requested: str | None = None, mounts: list[Mount] | None = None) -> StoreMode:
+    """`requested`, else $AUTOTUNE_STORE_MODE, else (auto) the mode the file system of `path` calls for."""
+    source = "requested" if requested else MODE_ENV
+    value = (requested or os.environ.get(MODE_ENV) or "auto").strip().lower()
+    if value in _PRAGMA:
+        return StoreMode(value, f"{source} {value}" if requested else f"{MODE_ENV}={value}")
+    if value != "auto":
+        raise InputError(f"{source}: expected wal, journal or auto, got {value!r}")
+    return mode_for_mount(filesystem_of(path, mounts))
+
+
+def _is_busy(e: sqlite3.Error) -> bool:
+    code = getattr(e, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(e) or "busy" in str(e)
+
+
 class Store:
-    def __init__(self, path: Path | str):
+    """The store at `path`.  `mode` ('wal', 'journal', 'auto') overrides $AUTOTUNE_STORE_MODE; SQLite waits
+    `busy_timeout_s` for a lock, and the store retries for `retry_s` more before StoreLockedError."""
+
+    def __init__(self, path: Path | str, mode: str | None = None, *, busy_timeout_s: float = 30.0,
+                 retry_s: float = 60.0):
         self.path = Path(path)
+        self.busy_timeout_s, self.retry_s = busy_timeout_s, retry_s
+        self._leaving_wal = False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None)
-            self._db.execute("PRAGMA busy_timeout = 60000")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            with self.transaction():
-                for statement in _TABLES.split(";"):
-                    if statement.strip():
-                        self._db.execute(statement)
-                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            self.mode = choose_mode(self.path, mode)
+            self._db = self._retrying(self._connect, "opening")
         except (OSError, sqlite3.Error) as e:
             raise InputError(f"store {self.path}: cannot open ({e})") from None
+        try:
+            with self.transaction() as db:
+                for statement in _TABLES.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except BaseException as e:
+            self._db.close()
+            if not isinstance(e, sqlite3.Error):
+                raise
+            raise InputError(f"store {self.path}: cannot open ({e})") from None
 
-    def transaction(self):
-        db = self._db
-
-        class _Tx:
-            def __enter__(self_inner):
-                db.execute("BEGIN IMMEDIATE")
+    def _connect(self) -> sqlite3.Connection:
+        """A connection in the chosen journal mode.  Leaving WAL needs the only connection to the file, so a
+        failed switch closes this one before the retry lets another process's switch go through."""
+        self._leaving_wal = False
+        db = sqlite3.connect(str(self.path), timeout=self.busy_timeout_s, isolation_level=None)
+        try:
+            db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
+            want = _PRAGMA[self.mode.mode]
+            current = db.execute("PRAGMA journal_mode").fetchone()[0].lower()
+            if current == want:
                 return db
+            self._leaving_wal = current == "wal"  # names the cause, should the retries run out
+            got = db.execute(f"PRAGMA journal_mode = {want}").fetchone()[0].lower()
+            self._leaving_wal = False
+            if got == "wal" and want != "wal":
+                raise InputError(f"store {self.path}: SQLite keeps it in WAL mode, which is unsafe here "
+                                 f"({self.mode.reason}); copy it to a new file or set {MODE_ENV}=wal")
+            if got != want:  # SQLite cannot do WAL here (no shared memory): the rollback journal it kept is safe
+                self.mode = StoreMode("journal", f"{self.mode.reason}; SQLite kept journal mode {got}")
+            return db
+        except BaseException:
+            db.close()
+            raise
 
-            def __exit__(self_inner, exc_type, exc, tb):
-                db.execute("ROLLBACK" if exc_type else "COMMIT")
-                return False
+    def _retrying(self, work: Callable[[], T], what: str) -> T:
+        """work(), again after 'database is locked' with growing, jittered pauses until retry_s has passed."""
+        t0 = time.monotonic()
+        pause, attempts = 0.005, 0
+        while True:
+            attempts += 1
+            try:
+                return work()
+            except sqlite3.OperationalError as e:
+                waited = time.monotonic() - t0
+                if not _is_busy(e):
+                    raise
+                if waited >= self.retry_s:
+                    raise StoreLockedError(self._locked_message(what, attempts, waited)) from None
+            time.sleep(min(pause * random.uniform(0.5, 1.5), max(self.retry_s - waited, 0.0)))
+            pause = min(pause * 2, 1.0)
 
-        return _Tx()
+    def _locked_message(self, what: str, attempts: int, waited: float) -> str:
+        if self._leaving_wal:
+            return (f"store {self.path}: is in WAL mode and could not be switched to journal mode "
+                    f"({self.mode.reason}) because another process has it open; end the other autotune processes "
+                    f"using it and run again (or set {MODE_ENV}=wal if they all run on this host)")
+        return (f"store {self.path}: {what} failed, still locked after {attempts} attempts in {waited:.0f} s "
+                f"({self.mode.mode} mode, {self.mode.reason}); another process holds it, or the file system's "
+                f"locks do not work: set AUTOTUNE_STORE to a file on a local disk")
+
+    @contextmanager
+    def transaction(self):
+        """One write transaction (BEGIN IMMEDIATE ... COMMIT); rolled back if the block raises.  Beginning and
+        committing are retried; the block itself runs once."""
+        db = self._db
+        self._retrying(lambda: db.execute("BEGIN IMMEDIATE"), "beginning a write")
+        try:
+            yield db
+            self._retrying(lambda: db.execute("COMMIT"), "committing a write")
+        except BaseException:
+            if db.in_transaction:
+                try:
+                    db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            raise
+
+    def _read(self, sql: str, params=()) -> list[tuple]:
+        return self._retrying(lambda: self._db.execute(sql, params).fetchall(), "reading")
 
     def get_ecm(self, keys: list[str]) -> dict[str, dict]:
         out: dict[str, dict] = {}
         keys = list(dict.fromkeys(keys))
         for i in range(0, len(keys), 500):
             chunk = keys[i:i + 500]
-            rows = self._db.execute(
-                f"SELECT key, result FROM ecm WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            rows = self._read(f"SELECT key, result FROM ecm WHERE key IN ({','.join('?' * len(chunk))})", chunk)
             out.update((k, json.loads(r)) for k, r in rows)
         return out
 
@@ -112,7 +236,7 @@ class Store:
                            [(series, machine, operation, json.dumps(r), time.time()) for r in records])
 
     def get_measurements(self, series: str) -> list[dict]:
-        rows = self._db.execute("SELECT record FROM measurements WHERE series = ? ORDER BY rowid", (series,))
+        rows = self._read("SELECT record FROM measurements WHERE series = ? ORDER BY rowid", (series,))
         return [json.loads(r) for (r,) in rows]
 
     def put_comm_fit(self, machine: str, result: dict) -> None:
@@ -126,11 +250,11 @@ class Store:
                        (key, machine, ivp, variant, measured_s, json.dumps(result), time.time()))
 
     def get_runs(self, key: str) -> list[dict]:
-        rows = self._db.execute("SELECT result FROM runs WHERE key = ? ORDER BY rowid", (key,))
+        rows = self._read("SELECT result FROM runs WHERE key = ? ORDER BY rowid", (key,))
         return [json.loads(r) for (r,) in rows]
 
     def count_ecm(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM ecm").fetchone()[0]
+        return self._read("SELECT COUNT(*) FROM ecm")[0][0]
 
     def close(self) -> None:
         self._db.close()
