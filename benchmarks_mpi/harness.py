@@ -62,6 +62,8 @@ def common_args(parser, default_max: int) -> None:
     parser.add_argument("--max-reps", type=int, default=200)
     parser.add_argument("--max-seconds", type=float, default=1.0, help="time budget per size")
     parser.add_argument("--out", help="append JSON lines here (rank 0); default stdout")
+    parser.add_argument("--ranks", type=int, help="the MPI world size asked for: any other size stops the "
+                                                  "benchmark (exit 3) before it writes anything")
 
 
 def emit(comm, rec: dict, out_path: str | None) -> None:
@@ -87,6 +89,10 @@ def sweep(argv, doc: str, default_max: int, callpath: str, make_op) -> int:
     common_args(ap, default_max)
     args = ap.parse_args(argv)
     comm = MPI.COMM_WORLD
+    if args.ranks is not None and comm.size != args.ranks:
+        if comm.rank == 0:
+            print(f"{callpath}: MPI world of {comm.size} rank(s), {args.ranks} asked", file=sys.stderr, flush=True)
+        return 3
     for nbytes in geometric_sizes(args.min_bytes, args.max_bytes, args.factor):
         times = measure(comm, make_op(comm, nbytes), max_reps=args.max_reps, max_seconds=args.max_seconds)
         emit(comm, record(callpath, {"p": comm.size, "bytes": nbytes}, times), args.out)

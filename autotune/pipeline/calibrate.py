@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -23,10 +24,12 @@ from autotune.request.calibrate import Plan
 from autotune.results.calibrate import CalibrateResult, HostMachineResult
 from autotune.specs.schemes import OPERATIONS
 from autotune.storage.store import Store
-from autotune.tools.toolchain import resolve_argv
+from autotune.tools.mpiinfo import launch_argv, world_size_error
 
-def _run(argv: list[str], log: Path, timeout: float, what: str) -> None:
-    argv = resolve_argv(argv)
+_WORLD = re.compile(r"MPI world of (\d+) rank")
+
+
+def _run(argv: list[str], log: Path, timeout: float, what: str, ranks: int | None = None) -> None:
     try:
         with open(log, "w") as f:
             proc = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, timeout=timeout)
@@ -36,7 +39,13 @@ def _run(argv: list[str], log: Path, timeout: float, what: str) -> None:
     except subprocess.TimeoutExpired:
         raise ToolError(f"{what}: timed out after {timeout:g} s: {' '.join(argv)} (log: {log})") from None
     if proc.returncode != 0:
-        raise ToolError(f"{what}: exit status {proc.returncode}: {' '.join(argv)} (log: {log})")
+        lines = log.read_text(errors="replace").splitlines()
+        worlds = [int(m.group(1)) for m in map(_WORLD.search, lines) if m]
+        if ranks and worlds:        # the benchmark's own check: the launcher did not connect the ranks
+            raise ToolError(world_size_error(what, len(worlds), worlds[0], ranks, argv))
+        last = next((ln for ln in reversed(lines) if ln.strip()), "")
+        raise ToolError(f"{what}: exit status {proc.returncode}: {' '.join(argv)}"
+                        + (f": {last.strip()[-300:]}" if last else "") + f" (log: {log})")
 
 
 def _read_records(path: Path) -> list[dict]:
@@ -62,11 +71,15 @@ def measure(plan: Plan, store: Store, workdir: Path, progress: Callable[[str], N
             data, log = workdir / f"{op}-p{p}.jsonl", workdir / f"{op}-p{p}.log"
             cmd = [sys.executable, "-m", OPERATIONS[op].benchmark, "--min-bytes", str(plan.min_bytes),
                    "--max-bytes", str(plan.max_bytes), "--factor", str(plan.factor),
-                   "--max-seconds", str(plan.max_seconds), "--out", str(data)]
-            _run(plan.launcher.argv(p, cmd, plan.nodes.get(p)), log, plan.timeout, f"{op} benchmark on {p} ranks")
+                   "--max-seconds", str(plan.max_seconds), "--out", str(data), "--ranks", str(p)]
+            argv = launch_argv(plan.launcher, p, cmd, plan.nodes.get(p))
+            _run(argv, log, plan.timeout, f"{op} benchmark on {p} ranks", p)
             records = _read_records(data)
             if not records:
                 raise ToolError(f"{op} benchmark on {p} ranks wrote no measurements (log: {log})")
+            sizes = {r["params"]["p"] for r in records}
+            if sizes != {p}:
+                raise ToolError(world_size_error(f"{op} benchmark", len(sizes), min(sizes), p, argv))
             store.put_measurements(key, plan.machine.name, op, records)
             runs += 1
         out[op] += records

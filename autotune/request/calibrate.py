@@ -56,4 +56,7 @@ def calibration_plan(machine: Machine, procs="2", threads="1,2", ops=None, launc
     for name, v in (("max_seconds", max_seconds), ("timeout", timeout)):
         if v <= 0:
             raise InputError(f"{v}: expected seconds > 0", field=name)
-    return Plan(machine, parse_launcher(launcher), p, t, names, min_bytes, max_bytes, factor, max_seconds, timeout)
+    # one rank per node; every rank on the one node of a single-node machine
+    nodes = {q: 1 if machine.nodes == 1 else q for q in p}
+    return Plan(machine, parse_launcher(launcher), p, t, names, min_bytes, max_bytes, factor, max_seconds, timeout,
+                nodes)

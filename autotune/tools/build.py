@@ -10,7 +10,8 @@ from pathlib import Path
 from autotune.errors import ToolError
 from autotune.tools.launcher import Launcher
 from autotune.storage.paths import build_dir
-from autotune.tools.toolchain import compiler_version, find_executable, resolve_argv
+from autotune.tools.mpiinfo import launch_argv, world_size_error
+from autotune.tools.toolchain import compiler_version, find_executable
 
 
 
@@ -30,26 +31,29 @@ def build(source: str, flags: tuple[str, ...], cc: str | None = None) -> Path:
     if exe.exists():
         return exe
     out_dir.mkdir(parents=True, exist_ok=True)
-    src = out_dir / "solver.c"
-    src.write_text(source)
-    tmp = out_dir / "solver.tmp"
-    proc = subprocess.run([cc, *flags, str(src), "-o", str(tmp), "-lm"], capture_output=True, text=True)
+    # file names of this process: batch jobs sharing the build directory may build the same solver at once
+    src, tmp = out_dir / "solver.c", out_dir / f"solver.{os.getpid()}.tmp"
+    src_tmp = out_dir / f"solver.{os.getpid()}.c"
+    src_tmp.write_text(source)
+    proc = subprocess.run([cc, *flags, str(src_tmp), "-o", str(tmp), "-lm"], capture_output=True, text=True)
     if proc.returncode != 0:
         log = out_dir / "build.log"
         log.write_text(proc.stdout + proc.stderr)
-        raise ToolError(f"compiling {src} with {cc} failed (log: {log})")
+        raise ToolError(f"compiling {src_tmp} with {cc} failed (log: {log})")
+    os.replace(src_tmp, src)
     os.replace(tmp, exe)
     return exe
 
 
 def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: int, steps: int,
         h: float, warmup: int, output: Path | None = None, timeout: float = 600.0,
-        pin: bool = False) -> dict:
-    """Run the solver; its JSON result line.  pin: bind each OpenMP thread to its own core (only
-    where one rank has a node to itself; ranks sharing a host would all bind to its first cores).
-    OMP_PROC_BIND / OMP_PLACES set by the user win."""
-    argv = resolve_argv(launcher.argv(procs, [str(exe), str(n), str(size), str(steps), repr(h), str(warmup)]
-                                      + ([str(output)] if output else [])))
+        pin: bool = False, nodes: int | None = None) -> dict:
+    """Run the solver on `procs` ranks (over `nodes` hosts; default one each); its JSON result line.
+    pin: bind each OpenMP thread to its own core (only where one rank has a node to itself; ranks
+    sharing a host would all bind to its first cores).  OMP_PROC_BIND / OMP_PLACES set by the user
+    win.  A run whose MPI world is not `procs` ranks is an error, never a result."""
+    argv = launch_argv(launcher, procs, [str(exe), str(n), str(size), str(steps), repr(h), str(warmup)]
+                       + ([str(output)] if output else []), nodes)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     if pin:
         env.setdefault("OMP_PROC_BIND", "close")
@@ -65,4 +69,7 @@ def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: i
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         raise ToolError(f"solver printed no result: {' '.join(argv)}")
-    return json.loads(lines[-1])
+    result = json.loads(lines[-1])
+    if len(lines) > 1 or result.get("ranks") != procs:
+        raise ToolError(world_size_error("solver", len(lines), result.get("ranks", "?"), procs, argv))
+    return result
