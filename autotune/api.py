@@ -10,6 +10,8 @@ autotune.request), returns a typed result with to_dict() (what the CLI's JSON pr
 to_frame() (a pandas DataFrame), prints nothing, and reports progress through an optional
 callback: progress(done, total, name) for kerncraft analyses, and say(message) for runs.
 Bad input raises autotune.InputError; its `field` names the keyword (threads, not --threads).
+jobs: parallel kerncraft analyses, a number of local processes (default: the available cores)
+or 'mpi' for the other MPI ranks when started as `mpiexec -n P python -m mpi4py.futures script.py`.
 """
 from __future__ import annotations
 
@@ -26,8 +28,9 @@ from autotune.results.rank import ExplainResult, RankResult
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
 from autotune.results.tune import TuneResult
-from autotune.storage.paths import default_store_path
+from autotune.storage.paths import check_output_path, default_store_path
 from autotune.storage.store import Store
+from autotune.tools.ecm_runner import check_jobs
 
 Progress = Callable[[int, int, str], None] | None
 
@@ -47,26 +50,28 @@ def _quiet(_msg: str) -> None:
 
 def rank(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = None, method: str = DEFAULT_METHOD,
          comm=None, variant_filter: str | None = None, top: int | None = None, within: float | None = None,
-         store=None, jobs: int | None = None,
+         store=None, jobs: int | str | None = None,
          progress: Progress = None) -> RankResult:
     """Every applicable variant of one scenario (those variant_filter keeps: "key=a|b,...",
     "paper"), best first, with the pre-selection."""
     req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm, variant_filter)
     if req.sweep_spec().is_sweep:
         raise InputError(": rank takes one scenario; use autotune.sweep for lists and ranges", field="ivp")
+    check_jobs(jobs)
     with _store(store) as st:
         return entry.rank(req, selection(top, within), st, progress, jobs)
 
 
 def sweep(ivps, *, n=None, nodes=None, threads=None, machine: str | None = None, method: str = DEFAULT_METHOD,
           comm=None, variant_filter: str | None = None, top: int | None = None, within: float | None = None,
-          store=None, jobs: int | None = None,
+          store=None, jobs: int | str | None = None,
           progress: Progress = None, selected_only: bool = False) -> SweepResult:
     """Many scenarios at once (ivps: a name, a list or 'all'; n, nodes, threads: a value, a list or a
     range such as "1e6:1e8:20log" or "1:64:x2"); .to_frame() is the long table."""
     req = ScenarioRequest(ivps, n, nodes, threads, machine, method, comm, variant_filter)
     spec = req.sweep_spec()
     from autotune.pipeline.sweep import run_sweep
+    check_jobs(jobs)
     with _store(store) as st:
         return run_sweep(spec, selection(top, within), st, progress, jobs, selected_only)
 
@@ -74,18 +79,20 @@ def sweep(ivps, *, n=None, nodes=None, threads=None, machine: str | None = None,
 def scale(ivp: str, *, n=None, nodes="1:64", threads=None, machine: str | None = None,
           method: str = DEFAULT_METHOD, comm=None, variant_filter: str | None = None,
           rule: str = "efficiency:0.5", store=None,
-          jobs: int | None = None, progress: Progress = None) -> ScaleResult:
+          jobs: int | str | None = None, progress: Progress = None) -> ScaleResult:
     """Predicted scalability over node counts: speedup, efficiency, bound, crossovers, advice."""
     req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm, variant_filter)
+    check_jobs(jobs)
     with _store(store) as st:
         return entry.scale(req, rule, st, progress, jobs)
 
 
 def explain(ivp: str, *, variant: str, nodes=None, threads=None, n=None, machine: str | None = None,
-            method: str = DEFAULT_METHOD, store=None, jobs: int | None = None,
+            method: str = DEFAULT_METHOD, store=None, jobs: int | str | None = None,
             progress: Progress = None) -> ExplainResult:
     """One variant's prediction, kernel part by kernel part."""
     req = ScenarioRequest(ivp, n, nodes, threads, machine, method)
+    check_jobs(jobs)
     with _store(store) as st:
         return entry.explain(req, variant, selection(), st, progress, jobs)
 
@@ -95,7 +102,7 @@ def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
          top: int | None = None,
          within: float | None = None, steps: int = 10, warmup: int = 2, reps: int = 3, h: float | None = None,
          flags: str = DEFAULT_FLAGS, launcher: str | None = None, timeout: float = 600.0,
-         sample: int | None = None, seed: int = 0, store=None, jobs: int | None = None,
+         sample: int | None = None, seed: int = 0, store=None, jobs: int | str | None = None,
          progress: Progress = None, say: Callable[[str], None] | None = None) -> TuneResult:
     """Build and run variants for real and compare with the predictions.  select: 'preselected'
     (top/within, default within 10 %) or 'all'; variants: names to run instead.  sample: also run
@@ -107,6 +114,7 @@ def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
     rule = selection(top, within, select == "all")
     check = sample_of(sample, seed, rule, bool(variants))
     run = RunOptions(steps, warmup, reps, h, flags, launcher, timeout)
+    check_jobs(jobs)
     with _store(store) as st:
         return entry.tune(req, rule, run, st, say or _quiet, variants, progress, jobs, check)
 
@@ -120,6 +128,8 @@ def calibrate(machine: str, *, procs="2", threads="1,2", ops=None, launcher: str
     from autotune.request.calibrate import calibration_plan
     from autotune.specs.machine import load_machine
     m = load_machine(machine)
+    target = Path(out) if out else Path(m.path)
+    check_output_path(target, "out", "machine")
     plan = calibration_plan(m, procs, threads, ops, launcher, min_bytes, max_bytes, factor, max_seconds, timeout)
     with _store(store) as st:
-        return run_calibrate(plan, st, Path(out) if out else Path(m.path), say or _quiet, fresh)
+        return run_calibrate(plan, st, target, say or _quiet, fresh)

@@ -3,6 +3,8 @@ import json
 
 import pytest
 
+from autotune.cli.main import main
+
 from .conftest import run_cli
 
 
@@ -88,22 +90,123 @@ def test_a_file_named_like_an_ivp_does_not_shadow_it(capsys, tmp_path, monkeypat
     assert code == 2 and err.strip().endswith("mine: not a text (YAML) file") and len(err.strip().splitlines()) == 1
 
 
+M = "haswell-ep-e5-2630v3"
+
+
+def run_refused(capsys, *argv):
+    """`autotune argv` in-process, whether main returns or argparse exits: (code, stdout, stderr)."""
+    try:
+        code = main([str(a) for a in argv])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line(code, out, err, needle):
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert len(err.splitlines()) == 1 and err.startswith("autotune: error: "), err
+    assert needle in err, err
+
+
 @pytest.mark.parametrize("argv,needle", [
     (["plan", "S", "--out", "plan.txt"], "--out plan.txt: expected a .json file name"),
-    (["plan", "S", "--out", "F/plan.json"], "does not exist and cannot be created"),
-    (["calibrate", "--machine", "haswell-ep-e5-2630v3", "--out", "m.yaml", "--raw", "r.csv"],
+    (["plan", "S", "--out", "F/plan.json"],
+     "--out F/plan.json: folder F does not exist and cannot be created (F is a file)"),
+    (["plan", "S", "--out", "D"], "--out D: expected a .json file name"),
+    (["plan", "S", "--out", "D.json"], "--out D.json: is a folder, expected a file name"),
+    (["calibrate", "--machine", M, "--out", "m.yaml", "--raw", "r.csv"],
      "--raw r.csv: expected a .jsonl or .json file name"),
-    (["calibrate", "--machine", "haswell-ep-e5-2630v3", "--out", "F/m.yaml"], "does not exist and cannot be created"),
-    (["scale", "--ivp", "heat2d", "--nodes", "1:4", "--plot", "s.gif"], "--plot s.gif: expected a .png"),
-    (["scale", "--ivp", "heat2d", "--nodes", "1:4", "--plot", "F/s.png"], "does not exist and cannot be created"),
+    (["calibrate", "--machine", M, "--out", "m.yaml", "--raw", "missing/r.jsonl"],
+     "--raw missing/r.jsonl: folder missing does not exist"),
+    (["calibrate", "--machine", M, "--out", "F/m.yaml"],
+     "--out F/m.yaml: folder F does not exist and cannot be created"),
+    (["calibrate", "--machine", M, "--out", "m.txt"], "--out m.txt: expected a .yaml or .yml file name"),
+    (["calibrate", "--machine", M, "--plot", "missing/c.pdf"], "--plot missing/c.pdf: folder missing does not exist"),
+    (["calibrate", "--machine", "myhost", "--node", "--out", "F/x/m.yaml"],
+     "--out F/x/m.yaml: folder F/x does not exist"),
+    (["scale", "--ivp", "heat2d", "--nodes", "1:4", "--plot", "s.gif"], "--plot s.gif: expected a .png, .svg or .pdf "
+                                                                         "file name"),
+    (["scale", "--ivp", "heat2d", "--nodes", "1:4", "--plot", "F/s.png"], "--plot F/s.png: folder F does not exist"),
+    (["scale", "--ivp", "heat2d", "--nodes", "1:4:x2", "--plot", "missing/dir/x.png"],
+     "--plot missing/dir/x.png: folder missing/dir does not exist"),
+    (["tune", "--ivp", "heat2d", "--plot", "missing/t.svg"], "--plot missing/t.svg: folder missing does not exist"),
+    (["tune", "--ivp", "heat2d", "--plot", "t.jpg"], "--plot t.jpg: expected a .png, .svg or .pdf file name"),
+    (["generate", "--ivp", "heat2d", "--out", "F"], "--out F: is a file, expected a folder"),
+    (["generate", "--ivp", "heat2d", "--out", "F/sub"], "--out F/sub: folder F/sub does not exist and cannot be "
+                                                         "created (F is a file)"),
 ])
 def test_output_paths_are_refused_before_the_work(argv, needle, capsys, tmp_path, monkeypatch):
     """An output that cannot be written, or whose extension no writer knows, ends the command in
     one line before any analysis or measurement (F is a file, so nothing can be created below it;
-    this holds for root too)."""
+    this holds for root too; a plot or raw file needs its folder, a plan or machine file's folder
+    is made)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AUTOTUNE_STORE", str(tmp_path / "s.sqlite"))
     (tmp_path / "F").write_text("a file, not a folder\n")
+    (tmp_path / "D").mkdir()
+    (tmp_path / "D.json").mkdir()
     (tmp_path / "S").write_text("scenarios:\n  - {ivp: heat2d}\n")
-    code, out, err = run_cli(capsys, *argv, "--store", tmp_path / "s.sqlite")
-    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
-    assert needle in err, err
+    assert_one_line(*run_refused(capsys, *argv), needle)
+
+
+def test_the_api_checks_the_machine_file_it_writes(tmp_path):
+    import autotune
+    (tmp_path / "F").write_text("a file\n")
+    with pytest.raises(autotune.InputError) as e:
+        autotune.calibrate(M, out=tmp_path / "F" / "m.yaml", store=tmp_path / "s.sqlite")
+    assert e.value.field == "out" and "does not exist and cannot be created" in str(e.value)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    # scalar options (argparse: the option and the text)
+    (["generate", "--ivp", "heat2d", "--n", "2.5"], "argument --n: expected an integer, got '2.5'"),
+    (["explain", "--ivp", "heat2d", "--variant", "lc=jil,comm=neighbour", "--nodes", "2.5"],
+     "argument --nodes: expected an integer, got '2.5'"),
+    (["rank", "--ivp", "heat2d", "--top", "1.5"], "argument --top: expected an integer, got '1.5'"),
+    (["rank", "--ivp", "heat2d", "--top", "inf"], "argument --top: expected an integer, got 'inf'"),
+    (["rank", "--ivp", "heat2d", "--jobs", "1.5"],
+     "argument --jobs: expected a number of processes or 'mpi', got '1.5'"),
+    (["tune", "--ivp", "heat2d", "--steps", "2.5"], "argument --steps: expected an integer, got '2.5'"),
+    (["tune", "--ivp", "heat2d", "--reps", "nan"], "argument --reps: expected an integer, got 'nan'"),
+    (["tune", "--ivp", "heat2d", "--warmup", "0.5"], "argument --warmup: expected an integer, got '0.5'"),
+    (["calibrate", "--machine", M, "--min-bytes", "1.5"], "argument --min-bytes: expected an integer, got '1.5'"),
+    # the sweep grammar: single values, lists, range ends and steps
+    (["rank", "--ivp", "heat2d", "--nodes", "2.5"], "--nodes 2.5: expected an integer"),
+    (["rank", "--ivp", "heat2d", "--nodes", "2,2.5"], "--nodes 2.5: expected an integer"),
+    (["rank", "--ivp", "heat2d", "--nodes", "1.5:8"], "--nodes 1.5:8: expected integer ends, got 1.5"),
+    (["rank", "--ivp", "heat2d", "--nodes", "1:8.5"], "--nodes 1:8.5: expected integer ends, got 8.5"),
+    (["rank", "--ivp", "heat2d", "--nodes", "1:8:2.5"], "--nodes 1:8:2.5: expected an integer step > 0"),
+    (["rank", "--ivp", "heat2d", "--threads", "1.5"], "--threads 1.5: expected an integer"),
+    (["scale", "--ivp", "heat2d", "--nodes", "1:4", "--threads", "1,1.5"], "--threads 1.5: expected an integer"),
+    (["rank", "--ivp", "heat2d", "--n", "1e6:2.5e6:0.5"], "--n 1e6:2.5e6:0.5: expected an integer step > 0"),
+    (["calibrate", "--machine", M, "--procs", "2,2.5"], "--procs 2.5: expected an integer"),
+    (["calibrate", "--machine", M, "--procs", "2:4.5"], "--procs 2:4.5: expected integer ends, got 4.5"),
+    (["calibrate", "--machine", M, "--threads", "1.5"], "--threads 1.5: expected an integer"),
+    (["tune", "--ivp", "heat2d", "--sample", "1.5"], "--sample 1.5: expected an integer"),
+    (["tune", "--ivp", "heat2d", "--seed", "1.5"], "--seed 1.5: expected an integer"),
+    # zero or negative where a positive count is needed
+    (["rank", "--ivp", "heat2d", "--nodes", "0"], "--nodes 0: expected values >= 1"),
+    (["rank", "--ivp", "heat2d", "--threads", "0"], "--threads 0: expected values >= 1"),
+    (["rank", "--ivp", "heat2d", "--jobs", "0"], "--jobs 0: expected a positive number of processes or 'mpi'"),
+    (["plan", "S", "--jobs", "-1"], "--jobs -1: expected a positive number of processes or 'mpi'"),
+    (["rank", "--ivp", "heat2d", "--top", "-1"], "--top -1: expected an integer >= 1"),
+    (["tune", "--ivp", "heat2d", "--steps", "0"], "--steps 0: expected an integer >= 1"),
+    (["tune", "--ivp", "heat2d", "--reps", "0"], "--reps 0: expected an integer >= 1"),
+    (["tune", "--ivp", "heat2d", "--warmup", "-1"], "--warmup -1: expected an integer >= 0"),
+    (["tune", "--ivp", "heat2d", "--sample", "0"], "--sample 0: expected an integer >= 1"),
+    (["calibrate", "--machine", M, "--procs", "1"], "--procs 1: communication needs at least 2 processes"),
+    (["calibrate", "--machine", M, "--threads", "0"], "--threads 0: expected values >= 1"),
+    (["rank", "--ivp", "heat2d", "--within", "nan"], "--within nan: expected a percentage >= 0"),
+    (["calibrate", "--machine", M, "--factor", "nan"], "--factor nan: expected a number > 1"),
+    # argparse's own errors: one line too, without the usage block
+    (["rank"], "the following arguments are required: --ivp"),
+    (["rank", "--ivp", "heat2d", "--format", "xml"], "argument --format: invalid choice: 'xml'"),
+    (["rank", "--ivp", "heat2d", "--colour", "blue"], "unrecognized arguments: --colour blue"),
+    (["frobnicate"], "argument command: invalid choice: 'frobnicate'"),
+])
+def test_bad_options_are_refused_in_one_line(argv, needle, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AUTOTUNE_STORE", str(tmp_path / "s.sqlite"))
+    (tmp_path / "S").write_text("scenarios:\n  - {ivp: heat2d}\n")
+    assert_one_line(*run_refused(capsys, *argv), needle)

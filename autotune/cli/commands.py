@@ -102,18 +102,56 @@ def cmd_tune(args, progress) -> int:
     return 0
 
 
+def _indices(text: str | None, count: int) -> list[int] | None:
+    if text is None:
+        return None
+    try:
+        out = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        out = []
+    if not out or any(not 0 <= i < count for i in out):
+        raise InputError(f"{text}: expected scenario indices 0..{count - 1}, comma-separated", field="scenario")
+    return out
+
+
 def cmd_tune_plan(args, progress) -> int:
+    from autotune.pipeline import submit as sub
     from autotune.pipeline.plan import read_plan, run_plan
-    plan = read_plan(Path(args.plan))
-    with open_store(args) as store:
-        res = run_plan(plan, store, progress_line("tune"), args.jobs)
-    emit(render(res, args.format))
-    return 0 if not res.totals.scenario_errors else 1
+    say = progress_line("tune")
+    plan_path = Path(args.plan)
+    plan = read_plan(plan_path)
+    only = _indices(args.scenario, len(plan["scenarios"]))
+    for opt in ("partition", "account", "time", "sbatch_args"):
+        if getattr(args, opt) is not None and not args.submit:
+            raise InputError(f"{getattr(args, opt)}: only with --submit", field=opt)
+    if only is not None and (args.submit or args.status):
+        raise InputError(f"{args.scenario}: runs scenarios here, not with --submit or --status", field="scenario")
+    opts = sub.SubmitOptions(args.submit, args.partition, args.account, args.time, args.sbatch_args or "",
+                             args.launcher) if args.submit else None
+    state = None if only is not None else sub.read_state(plan_path, plan)
+    if args.status and state is None:
+        raise InputError(f"{plan_path}: has no batch jobs to report (submit it with --submit slurm)", field="plan")
+    store_path = args.store or (Path(state["store"]) if state else default_store_path())
+    store = Store(store_path)
+    try:
+        if args.status:
+            res = sub.plan_status(plan_path, plan, state, store)
+        elif args.submit or state is not None:      # a submitted plan: collect, submit again what was lost
+            res = sub.submit_plan(plan_path, plan, store, store_path, opts, say)
+            if not args.submit:
+                batch = {s.index: (s.status, s.job) for s in res.scenarios}
+                res = run_plan(plan, store, say, args.jobs, batch=batch)
+        else:
+            res = run_plan(plan, store, say, args.jobs, args.launcher, only)
+    finally:
+        store.close()
+    emit(render(res, args.format if args.format in ("table", "json", "csv") else "table"))
+    return 1 if getattr(getattr(res, "totals", None), "scenario_errors", 0) else 0
 
 
 def cmd_plan(args, progress) -> int:
     from autotune.pipeline.plan import make_plan, write_plan
-    check_output_path(args.out, "out", (".json",))
+    check_output_path(args.out, "out", "plan")
     with open_store(args) as store:
         plan = make_plan(args.scenarios, store, progress, args.jobs)
     write_plan(plan, args.out)
@@ -126,6 +164,7 @@ def cmd_plan(args, progress) -> int:
 
 def cmd_generate(args, progress) -> int:
     from autotune.pipeline.generate import generate
+    check_output_path(args.out, "out", "folder")
     res = generate(args.ivp, args.method, args.out, args.n)
     print(f"wrote {res.parts} kernel parts and {res.solvers} solvers (n = {res.n:,}) for {len(res.variants)} "
           f"variants of {res.ivp} to {res.out} (variants.json: parts, executions, build commands)")
@@ -140,20 +179,20 @@ def cmd_calibrate(args, progress) -> int:
     if args.node:
         from autotune.pipeline.calibrate import write_host_machine
         from autotune.specs.shipped import user_machine_dir
-        if args.min_seconds <= 0:
+        if not args.min_seconds > 0:   # nan too
             raise InputError(f"{args.min_seconds}: expected a positive number", field="min_seconds")
         name = Path(args.machine).stem
         target = args.out or (Path(args.machine) if args.machine.endswith((".yaml", ".yml"))
                               else user_machine_dir() / f"{args.machine}.yaml")
-        check_output_path(target, "out", (".yaml", ".yml"))
+        check_output_path(target, "out", "machine")
         emit(render(write_host_machine(target, name, args.min_seconds, say), args.format))
         return 0
     from autotune.pipeline.calibrate import calibrate
     from autotune.request.calibrate import calibration_plan
     machine = load_machine(args.machine)
-    check_output_path(args.out or Path(machine.path), "out", (".yaml", ".yml"))
+    check_output_path(args.out or Path(machine.path), "out", "machine")
     if args.raw:
-        check_output_path(args.raw, "raw", (".jsonl", ".json"))
+        check_output_path(args.raw, "raw", "raw")
     plan = calibration_plan(machine, args.procs, args.threads, args.ops, args.launcher, args.min_bytes,
                             args.max_bytes, args.factor, args.max_seconds, args.timeout)
     with open_store(args) as store:
@@ -214,4 +253,6 @@ COMMANDS = {"rank": cmd_rank, "explain": cmd_explain, "scale": cmd_scale, "tune"
 
 
 def dispatch(args, progress) -> int:
+    from autotune.tools.ecm_runner import check_jobs
+    check_jobs(getattr(args, "jobs", None))  # --jobs mpi without MPI workers: say so before any work
     return COMMANDS[args.command](args, progress)

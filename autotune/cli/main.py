@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import math
 import sys
 from pathlib import Path
 
@@ -12,14 +13,33 @@ from autotune.request.scenario import DEFAULT_METHOD
 from autotune.request.selection import DEFAULT_WITHIN_PCT
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the one-line errors of the rest of the command: `autotune: error: ...`,
+    exit status 2, no usage block (the subcommands' parsers are of this class too)."""
+
+    def error(self, message: str):
+        self.exit(2, f"autotune: error: {' '.join(message.split())}\n")
+
+
 def _int_arg(text: str) -> int:
+    """An integer option (1e6 is one); the range it must lie in is the request's to check."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value != int(value):
+    if not math.isfinite(value) or value != int(value):
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
     return int(value)
+
+
+def _jobs_arg(text: str) -> int | str:
+    """--jobs: a number of local processes, or 'mpi' for the ranks of `python -m mpi4py.futures`."""
+    if text.strip().lower() == "mpi":
+        return "mpi"
+    try:
+        return _int_arg(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes or 'mpi', got {text!r}") from None
 
 
 SWEEP_HELP = " (a list or range sweeps: 8,16 | 1:64 | 1:64:x2 | 1e6:1e8:20log)"
@@ -36,7 +56,8 @@ def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required
     p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")
     p.add_argument("--method", default=DEFAULT_METHOD, help=f"ODE method (default: {DEFAULT_METHOD})")
     p.add_argument("--store", type=Path, help="SQLite store (default: $AUTOTUNE_STORE or the user cache dir)")
-    p.add_argument("--jobs", type=_int_arg, help="parallel kerncraft analyses (default: available cores)")
+    p.add_argument("--jobs", type=_jobs_arg, help="parallel kerncraft analyses (default: available cores), or "
+                   "'mpi' for the other ranks of `mpiexec -n P python -m mpi4py.futures -m autotune ...`")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     from autotune.results.rank import ExplainResult, RankResult
     from autotune.results.scale import ScaleResult
     from autotune.results.tune import TuneResult
-    ap = argparse.ArgumentParser(prog="autotune", description=__doc__)
+    ap = _Parser(prog="autotune", description=__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("rank", help="rank every applicable variant by predicted seconds per step "
@@ -121,6 +142,16 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--sample", metavar="K", help="check the pre-selection: also run K variants drawn at "
                                                  "random from the others with a prediction")
     t.add_argument("--seed", metavar="S", default="0", help="seed of the --sample draw (default 0)")
+    b = t.add_argument_group("batch jobs (with --plan)")
+    b.add_argument("--submit", choices=["slurm"], help="submit one batch job per scenario of the plan (again: "
+                   "only those neither done, queued nor running); the job ids go to PLAN.state.json")
+    b.add_argument("--status", action="store_true", help="per scenario of a submitted plan: done, queued, "
+                   "running, failed, cancelled or lost, with job ids")
+    b.add_argument("--scenario", help="run only these scenario indices of the plan here (what a batch job does)")
+    b.add_argument("--partition", help="sbatch --partition")
+    b.add_argument("--account", help="sbatch --account")
+    b.add_argument("--time", help="sbatch --time per job (default: from the predictions, at least 10 min)")
+    b.add_argument("--sbatch-args", help="further sbatch options, e.g. \"--qos=short --exclusive\"")
     t.add_argument("--format", choices=formats(TuneResult), default="table")
 
     sc = sub.add_parser("scale", help="predicted scalability over node counts: speedup, efficiency, bound, "
@@ -139,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                  "top/within/all, steps, reps ...)")
     pl.add_argument("--out", type=Path, default=Path("plan.json"), help="plan file to write (default plan.json)")
     pl.add_argument("--store", type=Path)
-    pl.add_argument("--jobs", type=_int_arg)
+    pl.add_argument("--jobs", type=_jobs_arg, help="as for rank")
     pl.add_argument("--format", choices=formats(PlanResult), default="table")
 
     li = sub.add_parser("list", help="list shipped IVPs, machines, methods or an IVP's variants")

@@ -10,6 +10,7 @@ from autotune.report.registry import plotter
 from autotune.results.calibrate import CalibrateResult
 from autotune.results.scale import ScaleResult
 from autotune.results.tune import TuneResult
+from autotune.storage.paths import OUTPUTS, check_output_path, suffix_choice
 
 
 def _pyplot():
@@ -23,15 +24,14 @@ def _pyplot():
 
 
 def _check_suffix(path: Path) -> None:
-    if path.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise InputError(f"{path}: expected a .png, .svg or .pdf file name", field="plot")
+    if path.suffix.lower() not in OUTPUTS["plot"].suffixes:
+        raise InputError(f"{path}: expected a {suffix_choice(OUTPUTS['plot'].suffixes)} file name", field="plot")
 
 
 def check_plot_path(path: Path) -> None:
     """Refuse a plot path before the work: unknown extension, no matplotlib, or a folder that
-    cannot be written."""
-    from autotune.storage.paths import check_output_path
-    check_output_path(path, "plot", (".png", ".svg", ".pdf"))
+    does not exist or cannot be written."""
+    check_output_path(path, "plot", "plot")
     _pyplot()
 
 

@@ -51,10 +51,10 @@ def calibration_plan(machine: Machine, procs="2", threads="1,2", ops=None, launc
     t = tuple(values_of(threads, "threads"))
     if not 8 <= min_bytes <= max_bytes:
         raise InputError(f"{min_bytes}: expected 8 <= min_bytes <= max_bytes ({max_bytes})", field="min_bytes")
-    if factor <= 1:
+    if not factor > 1:   # nan too
         raise InputError(f"{factor}: expected a number > 1", field="factor")
     for name, v in (("max_seconds", max_seconds), ("timeout", timeout)):
-        if v <= 0:
+        if not v > 0:
             raise InputError(f"{v}: expected seconds > 0", field=name)
     # one rank per node; every rank on the one node of a single-node machine
     nodes = {q: 1 if machine.nodes == 1 else q for q in p}

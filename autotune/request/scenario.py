@@ -8,6 +8,7 @@ the field; the front end names it its way (--nodes, scenarios[3].nodes, nodes).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from autotune.errors import InputError
@@ -34,7 +35,7 @@ def values_of(value: Values, field: str) -> list[int] | None:
         raise InputError(": expected at least one value", field=field)
     out = []
     for v in items:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v != int(v):
             raise InputError(f"{v!r}: expected an integer", field=field)
         if v < 1:
             raise InputError(f"{int(v)}: expected at least 1", field=field)

@@ -21,7 +21,7 @@ def selection(top: int | None = None, within: float | None = None, all: bool = F
             raise InputError(f"{top}: expected an integer >= 1", field="top")
         return Rule("top", top)
     if within is not None:
-        if isinstance(within, bool) or not isinstance(within, (int, float)) or within < 0:
+        if isinstance(within, bool) or not isinstance(within, (int, float)) or not within >= 0:   # nan too
             raise InputError(f"{within}: expected a percentage >= 0", field="within")
         return Rule("within", float(within))
     return Rule("within", DEFAULT_WITHIN_PCT)

@@ -9,9 +9,10 @@ A value list is comma-separated items; each item is one value or a range:
     1e6:1e8:20log      20 values spaced evenly in log between the ends (both included)
     1e6:1e8:20lin      20 values spaced evenly between the ends
 
-Values are integers (rounded; duplicates after rounding are dropped, order is
-kept).  A list longer than MAX_VALUES is refused: a typo should not start a
-run of a million scenarios.
+Values are integers: a single value and the ends and step of a range must be
+integers; the values of a geometric, log or lin range are rounded (duplicates
+after rounding are dropped, order is kept).  A list longer than MAX_VALUES is
+refused: a typo should not start a run of a million scenarios.
 """
 from __future__ import annotations
 
@@ -66,8 +67,9 @@ def _range(start: float, stop: float, spec: str | None, item: str, option: str) 
                 raise InputError(f"{item}: more than {MAX_VALUES} values", field=option)
         return values
     step = _number(spec, option)
-    if step <= 0:
-        raise InputError(f"{item}: expected a step > 0, 'x<factor>', '<count>log' or '<count>lin'", field=option)
+    if step <= 0 or step != int(step):
+        raise InputError(f"{item}: expected an integer step > 0, 'x<factor>', '<count>log' or '<count>lin'",
+                         field=option)
     count = int(math.floor((stop - start) / step + 1e-9)) + 1
     if count > MAX_VALUES:
         raise InputError(f"{item}: more than {MAX_VALUES} values (give a count: "
@@ -92,6 +94,9 @@ def parse_values(text: str, option: str, minimum: int = 1) -> list[int]:
                 raise InputError(f"{item}: expected an integer", field=option)
         elif len(fields) in (2, 3):
             start, stop = _number(fields[0], option), _number(fields[1], option)
+            for end, value in zip(fields, (start, stop)):
+                if value != int(value):
+                    raise InputError(f"{item}: expected integer ends, got {end}", field=option)
             raw = _range(start, stop, fields[2] if len(fields) == 3 else None, item, option)
         else:
             raise InputError(f"{item}: expected start:stop or start:stop:spec", field=option)

@@ -3,65 +3,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from autotune.errors import InputError
 from autotune.specs.shipped import shipped_dir, user_machine_dir
 from autotune.specs.loading import parse_yaml, resolve, shipped_names, validate
+from autotune.specs.machine_schema import SCHEMA
+from autotune.specs.units import quantity
 
 DEFAULT_MACHINE = "haswell-ep-e5-2630v3"
-
-_COST_MODEL = {
-    "type": "object",
-    "required": ["model", "provenance"],
-    "properties": {
-        "model": {"type": "string", "enum": ["datasheet", "fitted"]},
-        "provenance": {"type": "string"},
-        "latency_s": {"type": "number", "minimum": 0},
-        "bandwidth_Bps": {"type": "number", "exclusiveMinimum": 0},
-        "per_doubling_s": {"type": "number", "minimum": 0},
-        "calibrated": {"type": "string"},
-        "fits": {"type": "object"},
-        "heldout_error_pct": {"type": "object"},
-        "error_pct": {"type": ["object", "null"]},
-    },
-}
-SCHEMA = {
-    "type": "object",
-    "required": ["model name", "clock", "cores per socket", "cacheline size", "memory hierarchy",
-                 "compiler", "in-core model", "benchmarks", "cluster"],
-    "properties": {
-        "model name": {"type": "string"},
-        "cores per socket": {"type": "integer", "minimum": 1},
-        "memory hierarchy": {"type": "array", "minItems": 2, "items": {
-            "type": "object", "required": ["level"]}},
-        "cluster": {
-            "type": "object",
-            "required": ["name", "nodes", "cores_per_node", "network", "barrier"],
-            "additionalProperties": False,
-            "properties": {
-                "name": {"type": "string"},
-                "nodes": {"type": "integer", "minimum": 1},
-                "cores_per_node": {"type": "integer", "minimum": 1},
-                "threads_per_core": {"type": "integer", "minimum": 1},
-                "network": _COST_MODEL,
-                "barrier": dict(_COST_MODEL, required=["model", "provenance", "per_doubling_s"]),
-            },
-        },
-    },
-}
-
-_UNITS = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
-
-
-def _quantity(text) -> float:
-    m = re.match(r"^\s*([0-9.eE+-]+)\s*([kKMG]?)", str(text))
-    if not m:
-        raise ValueError(text)
-    return float(m.group(1)) * _UNITS[m.group(2)]
-
 
 @dataclass(frozen=True)
 class CacheLevel:
@@ -129,32 +80,6 @@ def _check_network(net: dict, path) -> None:
                                  f"without a fit")
 
 
-_CACHE_COUNTS = ("sets", "ways", "cl_size")
-
-
-def _check_positive(data: dict, clock: float, cacheline: int, path) -> None:
-    """Numbers kerncraft and the model divide by or scale with must be positive: a negative clock
-    would run every analysis into a TypeError, a zero cache size into a division by zero."""
-    if clock <= 0:
-        raise InputError(f"{path}: field 'clock': expected a positive frequency, got {data['clock']!r}")
-    if cacheline <= 0:
-        raise InputError(f"{path}: field 'cacheline size': expected a positive size, got {data['cacheline size']!r}")
-    for i, level in enumerate(data["memory hierarchy"]):
-        where = f"memory hierarchy[{i}] ({level.get('level')})"
-        for key in ("cores per group", "threads per group", "groups"):
-            if key in level and level[key] is not None and not (isinstance(level[key], int) and level[key] >= 1):
-                raise InputError(f"{path}: field '{where}.{key}': expected an integer >= 1, got {level[key]!r}")
-        cpg = level.get("cache per group") or {}
-        for key in _CACHE_COUNTS:
-            if key in cpg and not (isinstance(cpg[key], int) and cpg[key] >= 1):
-                raise InputError(f"{path}: field '{where}.cache per group.{key}': expected an integer >= 1, "
-                                 f"got {cpg[key]!r}")
-        for key in ("cycles per cacheline transfer", "upstream throughput"):
-            value = level.get(key)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
-                raise InputError(f"{path}: field '{where}.{key}': expected a positive number, got {value!r}")
-
-
 def _bandwidths(data: dict, path) -> tuple[tuple[str, tuple[float, ...]], ...]:
     """Per level, the fastest benchmark kernel's bandwidth at 1..n cores (B/s)."""
     out = []
@@ -163,22 +88,22 @@ def _bandwidths(data: dict, path) -> tuple[tuple[str, tuple[float, ...]], ...]:
         try:
             row = next(iter(by_tpc.values()))
             cores = [int(c) for c in row["cores"]]
-            per_kernel = [[_quantity(v) for v in values] for values in row["results"].values()]
+            per_kernel = [[quantity(v, "bandwidth") for v in values] for values in row["results"].values()]
         except (AttributeError, KeyError, TypeError, ValueError, StopIteration) as e:
             raise InputError(f"{path}: field 'benchmarks.measurements.{level}': cannot read ({e})") from None
-        best = [max(k[i] for k in per_kernel) for i in range(len(cores))]
-        if cores != list(range(1, len(cores) + 1)) or min((v for k in per_kernel for v in k), default=1) <= 0:
-            raise InputError(f"{path}: field 'benchmarks.measurements.{level}': expected positive bandwidths "
+        if cores != list(range(1, len(cores) + 1)) or any(len(k) != len(cores) for k in per_kernel):
+            raise InputError(f"{path}: field 'benchmarks.measurements.{level}': expected bandwidths "
                              f"for 1, 2, ... cores")
+        best = [max(k[i] for k in per_kernel) for i in range(len(cores))]
         out.append((str(level), tuple(best)))
     return tuple(out)
 
 
 def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
-    validate(data, SCHEMA, path)
+    validate(data, SCHEMA, path)     # every bound on a number, with its field (machine_schema.py)
     try:
-        clock = _quantity(data["clock"])
-        cacheline = int(_quantity(data["cacheline size"]))
+        clock = quantity(data["clock"], "frequency")
+        cacheline = int(quantity(data["cacheline size"], "size"))
         caches, victims_to = [], None
         for level in data["memory hierarchy"]:
             cpg = level.get("cache per group")
@@ -189,8 +114,7 @@ def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
                                      victims_to == level["level"]))
             victims_to = cpg.get("victims_to")
     except (KeyError, ValueError, TypeError) as e:
-        raise InputError(f"{path}: field 'memory hierarchy'/'clock': cannot read {e}") from None
-    _check_positive(data, clock, cacheline, path)
+        raise InputError(f"{path}: field 'memory hierarchy': cannot read {e}") from None
     incore = data["in-core model"]
     incore_items = list(incore.items()) if isinstance(incore, dict) else [tuple(p) for p in incore]
     osaca = [v for k, v in incore_items if k == "OSACA"]

@@ -1,14 +1,21 @@
 """A small JSON-Schema-subset validator for our data files.
 
 It supports what our schemas use (type, required, properties,
-additionalProperties, items, enum, minimum, exclusiveMinimum, minItems,
-pattern) and reports the first problem as (field path, expectation).  We keep
-it in-house because the full jsonschema package costs more start-up time than
-a warm `autotune rank` may spend in total.
+additionalProperties, items, prefixItems, enum, minimum, exclusiveMinimum,
+minItems, pattern) and reports the first problem as (field path, expectation).
+We keep it in-house because the full jsonschema package costs more start-up
+time than a warm `autotune rank` may spend in total.
+
+One keyword of our own: "quantity" names a kind of units.QUANTITIES ("size"):
+the value is a number in the base unit or kerncraft's text ('32 kB'), and
+minimum / exclusiveMinimum bound its value in the base unit; "names" lists
+words allowed in its place ('full socket memory bandwidth').
 """
 from __future__ import annotations
 
 import re
+
+from autotune.specs.units import QUANTITIES, kerncraft_form, quantity
 
 _TYPES = {
     "object": dict,
@@ -28,30 +35,69 @@ def _type_ok(value, expected: str) -> bool:
     return isinstance(value, _TYPES[expected])
 
 
+# how a message words a bound of 0: "expected a positive size"
+_BOUND_WORDS = {"exclusiveMinimum": ("positive", ">"), "minimum": ("non-negative", ">=")}
+
+
+def _bound_error(number: float, schema: dict) -> tuple[str, str, float] | None:
+    """(keyword, operator, bound) of the first bound that number breaks."""
+    for key, (_, op) in _BOUND_WORDS.items():
+        bound = schema.get(key)
+        if bound is not None and (number <= bound if key == "exclusiveMinimum" else number < bound):
+            return key, op, bound
+    return None
+
+
+def _quantity_error(value, schema: dict) -> str | None:
+    kind = QUANTITIES[schema["quantity"]]
+    names = schema.get("names", ())
+    if isinstance(value, str) and value in names:
+        return None
+    try:
+        number = quantity(value, schema["quantity"])
+    except ValueError:
+        alt = "".join(f" or {n!r}" for n in names)
+        return f"expected a {kind.what} such as {kind.example!r}{alt}, got {value!r}"
+    broken = _bound_error(number, schema)
+    if broken:
+        key, op, bound = broken
+        wanted = _BOUND_WORDS[key][0] + f" {kind.what}" if bound == 0 else f"{kind.what} {op} {bound:g}"
+        return f"expected a {wanted}, got {value!r}"
+    if not kerncraft_form(value):
+        return f"expected a {kind.what} such as {kind.example!r} (a number, a space, the unit), got {value!r}"
+    return None
+
+
 def first_error(value, schema: dict, path: tuple = ()) -> tuple[tuple, str] | None:
     """Return (path, message) for the first violation, or None if valid."""
     expected = schema.get("type")
-    if expected is not None:
-        kinds = expected if isinstance(expected, list) else [expected]
-        if not any(_type_ok(value, k) for k in kinds):
-            return path, f"expected {' or '.join(kinds)}, got {type(value).__name__} {value!r}"
+    kinds = [] if expected is None else expected if isinstance(expected, list) else [expected]
+    if kinds and not any(_type_ok(value, k) for k in kinds):
+        bounds = [f" {op} {schema[k]}" for k, (_, op) in _BOUND_WORDS.items() if k in schema]
+        if kinds == ["integer"] and bounds:     # a count: "expected an integer >= 1, got 2.5"
+            return path, f"expected an integer{bounds[0]}, got {value!r}"
+        return path, f"expected {' or '.join(kinds)}, got {type(value).__name__} {value!r}"
     if "enum" in schema and value not in schema["enum"]:
         return path, f"expected one of {schema['enum']}, got {value!r}"
+    if "quantity" in schema:
+        message = None if value is None and "null" in kinds else _quantity_error(value, schema)
+        return (path, message) if message else None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            return path, f"expected a number >= {schema['minimum']}, got {value!r}"
-        if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
-            return path, f"expected a number > {schema['exclusiveMinimum']}, got {value!r}"
+        broken = _bound_error(value, schema)
+        if broken:
+            noun = "an integer" if "integer" in kinds and "number" not in kinds else "a number"
+            return path, f"expected {noun} {broken[1]} {broken[2]}, got {value!r}"
     if isinstance(value, str) and "pattern" in schema and not re.search(schema["pattern"], value):
         return path, f"expected a string matching {schema['pattern']!r}, got {value!r}"
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             return path, f"expected at least {schema['minItems']} item(s)"
-        if "items" in schema:
-            for i, item in enumerate(value):
-                err = first_error(item, schema["items"], path + (i,))
-                if err:
-                    return err
+        prefix = schema.get("prefixItems", [])
+        for i, item in enumerate(value):
+            sub = prefix[i] if i < len(prefix) else schema.get("items")
+            err = first_error(item, sub, path + (i,)) if sub is not None else None
+            if err:
+                return err
     if isinstance(value, dict):
         for key in schema.get("required", []):
             if key not in value:
@@ -59,12 +105,13 @@ def first_error(value, schema: dict, path: tuple = ()) -> tuple[tuple, str] | No
         props = schema.get("properties", {})
         extra = schema.get("additionalProperties", True)
         for key, item in value.items():
+            where = path + (str(key),)      # a key 1 is a name, not a list index
             if key in props:
-                err = first_error(item, props[key], path + (key,))
+                err = first_error(item, props[key], where)
             elif extra is False:
-                err = (path + (key,), f"unknown field (allowed: {', '.join(sorted(props))})")
+                err = (where, f"unknown field (allowed: {', '.join(sorted(props))})")
             elif isinstance(extra, dict):
-                err = first_error(item, extra, path + (key,))
+                err = first_error(item, extra, where)
             else:
                 err = None
             if err:

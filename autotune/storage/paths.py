@@ -1,5 +1,6 @@
-"""Where the store and the builds go (XDG directories)."""
+"""Where the store and the builds go (XDG directories), and the check of a file a command will write."""
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -22,19 +23,50 @@ def build_dir() -> Path:
     return xdg_path("AUTOTUNE_BUILDS", "XDG_CACHE_HOME", ".cache", "autotune", "builds")
 
 
-def check_output_path(path: Path, field: str, suffixes: tuple[str, ...]) -> None:
-    """Refuse a file to be written before the work that produces it: an extension the writer does
-    not know, a directory where the file should be, or a folder that cannot be created or written
-    (its nearest existing ancestor decides)."""
+@dataclass(frozen=True)
+class Output:
+    """A kind of file a command writes: the suffixes its writer knows (none: the output is a
+    folder) and whether the writer makes missing folders (mkdir with parents)."""
+    suffixes: tuple[str, ...]
+    makes_folders: bool
+
+
+# every kind of output a command writes; a new writer adds its row
+OUTPUTS = {
+    "plot": Output((".png", ".svg", ".pdf"), False),      # report/plots.py (matplotlib's savefig)
+    "plan": Output((".json",), True),                     # plan --out (pipeline/plan.write_plan)
+    "machine": Output((".yaml", ".yml"), True),           # calibrate [--node] --out, the machine file
+    "raw": Output((".jsonl", ".json"), False),            # calibrate --raw (JSON Lines)
+    "folder": Output((), True),                           # generate --out: kernel parts and solvers
+}
+
+
+def suffix_choice(suffixes: tuple[str, ...]) -> str:
+    """(".png", ".svg", ".pdf") -> ".png, .svg or .pdf"."""
+    return " or ".join(filter(None, (", ".join(suffixes[:-1]), suffixes[-1])))
+
+
+def check_output_path(path: Path, field: str, kind: str) -> None:
+    """Refuse an output before the work that produces it, in one InputError naming the field:
+    an extension the writer does not know, a folder where a file goes (or a file where a folder
+    goes), a file or folder that cannot be written, a missing folder the writer does not make
+    (one it makes: its nearest existing ancestor must be a writable folder)."""
     from autotune.errors import InputError
-    if path.suffix.lower() not in suffixes:
-        raise InputError(f"{path}: expected a {' or '.join(suffixes)} file name", field=field)
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory", field=field)
+    out = OUTPUTS[kind]
+    path = Path(path)
+    if out.suffixes and path.suffix.lower() not in out.suffixes:
+        raise InputError(f"{path}: expected a {suffix_choice(out.suffixes)} file name", field=field)
+    if out.suffixes and path.is_dir():
+        raise InputError(f"{path}: is a folder, expected a file name", field=field)
+    if not out.suffixes and path.exists() and not path.is_dir():
+        raise InputError(f"{path}: is a file, expected a folder", field=field)
     if path.exists() and not os.access(path, os.W_OK):
-        raise InputError(f"{path}: cannot be written", field=field)
-    folder = path.parent if str(path.parent) else Path(".")
+        raise InputError(f"{path}: cannot be written (no permission)", field=field)
+    folder = path if not out.suffixes else path.parent
     existing = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
-    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        raise InputError(f"{path}: folder {folder} does not exist and cannot be created, or cannot be written",
-                         field=field)
+    why = "" if existing.is_dir() else f" ({existing} is a file)"
+    if why or (existing != folder and not out.makes_folders):
+        made = " and cannot be created" if out.makes_folders else ""
+        raise InputError(f"{path}: folder {folder} does not exist{made}{why}", field=field)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"{path}: folder {existing} is not writable", field=field)

@@ -1,0 +1,119 @@
+"""The schema of a machine file: kerncraft's machine file plus our `cluster` section.
+
+Every number that kerncraft or the model divides by, scales with or counts with is bounded
+here, so that a bad one is refused when the file is loaded, naming its field
+(memory hierarchy[1].size per group), instead of surfacing as a TypeError, a division by
+zero or a silently negative prediction in the middle of an analysis.  Quantities with units
+are kerncraft's text ('2.4 GHz', '32 kB', '12 GB/s', '64 B/cy'; specs/units.py).
+"""
+from __future__ import annotations
+
+COUNT = {"type": "integer", "minimum": 1}                       # cores, sockets, groups, ways, ...
+COUNT_OR_NULL = {"type": ["integer", "null"], "minimum": 1}
+AMOUNT = {"type": "integer", "minimum": 0}                      # stream counts: 0 is meaningful
+NON_NEGATIVE = {"type": "number", "minimum": 0}                 # seconds, FLOPs, penalty cycles
+POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+
+
+def _quantity(kind: str, minimum: str = "exclusiveMinimum", null: bool = False, **more) -> dict:
+    return dict({"type": ["string", "number"] + (["null"] if null else []), "quantity": kind, minimum: 0}, **more)
+
+
+FREQUENCY = _quantity("frequency")
+SIZE = _quantity("size")
+BANDWIDTH = _quantity("bandwidth")
+
+_STREAMS = {"type": "object", "properties": {"streams": AMOUNT, "bytes": _quantity("size", "minimum")}}
+_KERNEL = {"type": "object", "properties": {
+    "FLOPs per iteration": NON_NEGATIVE,
+    "read streams": _STREAMS, "read+write streams": _STREAMS, "write streams": _STREAMS}}
+_MEASUREMENT = {   # benchmarks.measurements.<level>.<threads per core>
+    "type": "object",
+    "required": ["cores", "results"],
+    "properties": {
+        "cores": {"type": "array", "minItems": 1, "items": COUNT},
+        "threads": {"type": "array", "items": COUNT},
+        "threads per core": COUNT,
+        "results": {"type": "object", "additionalProperties": {"type": "array", "items": BANDWIDTH}},
+        "stats": {"type": "object", "additionalProperties": {"type": "array", "items": {
+            "type": "array", "items": BANDWIDTH}}},
+        **{key: {"type": "array", "items": SIZE} for key in ("size per core", "size per thread", "total size")},
+    },
+}
+_LEVEL = {   # memory hierarchy[i]
+    "type": "object",
+    "required": ["level"],
+    "properties": {
+        "level": {"type": "string"},
+        "cache per group": {"type": "object", "required": ["sets", "ways", "cl_size"],
+                            "properties": {"sets": COUNT, "ways": COUNT, "cl_size": COUNT}},
+        "cores per group": COUNT_OR_NULL,
+        "threads per group": COUNT_OR_NULL,
+        "groups": COUNT_OR_NULL,
+        "size per group": _quantity("size", null=True),        # null: main memory
+        # [throughput, duplexness]; L1 names the in-core model, main memory the benchmarks
+        "upstream throughput": {"type": "array", "minItems": 2, "prefixItems": [_quantity(
+            "throughput", names=["architecture code analyzer", "full socket memory bandwidth"])]},
+        "cycles per cacheline transfer": {"type": ["number", "null"], "exclusiveMinimum": 0},
+        "penalty cycles per cacheline load": NON_NEGATIVE,
+        "penalty cycles per cacheline store": NON_NEGATIVE,
+    },
+}
+_SEGMENTS = {"type": "array", "minItems": 1, "items": {
+    "type": "object",
+    "required": ["max_bytes", "latency_s", "per_byte_s"],
+    "properties": {"max_bytes": {"type": ["number", "null"], "exclusiveMinimum": 0},
+                   "latency_s": NON_NEGATIVE, "per_byte_s": NON_NEGATIVE}}}
+_COST_MODEL = {
+    "type": "object",
+    "required": ["model", "provenance"],
+    "properties": {
+        "model": {"type": "string", "enum": ["datasheet", "fitted"]},
+        "provenance": {"type": "string"},
+        "latency_s": NON_NEGATIVE,
+        "bandwidth_Bps": POSITIVE,
+        "per_doubling_s": NON_NEGATIVE,
+        "calibrated": {"type": "string"},
+        "fits": {"type": "object", "additionalProperties": {
+            "type": "object", "required": ["segments"],
+            "properties": {"segments": _SEGMENTS, "points": AMOUNT,
+                           "per_p": {"type": "object", "additionalProperties": _SEGMENTS}}}},
+        "heldout_error_pct": {"type": "object"},
+        "error_pct": {"type": ["object", "null"]},
+    },
+}
+SCHEMA = {
+    "type": "object",
+    "required": ["model name", "clock", "cores per socket", "cacheline size", "memory hierarchy",
+                 "compiler", "in-core model", "benchmarks", "cluster"],
+    "properties": {
+        "model name": {"type": "string"},
+        "clock": FREQUENCY,
+        "sockets": COUNT,
+        "cores per socket": COUNT,
+        "threads per core": COUNT,
+        "NUMA domains per socket": COUNT,
+        "cores per NUMA domain": COUNT,
+        "cacheline size": SIZE,
+        "FLOPs per cycle": {"type": "object", "additionalProperties": {   # SP, DP -> total, FMA, ADD, MUL
+            "type": "object", "properties": {"total": POSITIVE}, "additionalProperties": NON_NEGATIVE}},
+        "memory hierarchy": {"type": "array", "minItems": 2, "items": _LEVEL},
+        "benchmarks": {"type": "object", "properties": {
+            "kernels": {"type": "object", "additionalProperties": _KERNEL},
+            "measurements": {"type": "object", "additionalProperties": {
+                "type": "object", "additionalProperties": _MEASUREMENT}}}},
+        "cluster": {
+            "type": "object",
+            "required": ["name", "nodes", "cores_per_node", "network", "barrier"],
+            "additionalProperties": False,
+            "properties": {
+                "name": {"type": "string"},
+                "nodes": COUNT,
+                "cores_per_node": COUNT,
+                "threads_per_core": COUNT,
+                "network": _COST_MODEL,
+                "barrier": dict(_COST_MODEL, required=["model", "provenance", "per_doubling_s"]),
+            },
+        },
+    },
+}
