@@ -1,6 +1,8 @@
 """Record the ECM results of stores into the replay fixture that tests use instead of cold runs.
 
-    python -m tests.record_ecm STORE.sqlite [STORE.sqlite ...]
+    python -m tests.record_ecm [--merge] STORE.sqlite [STORE.sqlite ...]
+
+--merge keeps the records already there (a store's record of the same analysis replaces it).
 
 Keeps each analysis's inputs (kernel code, constants, regime, machine digest) and result; the
 replaying fixture (conftest.replay_store) re-keys them with the versions of the compiler,
@@ -20,6 +22,11 @@ TARGET = Path(__file__).with_name("data") / "ecm_results.json"
 
 def main(argv: list[str]) -> int:
     records: dict[str, dict] = {}
+    if argv[:1] == ["--merge"]:
+        argv = argv[1:]
+        for rec in json.loads(TARGET.read_text()):
+            inp = rec["inputs"]
+            records[json.dumps([inp["code"], inp["constants"], inp["regime"], inp["machine"]], sort_keys=True)] = rec
     for path in argv:
         db = sqlite3.connect(path)
         for part, regime, machine, result, inputs in db.execute(

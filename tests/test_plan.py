@@ -38,7 +38,7 @@ def test_plan_round_trip_resumes_without_running_twice(own_replay_store, tmp_pat
     assert all(v["measured_s"] > 0 and not v["reused"] for v in ok["variants"]) and ok["summary"]["measured"] == 2
     # the failing launcher costs its own variant only, and is reported
     assert bad["variants"][0]["measured_s"] is None and "false" in bad["variants"][0]["error"]
-    assert res["totals"] == {"scenarios": 2, "ran": 2, "reused": 0, "failed": 1, "scenario_errors": 0}
+    assert res["totals"] == {"scenarios": 2, "ran": 2, "reused": 0, "failed": 1, "scenario_errors": 0, "pending": 0}
     runs_first = err.count("run 1/1")
 
     code, out, err = run_cli(capsys, "tune", "--plan", plan_file, "--format", "json", "--store", own_replay_store)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 from autotune.errors import InputError, ToolError
@@ -130,12 +131,24 @@ def read_plan(path: Path) -> dict:
     return plan
 
 
-def run_plan(plan: dict, store, say, jobs: int | None = None) -> PlanRunResult:
+def run_plan(plan: dict, store, say, jobs: int | None = None, launcher: str | None = None,
+             only: Collection[int] | None = None, batch: dict[int, tuple[str, str | None]] | None = None
+             ) -> PlanRunResult:
     """Run every planned variant the store has no measurement of; report all of them (reused
-    ones from the store).  A failing scenario or variant is reported and the rest go on."""
+    ones from the store).  A failing scenario or variant is reported and the rest go on.
+    launcher: overrides the plan's; only: the scenario indices to run (a batch job runs one);
+    batch: index -> (status, job id) of a submitted plan: its scenarios are never run here: a
+    queued or running one is reported as pending, the others are collected from the store."""
     results, totals = [], PlanTotals(len(plan["scenarios"]))
     for i, entry in enumerate(plan["scenarios"]):
+        if only is not None and i not in only:
+            continue
         label = f"[{i + 1}/{len(plan['scenarios'])}] {entry.get('id', i)}"
+        status, job = (batch or {}).get(i, (None, None))
+        if status in ("queued", "running"):
+            totals.pending += 1
+            results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), None, None, status, job))
+            continue
         try:
             sc = Scenario(load_ivp(entry["ivp_path"]), load_method(entry["method"]),
                           load_machine(entry["machine_path"]), entry["n"], entry["nodes"], entry["threads"])
@@ -147,18 +160,18 @@ def run_plan(plan: dict, store, say, jobs: int | None = None) -> PlanRunResult:
             if missing:
                 raise InputError(f"variant {sorted(missing)[0]} cannot run in this scenario")
             ranked.preselected = set(names)
-            run = RunOptions(**entry["run"])
+            run = RunOptions(**dict(entry["run"], **({"launcher": launcher} if launcher else {})))
             rp = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n))
             say(label)
-            res = tune(ranked, names, rp, store, say, resume=True)
+            res = tune(ranked, names, rp, store, say, resume=True, run_missing=batch is None)
         except (InputError, ToolError) as e:
             say(f"{label}: failed: {e}")
             totals.scenario_errors += 1
-            results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), str(e), None))
+            results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), str(e), None, status, job))
             continue
         rows = res.variants
         totals.ran += sum(1 for r in rows if not r.reused and r.measured_s is not None)
         totals.reused += sum(1 for r in rows if r.reused)
         totals.failed += sum(1 for r in rows if r.measured_s is None)
-        results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), None, res))
+        results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), None, res, status, job))
     return PlanRunResult(plan.get("source"), results, totals)

@@ -39,8 +39,12 @@ def _phases(r, phase_runs: dict[str, list[float]]) -> dict[str, dict]:
 
 def run_key(sc, name: str, flags) -> str:
     """Store key of one variant's measurement in one scenario (a resumed plan skips it)."""
-    return hashlib.sha256(json.dumps([sc.machine.name, sc.ivp.name, sc.method.name, sc.n, sc.nodes,
-                                      sc.threads, name, list(flags)]).encode()).hexdigest()[:24]
+    return run_key_of(sc.machine.name, sc.ivp.name, sc.method.name, sc.n, sc.nodes, sc.threads, name, flags)
+
+
+def run_key_of(machine: str, ivp: str, method: str, n: int, nodes: int, threads: int, name: str, flags) -> str:
+    return hashlib.sha256(json.dumps([machine, ivp, method, n, nodes, threads, name,
+                                      list(flags)]).encode()).hexdigest()[:24]
 
 
 def _stored(store: Store, sc, names: list[str], flags) -> dict[str, dict]:
@@ -54,7 +58,8 @@ def _stored(store: Store, sc, names: list[str], flags) -> dict[str, dict]:
 
 
 def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
-         progress: Callable[[str], None], resume: bool = False, sample: Sample | None = None) -> TuneResult:
+         progress: Callable[[str], None], resume: bool = False, sample: Sample | None = None,
+         run_missing: bool = True) -> TuneResult:
     """Build every chosen variant, then run the repetitions round-robin (variant 1, 2, ..., 1, 2,
     ...): a slow drift of a shared machine then touches every variant alike instead of the ones
     that happened to run during it.  resume: a variant the store has measured (same scenario,
@@ -78,7 +83,10 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
                           reused=True, measured_on=old.get("date"))
     if resume:
         progress(f"{len(stored)} of {len(chosen)} variants measured before, {len(chosen) - len(stored)} to run")
-    todo = [name for name in chosen if name not in stored]
+    todo = [name for name in chosen if name not in stored] if run_missing else []
+    for name in set(chosen) - set(stored) - set(todo):
+        last = store.get_runs(run_key(sc, name, plan.flags))
+        rows[name]["error"] = (last[-1].get("error") if last else None) or "not measured"
     phase_runs: dict[str, dict[str, list[float]]] = {name: {} for name in todo}
     mpicc, exes = None, {}
     for i, name in enumerate(todo, 1):
@@ -96,7 +104,7 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
             try:
                 out = buildmod.run(exe, plan.launcher, sc.nodes, sc.threads, sc.n, sc.ivp.size_value(sc.n),
                                    plan.steps, plan.h, plan.warmup, timeout=plan.timeout,
-                                   pin=sc.ranks_per_node == 1)
+                                   pin=sc.ranks_per_node == 1, nodes=sc.nodes // sc.ranks_per_node)
             except (InputError, ToolError) as e:
                 rows[name]["error"] = str(e)
                 progress(f"{name}: failed: {e}")

@@ -6,7 +6,7 @@ import io
 
 from autotune.report.registry import renderer
 from autotune.report.text import fmt_s, json_text, name_width
-from autotune.results.plan import PlanResult
+from autotune.results.plan import PlanResult, PlanStatusResult
 from autotune.results.tune import PlanRunResult, TuneResult
 
 
@@ -101,15 +101,18 @@ def plan_run_csv(res: PlanRunResult) -> str:
 def plan_run_table(res: PlanRunResult) -> str:
     out = []
     for s in res.scenarios:
+        job = f" (job {s.job})" if s.job else ""
         if s.result is None:
-            out.append(f"{s.id}: failed: {s.error}\n")
+            out.append(f"{s.id}: {s.status}{job}\n" if s.status in ("queued", "running")
+                       else f"{s.id}: failed{job}: {s.error}\n")
             continue
         reused = sum(1 for v in s.result.variants if v.reused)
         out.append(tune_table(s.result) + (f"{reused} of {len(s.result.variants)} variants measured before "
                                            f"(from the store)\n" if reused else ""))
     t = res.totals
     out.append(f"plan {res.plan}: {t.scenarios} scenarios, {t.ran} variant(s) run now, {t.reused} "
-               f"from the store, {t.failed} failed, {t.scenario_errors} scenario(s) failed\n")
+               f"from the store, {t.failed} failed, {t.scenario_errors} scenario(s) failed"
+               + (f", {t.pending} waiting for their batch job" if t.pending else "") + "\n")
     return "".join(out)
 
 
@@ -127,4 +130,27 @@ def plan_table(res: PlanResult) -> str:
     lines += [f"skipped {s['ivp']} n={s['n']} nodes={s['nodes']} threads={s['threads']}: {s['reason']}"
               for s in res.skipped]
     lines.append(f"{len(res.scenarios)} scenarios, {res.variant_runs} variant runs")
+    return "\n".join(lines) + "\n"
+
+
+@renderer(PlanStatusResult, "json")
+def plan_status_json(res: PlanStatusResult) -> str:
+    return json_text(res)
+
+
+@renderer(PlanStatusResult, "csv")
+def plan_status_csv(res: PlanStatusResult) -> str:
+    return res.to_frame().to_csv(index=False)
+
+
+@renderer(PlanStatusResult, "table")
+def plan_status_table(res: PlanStatusResult) -> str:
+    width = max((len(s.id) for s in res.scenarios), default=8)
+    lines = [f"{'#':>3}  {'scenario':{width}}  {'status':13}  {'job':>8}  {'slurm':11}  measured"]
+    for s in res.scenarios:
+        lines.append(f"{s.index:3d}  {s.id:{width}}  {s.status:13}  {s.job or '-':>8}  "
+                     f"{s.scheduler_state or '-':11}  {s.measured}/{s.variants}")
+    lines += [f"submitted {x}" for x in res.submitted]
+    lines.append(f"plan {res.plan}: " + ", ".join(f"{v} {k}" for k, v in sorted(res.counts().items()))
+                 + f" (state: {res.state})")
     return "\n".join(lines) + "\n"

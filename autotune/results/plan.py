@@ -56,3 +56,39 @@ class PlanResult:
         rows = [{"scenario": s.id, "ivp": s.ivp, "n": s.n, "nodes": s.nodes, "threads": s.threads,
                  "variant": v.name, "predicted_s": v.predicted_s} for s in self.scenarios for v in s.variants]
         return frame(rows, ["scenario", "ivp", "n", "nodes", "threads", "variant", "predicted_s"])
+
+
+@dataclass
+class ScenarioStatus:
+    """Where one scenario of a submitted plan stands."""
+    index: int
+    id: str
+    status: str                 # done, queued, running, failed, cancelled, lost, not submitted
+    job: str | None             # the latest batch job
+    scheduler_state: str | None  # what the batch system says of it (None: it no longer knows the job)
+    measured: int               # planned variants the store holds a run of
+    variants: int
+    jobs: list[str] = field(default_factory=list)   # every job submitted for it, oldest first
+    log: str | None = None      # the latest job's output file
+
+
+@dataclass
+class PlanStatusResult:
+    plan: str
+    state: str                  # the state file
+    scenarios: list[ScenarioStatus]
+    submitted: list[str] = field(default_factory=list)   # "scenario -> job" of this command
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for s in self.scenarios:
+            out[s.status] = out.get(s.status, 0) + 1
+        return out
+
+    def to_dict(self) -> dict:
+        return {"plan": self.plan, "state": self.state, "counts": self.counts(), "submitted": self.submitted,
+                "scenarios": [asdict(s) for s in self.scenarios]}
+
+    def to_frame(self):
+        cols = ["index", "id", "status", "job", "scheduler_state", "measured", "variants", "log"]
+        return frame([{c: getattr(s, c) for c in cols} for s in self.scenarios], cols)

@@ -101,12 +101,15 @@ class PlanScenarioRun:
     id: str | None
     selection: str | None
     error: str | None
-    result: TuneResult | None              # None: the scenario failed (see error)
+    result: TuneResult | None              # None: the scenario failed (see error) or its job is pending
+    status: str | None = None              # of a submitted plan: done, queued, running, failed, ...
+    job: str | None = None                 # its latest batch job
 
     def to_dict(self) -> dict:
+        batch = {"status": self.status, "job": self.job} if self.status else {}
         if self.result is None:
-            return {"id": self.id, "error": self.error, "variants": [], "summary": None}
-        return dict(self.result.to_dict(), id=self.id, selection=self.selection, error=None)
+            return {"id": self.id, "error": self.error, "variants": [], "summary": None, **batch}
+        return dict(self.result.to_dict(), id=self.id, selection=self.selection, error=None, **batch)
 
 
 @dataclass
@@ -116,6 +119,7 @@ class PlanTotals:
     reused: int = 0
     failed: int = 0
     scenario_errors: int = 0
+    pending: int = 0                       # scenarios whose batch job is queued or running
 
 
 @dataclass

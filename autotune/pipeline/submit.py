@@ -1,0 +1,199 @@
+"""Plans through a batch system (edge: files, sbatch/squeue/sacct, the store).
+
+    autotune tune --plan P --submit slurm   one batch job per scenario, job ids kept in P's state
+    autotune tune --plan P --status         per scenario: done, queued, running, failed, cancelled,
+                                            lost (a job the batch system forgot, without results)
+    autotune tune --plan P                  collects what finished; submits again what was lost
+
+The state sits beside the plan (plan.state.json; scripts and job output in plan.jobs/).  Each
+job runs `autotune tune --plan P --scenario I` into the same store.  A scenario's runs reach the
+store together when it ends, so a job cancelled or failed mid-run loses its own scenario only,
+and the next collect submits just that again; a scenario measured before is never run twice.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shlex
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from autotune.errors import InputError
+from autotune.pipeline.tune import run_key_of
+from autotune.results.plan import PlanStatusResult, ScenarioStatus
+from autotune.specs.machine import load_machine
+from autotune.tools import slurm
+
+STATE_VERSION = 1
+MAX_SUBMISSIONS = 3           # a scenario whose jobs keep ending without results is left failed
+BUILD_S, START_S, MARGIN, MIN_TIME_S = 60.0, 120.0, 5.0, 600.0
+
+
+@dataclass(frozen=True)
+class SubmitOptions:
+    scheduler: str = "slurm"
+    partition: str | None = None
+    account: str | None = None
+    time: str | None = None        # the job time limit; None: from the predictions
+    sbatch_args: str = ""          # further sbatch options
+    launcher: str | None = None    # how a job starts the solver's ranks (default: srun)
+
+    def __post_init__(self):
+        if self.scheduler not in SCHEDULERS:
+            raise InputError(f"{self.scheduler!r}: expected one of {', '.join(SCHEDULERS)}", field="submit")
+        if self.time is not None:
+            slurm.parse_time_limit(self.time)
+        try:
+            shlex.split(self.sbatch_args)
+        except ValueError as e:
+            raise InputError(f"{self.sbatch_args!r}: {e}", field="sbatch_args") from None
+
+
+SCHEDULERS = {"slurm": slurm}
+
+
+def state_path(plan_path: Path) -> Path:
+    return plan_path.with_name(plan_path.stem + ".state.json")
+
+
+def _digest(plan: dict) -> str:
+    return hashlib.sha256(json.dumps(plan["scenarios"], sort_keys=True).encode()).hexdigest()[:16]
+
+
+def read_state(plan_path: Path, plan: dict) -> dict | None:
+    """The plan's submission state, None if it was never submitted."""
+    path = state_path(plan_path)
+    try:
+        state = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as e:
+        raise InputError(f"{path}: unreadable plan state ({e}); remove it to submit afresh") from None
+    if state.get("state_version") != STATE_VERSION or state.get("plan_digest") != _digest(plan):
+        raise InputError(f"{path}: belongs to another version of {plan_path} (the plan changed since it was "
+                         f"submitted); remove it to submit afresh")
+    return state
+
+
+def _write_state(plan_path: Path, state: dict) -> None:
+    path = state_path(plan_path)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(state, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _locked(plan_path: Path):
+    """One submitting or collecting command per plan at a time."""
+    with open(plan_path.with_name(plan_path.stem + ".state.lock"), "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def job_seconds(entry: dict) -> float:
+    """Time limit of a scenario's job: builds, then every run at a margin over its prediction,
+    at most every run at its timeout; at least MIN_TIME_S."""
+    run, variants = entry["run"], entry["variants"]
+    compute = sum(v["predicted_s"] for v in variants) * run["steps"] * run["reps"]
+    ceiling = len(variants) * (BUILD_S + run["reps"] * run["timeout"]) + START_S
+    return max(MIN_TIME_S, min(ceiling, START_S + BUILD_S * len(variants) + MARGIN * compute))
+
+
+def job_spec(plan_path: Path, index: int, entry: dict, store_path: Path, opts: SubmitOptions,
+             machine_nodes: int) -> slurm.JobSpec:
+    """The batch job of one scenario: one rank per node (all on one node of a one-node machine)."""
+    per_node = entry["nodes"] if machine_nodes == 1 else 1
+    command = [sys.executable, "-m", "autotune", "tune", "--plan", str(plan_path), "--scenario", str(index),
+               "--store", str(store_path), "--launcher", opts.launcher or "srun", "--format", "json"]
+    jobs = jobs_dir(plan_path)
+    return slurm.JobSpec(
+        f"autotune-{index}-{entry['ivp']}", entry["nodes"] // per_node, entry["nodes"], entry["threads"],
+        slurm.parse_time_limit(opts.time) if opts.time else job_seconds(entry),
+        str(jobs / f"scenario-{index}-%j.out"), command, opts.partition, opts.account,
+        tuple(shlex.split(opts.sbatch_args)), f"autotune plan {plan_path}, scenario {index}: {entry['id']}")
+
+
+def jobs_dir(plan_path: Path) -> Path:
+    return plan_path.with_name(plan_path.stem + ".jobs")
+
+
+def _measured(store, entry: dict) -> int:
+    """Planned variants the store holds a run of (a failed one counts: it was tried)."""
+    flags = shlex.split(entry["run"]["flags"])
+    return sum(1 for v in entry["variants"] if store.get_runs(run_key_of(
+        entry["machine"], entry["ivp"], entry["method"], entry["n"], entry["nodes"], entry["threads"],
+        v["name"], flags)))
+
+
+def _status(measured: int, variants: int, job: str | None, state: str | None) -> str:
+    if measured >= variants:
+        return "done"
+    if job is None:
+        return "not submitted"
+    if state is None:
+        return "lost"
+    meaning = slurm.STATE_OF.get(state, "failed")
+    return "failed" if meaning == "finished" else meaning     # finished without storing its runs
+
+
+def plan_status(plan_path: Path, plan: dict, state: dict | None, store) -> PlanStatusResult:
+    jobs = {int(k): v["jobs"] for k, v in (state or {}).get("scenarios", {}).items()}
+    latest = {i: js[-1]["job_id"] for i, js in jobs.items() if js}
+    states = slurm.job_states(sorted(set(latest.values()), key=int)) if latest else {}
+    rows = []
+    for i, entry in enumerate(plan["scenarios"]):
+        job, k = latest.get(i), _measured(store, entry)
+        log = str(jobs_dir(plan_path) / f"scenario-{i}-{job}.out") if job else None
+        rows.append(ScenarioStatus(i, entry["id"], _status(k, len(entry["variants"]), job, states.get(job)), job,
+                                   states.get(job), k, len(entry["variants"]),
+                                   [j["job_id"] for j in jobs.get(i, [])], log))
+    return PlanStatusResult(str(plan_path), str(state_path(plan_path)), rows)
+
+
+def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: SubmitOptions | None,
+                say: Callable[[str], None], resubmit: bool = True) -> PlanStatusResult:
+    """Submit every scenario that is neither done nor queued nor running (new plan: all of them).
+    opts None: the options of the first submission.  resubmit False: only report."""
+    plan_path = plan_path.resolve()
+    with _locked(plan_path):
+        state = read_state(plan_path, plan)
+        if state is None:
+            if opts is None:
+                raise InputError(f"{plan_path}: never submitted (give --submit slurm)", field="plan")
+            state = {"state_version": STATE_VERSION, "plan": str(plan_path), "plan_digest": _digest(plan),
+                     "store": str(store_path.resolve()), "options": asdict(opts), "scenarios": {}}
+        if opts is not None:
+            state["options"] = asdict(opts)         # later resubmissions use the latest options
+        opts = SubmitOptions(**state["options"])
+        store_path = Path(state["store"])
+        status = plan_status(plan_path, plan, state, store)
+        submitted = []
+        todo = [s for s in status.scenarios if s.status in ("not submitted", "failed", "cancelled", "lost")
+                and len(s.jobs) < MAX_SUBMISSIONS] if resubmit else []
+        machines: dict[str, int] = {}
+        for s in todo:
+            entry = plan["scenarios"][s.index]
+            if entry["machine_path"] not in machines:
+                machines[entry["machine_path"]] = load_machine(entry["machine_path"]).nodes
+            spec = job_spec(plan_path, s.index, entry, store_path, opts, machines[entry["machine_path"]])
+            script = jobs_dir(plan_path) / f"scenario-{s.index}.sh"
+            script.parent.mkdir(parents=True, exist_ok=True)
+            script.write_text(slurm.batch_script(spec))
+            job = SCHEDULERS[opts.scheduler].submit(str(script))
+            state["scenarios"].setdefault(str(s.index), {"id": s.id, "jobs": []})["jobs"].append(
+                {"job_id": job, "submitted": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "script": str(script)})
+            _write_state(plan_path, state)           # after every job: an error later loses no job id
+            was = f" (was {s.status}, job {s.job})" if s.job else ""
+            say(f"scenario {s.index} {s.id}: submitted as job {job}{was}")
+            submitted.append(f"{s.index} -> {job}")
+        if submitted or not state_path(plan_path).exists():
+            _write_state(plan_path, state)
+        result = plan_status(plan_path, plan, state, store) if submitted else status
+        result.submitted = submitted
+        return result

@@ -1,0 +1,141 @@
+"""Slurm at the edge: batch scripts and the argv of sbatch, squeue, sacct and scancel are built
+here as plain text (pure, tested as strings); `submit` and `job_states` run them.
+
+Job states are read from squeue (which keeps finished jobs for MinJobAge seconds) and, for jobs
+it no longer knows, from sacct where accounting is enabled; a job neither knows is "unknown".
+"""
+from __future__ import annotations
+
+import math
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass
+
+from autotune.errors import InputError, ToolError
+
+# Slurm's job states, by what they mean for a plan's scenario
+STATE_OF = {
+    **dict.fromkeys(("PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "SUSPENDED",
+                     "RESV_DEL_HOLD", "STOPPED"), "queued"),
+    **dict.fromkeys(("RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING", "RESIZING"), "running"),
+    "COMPLETED": "finished",
+    "CANCELLED": "cancelled",
+    **dict.fromkeys(("FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED",
+                     "REVOKED", "SPECIAL_EXIT"), "failed"),
+}
+ACTIVE = {"queued", "running"}
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What one batch job asks for and runs."""
+    name: str
+    nodes: int
+    tasks: int
+    cpus_per_task: int
+    time_s: float
+    output: str                    # may contain %j
+    command: list[str]
+    partition: str | None = None
+    account: str | None = None
+    extra: tuple[str, ...] = ()    # further sbatch options, as given
+    comment: str = ""
+
+
+def time_limit(seconds: float) -> str:
+    """sbatch --time in [D-]HH:MM:SS, rounded up to the minute."""
+    minutes = max(1, math.ceil(seconds / 60))
+    days, rest = divmod(minutes, 24 * 60)
+    hh, mm = divmod(rest, 60)
+    return (f"{days}-" if days else "") + f"{hh:02d}:{mm:02d}:00"
+
+
+def parse_time_limit(text: str) -> float:
+    """Seconds of a --time value in sbatch's forms: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS."""
+    m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", text.strip())
+    if not m:
+        raise InputError(f"{text!r}: expected a time limit such as 30, 00:30:00 or 1-00:00:00", field="time")
+    days, a, b, c = m.groups()
+    if days is not None:
+        h, mi, sec = int(a), int(b or 0), int(c or 0)
+    elif c is not None:
+        h, mi, sec = int(a), int(b), int(c)
+    else:
+        h, mi, sec = 0, int(a), int(b or 0)
+    total = ((int(days or 0) * 24 + h) * 60 + mi) * 60 + sec
+    if total <= 0:
+        raise InputError(f"{text!r}: expected a time limit above zero", field="time")
+    return float(total)
+
+
+def batch_script(job: JobSpec) -> str:
+    lines = ["#!/bin/bash", f"#SBATCH --job-name={job.name}", f"#SBATCH --nodes={job.nodes}",
+             f"#SBATCH --ntasks={job.tasks}", f"#SBATCH --ntasks-per-node={max(1, job.tasks // job.nodes)}",
+             f"#SBATCH --cpus-per-task={job.cpus_per_task}", f"#SBATCH --time={time_limit(job.time_s)}",
+             f"#SBATCH --output={job.output}"]
+    lines += [f"#SBATCH --partition={job.partition}"] * bool(job.partition)
+    lines += [f"#SBATCH --account={job.account}"] * bool(job.account)
+    lines += [f"#SBATCH {opt}" for opt in job.extra]
+    lines += [f"# {c}" for c in job.comment.splitlines()]
+    lines += ["set -eu",
+              "# srun does not take --cpus-per-task from the allocation (Slurm >= 22.05)",
+              "export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK",
+              "exec " + shlex.join(job.command)]
+    return "\n".join(lines) + "\n"
+
+
+def parse_sbatch(out: str) -> str:
+    """The job id `sbatch --parsable` prints (id or id;cluster)."""
+    text = out.strip().splitlines()[-1] if out.strip() else ""
+    job_id = text.split(";")[0].strip()
+    if not job_id.isdigit():
+        raise ToolError(f"sbatch printed no job id: {out.strip()[:200]!r}")
+    return job_id
+
+
+def parse_states(out: str) -> dict[str, str]:
+    """Job id -> Slurm state from `squeue -o %i|%T` or `sacct -P -o JobID,State` lines
+    ("CANCELLED by 0" -> CANCELLED; job steps such as 12.batch are skipped)."""
+    states = {}
+    for line in out.splitlines():
+        job_id, _, state = line.strip().partition("|")
+        if job_id.isdigit() and state:
+            states[job_id] = state.split()[0].rstrip("+")
+    return states
+
+
+def _run(argv: list[str], what: str) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    except FileNotFoundError:
+        raise ToolError(f"{what}: '{argv[0]}' not found: run this where Slurm's commands are installed") from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{what}: '{' '.join(argv)}' gave no answer in 120 s") from None
+
+
+def submit(script_path: str) -> str:
+    proc = _run(["sbatch", "--parsable", script_path], "submit")
+    if proc.returncode != 0:
+        raise ToolError(f"sbatch {script_path} failed: {proc.stderr.strip()[-500:]}")
+    return parse_sbatch(proc.stdout)
+
+
+def job_states(job_ids: list[str]) -> dict[str, str]:
+    """Slurm's state of each job it still knows (squeue first, then sacct)."""
+    if not job_ids:
+        return {}
+    proc = _run(["squeue", "-h", "-t", "all", "-o", "%i|%T", "-j", ",".join(job_ids)], "status")
+    states = parse_states(proc.stdout) if proc.returncode == 0 else {}
+    if proc.returncode != 0 and "Invalid job id" not in proc.stderr:
+        raise ToolError(f"squeue failed: {proc.stderr.strip()[-300:]}")
+    if proc.returncode != 0:           # one id it forgot fails the whole query: ask one by one
+        for job_id in job_ids:
+            one = _run(["squeue", "-h", "-t", "all", "-o", "%i|%T", "-j", job_id], "status")
+            states.update(parse_states(one.stdout) if one.returncode == 0 else {})
+    rest = [j for j in job_ids if j not in states]
+    if rest:
+        acct = _run(["sacct", "-n", "-P", "-X", "-o", "JobID,State", "-j", ",".join(rest)], "status")
+        if acct.returncode == 0:        # accounting disabled: sacct fails, the states stay unknown
+            states.update(parse_states(acct.stdout))
+    return states

@@ -1,0 +1,113 @@
+"""Batch jobs without a batch system: scripts, time limits, Slurm's answers and the plan state."""
+import json
+
+import pytest
+
+from autotune.errors import InputError, ToolError
+from autotune.pipeline import submit
+from autotune.tools import slurm
+
+from .conftest import run_cli
+
+
+@pytest.mark.parametrize("text, seconds", [("30", 1800), ("30:15", 1815), ("01:02:03", 3723), ("1-2", 93600),
+                                           ("1-02:30", 95400), ("2-00:00:01", 172801)])
+def test_time_limits_in_sbatch_forms(text, seconds):
+    assert slurm.parse_time_limit(text) == seconds
+
+
+@pytest.mark.parametrize("bad", ["0", "", "1h", "1:2:3:4", "-5", "00:00:00"])
+def test_bad_time_limits(bad):
+    with pytest.raises(InputError) as e:
+        slurm.parse_time_limit(bad)
+    assert e.value.field == "time"
+
+
+def test_time_limit_rounds_up_to_minutes_and_days():
+    assert slurm.time_limit(61) == "00:02:00"
+    assert slurm.time_limit(600) == "00:10:00"
+    assert slurm.time_limit(25 * 3600 + 1) == "1-01:01:00"
+
+
+def test_states_from_squeue_and_sacct_lines():
+    assert slurm.parse_states("12|RUNNING\n13|PENDING\n") == {"12": "RUNNING", "13": "PENDING"}
+    # sacct: "CANCELLED by 0", job steps skipped, a trailing + (truncated) dropped
+    assert slurm.parse_states("14|CANCELLED by 0\n14.batch|CANCELLED\n15|FAILED+\n") == \
+        {"14": "CANCELLED", "15": "FAILED"}
+    assert slurm.parse_sbatch("4711\n") == "4711" and slurm.parse_sbatch("4711;cluster2") == "4711"
+    with pytest.raises(ToolError):
+        slurm.parse_sbatch("sbatch: error: Batch job submission failed")
+
+
+def test_scenario_status_from_store_and_slurm():
+    assert submit._status(2, 2, "5", "RUNNING") == "done"            # the store decides first
+    assert submit._status(0, 1, None, None) == "not submitted"
+    assert submit._status(0, 1, "5", None) == "lost"                 # Slurm forgot it, no results
+    assert submit._status(0, 1, "5", "PENDING") == "queued"
+    assert submit._status(1, 2, "5", "COMPLETING") == "running"
+    assert submit._status(0, 1, "5", "COMPLETED") == "failed"        # finished without storing its runs
+    assert submit._status(0, 1, "5", "CANCELLED") == "cancelled"
+    assert submit._status(0, 1, "5", "TIMEOUT") == "failed"
+
+
+ENTRY = {"id": "heat2d/n=100/nodes=4/threads=8/m", "ivp": "heat2d", "nodes": 4, "threads": 8,
+         "run": {"steps": 10, "warmup": 2, "reps": 3, "flags": "-O3", "timeout": 600.0},
+         "variants": [{"name": "a", "predicted_s": 2.0}, {"name": "b", "predicted_s": 4.0}]}
+
+
+def test_job_time_from_predictions_with_floor_and_ceiling():
+    # builds 2 x 60 s + start 120 s + 5 x (2 + 4) s x 10 steps x 3 reps = 1140 s
+    assert submit.job_seconds(ENTRY) == 1140
+    fast = dict(ENTRY, variants=[{"name": "a", "predicted_s": 1e-3}])
+    assert submit.job_seconds(fast) == submit.MIN_TIME_S
+    slow = dict(ENTRY, run=dict(ENTRY["run"], timeout=10.0), variants=[{"name": "a", "predicted_s": 100.0}])
+    assert submit.job_seconds(slow) == max(submit.MIN_TIME_S, 60 + 3 * 10 + 120)   # every run at its timeout
+
+
+def test_batch_script_of_a_scenario(tmp_path):
+    opts = submit.SubmitOptions(partition="short", account="proj1", sbatch_args="--qos=debug --exclusive")
+    spec = submit.job_spec(tmp_path / "plan.json", 3, ENTRY, tmp_path / "s.sqlite", opts, machine_nodes=64)
+    text = slurm.batch_script(spec)
+    for line in ("#SBATCH --nodes=4", "#SBATCH --ntasks=4", "#SBATCH --ntasks-per-node=1",
+                 "#SBATCH --cpus-per-task=8", "#SBATCH --time=00:19:00", "#SBATCH --partition=short",
+                 "#SBATCH --account=proj1", "#SBATCH --qos=debug", "#SBATCH --exclusive",
+                 f"#SBATCH --output={tmp_path}/plan.jobs/scenario-3-%j.out",
+                 "export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK"):
+        assert line in text.splitlines()
+    assert text.splitlines()[-1].endswith(f"--plan {tmp_path}/plan.json --scenario 3 --store {tmp_path}/s.sqlite "
+                                          "--launcher srun --format json")
+    one_node = submit.job_spec(tmp_path / "plan.json", 0, ENTRY, tmp_path / "s.sqlite", submit.SubmitOptions(), 1)
+    assert (one_node.nodes, one_node.tasks) == (1, 4)          # a one-node machine: every rank on it
+
+
+def test_submit_options_checked():
+    with pytest.raises(InputError):
+        submit.SubmitOptions(scheduler="pbs")
+    with pytest.raises(InputError):
+        submit.SubmitOptions(time="soon")
+    with pytest.raises(InputError):
+        submit.SubmitOptions(sbatch_args="--comment='open")
+
+
+def test_a_state_of_another_plan_is_refused(tmp_path):
+    plan = {"scenarios": [ENTRY]}
+    (tmp_path / "plan.state.json").write_text(json.dumps({"state_version": 1, "plan_digest": "other"}))
+    with pytest.raises(InputError) as e:
+        submit.read_state(tmp_path / "plan.json", plan)
+    assert "the plan changed since it was submitted" in str(e.value)
+    assert submit.read_state(tmp_path / "fresh.json", plan) is None
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--status"], "--plan P: has no batch jobs to report (submit it with --submit slurm)"),
+    (["--partition", "x"], "--partition x: only with --submit"),
+    (["--submit", "slurm", "--time", "0"], "--time '0': expected a time limit above zero"),
+    (["--scenario", "7"], "--scenario 7: expected scenario indices 0..0, comma-separated"),
+    (["--scenario", "0", "--status"], "--scenario 0: runs scenarios here, not with --submit or --status"),
+])
+def test_batch_option_errors(tmp_path, capsys, args, message):
+    plan = tmp_path / "P"
+    plan.write_text(json.dumps({"plan_version": 1, "scenarios": [dict(
+        ENTRY, ivp_path="x", method="m", machine_path="y", machine="m", n=100)]}))
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, *args, "--store", tmp_path / "s.sqlite")
+    assert code == 2 and err.strip().splitlines() == [f"autotune: error: {message.replace('P', str(plan), 1)}"]
