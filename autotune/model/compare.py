@@ -69,10 +69,10 @@ def compare(rows: list[dict]) -> dict:
         summary["deviation_pct_range"] = [min(devs), max(devs)]
         summary["predicted_best"] = predicted_best["name"]
         summary["measured_best"] = min(ok, key=lambda r: r["measured_s"])["name"]
-    if len(ok) >= 2:
+    p = [r["predicted_s"] for r in ok]
+    m = [r["measured_s"] for r in ok]
+    if len(set(p)) >= 2 and len(set(m)) >= 2:    # a constant side has no rank correlation (None)
         from scipy.stats import kendalltau, spearmanr
-        p = [r["predicted_s"] for r in ok]
-        m = [r["measured_s"] for r in ok]
         rho, tau = spearmanr(p, m).statistic, kendalltau(p, m).statistic
         summary["spearman"] = None if math.isnan(rho) else float(rho)
         summary["kendall"] = None if math.isnan(tau) else float(tau)
