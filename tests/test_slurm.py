@@ -169,5 +169,6 @@ def test_eight_jobs_write_one_store(own_replay_store, tmp_path, capsys, monkeypa
     assert code == 0, err and len(json.loads(out)["submitted"]) == 8
     st = _wait(capsys, plan, lambda s: s["counts"].get("done") == 8, timeout=400)
     assert st["counts"] == {"done": 8}, st
+    assert st["store_mode"] == "journal (AUTOTUNE_STORE_MODE=journal)"
     runs = _runs(own_replay_store)
     assert len(runs) == 8 and len({r[0] for r in runs}) == 8 and all(r[2] > 0 for r in runs)

@@ -153,7 +153,9 @@ def plan_status(plan_path: Path, plan: dict, state: dict | None, store) -> PlanS
         rows.append(ScenarioStatus(i, entry["id"], _status(k, len(entry["variants"]), job, states.get(job)), job,
                                    states.get(job), k, len(entry["variants"]),
                                    [j["job_id"] for j in jobs.get(i, [])], log))
-    return PlanStatusResult(str(plan_path), str(state_path(plan_path)), rows)
+    mode = getattr(store, "mode", None)
+    return PlanStatusResult(str(plan_path), str(state_path(plan_path)), rows, [], str(store.path),
+                            f"{mode.mode} ({mode.reason})" if mode else None)
 
 
 def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: SubmitOptions | None,

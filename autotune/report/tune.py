@@ -153,4 +153,6 @@ def plan_status_table(res: PlanStatusResult) -> str:
     lines += [f"submitted {x}" for x in res.submitted]
     lines.append(f"plan {res.plan}: " + ", ".join(f"{v} {k}" for k, v in sorted(res.counts().items()))
                  + f" (state: {res.state})")
+    if res.store:
+        lines.append(f"store {res.store}" + (f": {res.store_mode}" if res.store_mode else ""))
     return "\n".join(lines) + "\n"

@@ -78,6 +78,8 @@ class PlanStatusResult:
     state: str                  # the state file
     scenarios: list[ScenarioStatus]
     submitted: list[str] = field(default_factory=list)   # "scenario -> job" of this command
+    store: str | None = None    # the store the jobs write, and its journal mode and why
+    store_mode: str | None = None
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -87,7 +89,7 @@ class PlanStatusResult:
 
     def to_dict(self) -> dict:
         return {"plan": self.plan, "state": self.state, "counts": self.counts(), "submitted": self.submitted,
-                "scenarios": [asdict(s) for s in self.scenarios]}
+                "store": self.store, "store_mode": self.store_mode, "scenarios": [asdict(s) for s in self.scenarios]}
 
     def to_frame(self):
         cols = ["index", "id", "status", "job", "scheduler_state", "measured", "variants", "log"]
