@@ -62,3 +62,26 @@ def test_plan_input_errors(tmp_path, capsys):
     assert code == 2 and "plan_version" in err
     code, _, err = run_cli(capsys, "tune")
     assert code == 2 and "--plan" in err
+
+
+def test_an_interrupted_measurement_resumes_its_missing_repetitions(own_replay_store, tmp_path, capsys, mpiexec):
+    """A run killed at its third repetition (a cancelled batch job) keeps the two before it; the
+    resumed plan runs the third alone and reports all three."""
+    calls = tmp_path / "calls"
+    flaky = tmp_path / "flaky.sh"
+    flaky.write_text(f'n=$(cat {calls} 2>/dev/null || echo 0); echo $((n + 1)) > {calls}\n'
+                     f'[ "$n" = 2 ] && exit 9\nexec {mpiexec} -n "$@"\n')
+    (tmp_path / "s.yaml").write_text("scenarios:\n  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, top: 1, "
+                                     f"steps: 3, warmup: 1, reps: 3, launcher: \"bash {flaky} {{procs}}\"}}\n")
+    plan = tmp_path / "plan.json"
+    assert run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", plan, "--store", own_replay_store)[0] == 0
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json", "--store", own_replay_store)
+    first = json.loads(out)["scenarios"][0]["variants"][0]
+    assert first["measured_s"] is None and "exit 9" in first["error"] and len(first["runs_s"]) == 2
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json", "--store", own_replay_store)
+    again = json.loads(out)["scenarios"][0]["variants"][0]
+    assert "2 of 3 repetitions measured before" in err
+    assert "run 1/3" not in err and "run 2/3" not in err and err.count("run 3/3") == 1
+    assert again["runs_s"][:2] == first["runs_s"] and len(again["runs_s"]) == 3
+    assert again["measured_s"] == sorted(again["runs_s"])[1]
+    assert calls.read_text().strip() == "4"           # 2 + the failed one + the one missing

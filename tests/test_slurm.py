@@ -95,10 +95,12 @@ def _wait(capsys, plan, done, timeout=240) -> dict:
         time.sleep(1)
 
 
-def _runs(store, key=None) -> list[tuple]:
+def _runs(store) -> list[tuple]:
+    """The finished measurements (not the repetitions kept of unfinished ones)."""
     import sqlite3
     db = sqlite3.connect(store)
-    rows = db.execute("SELECT key, variant, measured_s FROM runs ORDER BY rowid").fetchall()
+    rows = db.execute("SELECT key, variant, measured_s FROM runs WHERE key NOT LIKE '%/partial/%' "
+                      "ORDER BY rowid").fetchall()
     db.close()
     return rows
 

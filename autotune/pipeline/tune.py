@@ -57,6 +57,17 @@ def _stored(store: Store, sc, names: list[str], flags) -> dict[str, dict]:
     return out
 
 
+def _partial_key(sc, name: str, plan: RunPlan) -> str:
+    """Store key of the repetitions of an unfinished measurement (same scenario, variant, flags and
+    run length: steps, warm-up, step size)."""
+    return run_key(sc, name, plan.flags) + f"/partial/{plan.steps}/{plan.warmup}/{plan.h!r}"
+
+
+def _partial(store: Store, sc, name: str, plan: RunPlan) -> dict | None:
+    rows = store.get_runs(_partial_key(sc, name, plan))
+    return rows[-1] if rows and len(rows[-1]["runs_s"]) < plan.reps else None
+
+
 def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
          progress: Callable[[str], None], resume: bool = False, sample: Sample | None = None,
          run_missing: bool = True) -> TuneResult:
@@ -64,7 +75,9 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
     ...): a slow drift of a shared machine then touches every variant alike instead of the ones
     that happened to run during it.  resume: a variant the store has measured (same scenario,
     variant and flags) is reported from there, not run again.  sample: also run that many
-    variants drawn from the other predicted ones, and check the chosen against them."""
+    variants drawn from the other predicted ones, and check the chosen against them.  Every
+    repetition but the last is stored as it ends, so a resumed run (a batch job cancelled and
+    submitted again) runs only the repetitions still missing."""
     sc = ranked.scenario
     by_name = {r.variant.name: r for r in ranked.ordered}
     pool = [r.variant.name for r in ranked.ordered if r.prediction]
@@ -88,6 +101,11 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
         last = store.get_runs(run_key(sc, name, plan.flags))
         rows[name]["error"] = (last[-1].get("error") if last else None) or "not measured"
     phase_runs: dict[str, dict[str, list[float]]] = {name: {} for name in todo}
+    for name in todo if resume else []:
+        done = _partial(store, sc, name, plan)
+        if done:
+            rows[name]["runs_s"], phase_runs[name] = done["runs_s"], done["phase_runs"]
+            progress(f"{name}: {len(done['runs_s'])} of {plan.reps} repetitions measured before")
     mpicc, exes = None, {}
     for i, name in enumerate(todo, 1):
         progress(f"[{i}/{len(todo)}] {name}: build")
@@ -100,6 +118,8 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
             progress(f"[{i}/{len(todo)}] {name}: failed: {e}")
     for rep in range(plan.reps):
         for name, exe in list(exes.items()):
+            if len(rows[name]["runs_s"]) > rep:         # measured before this run was interrupted
+                continue
             progress(f"run {rep + 1}/{plan.reps}: {name} ({plan.steps} steps)")
             try:
                 out = buildmod.run(exe, plan.launcher, sc.nodes, sc.threads, sc.n, sc.ivp.size_value(sc.n),
@@ -113,6 +133,9 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
             rows[name]["runs_s"].append(out["median_step_s"])
             for phase, sec in out.get("phases_s", {}).items():
                 phase_runs[name].setdefault(phase, []).append(sec)
+            if len(rows[name]["runs_s"]) < plan.reps:   # a job cancelled now keeps this repetition
+                store.put_run(_partial_key(sc, name, plan), sc.machine.name, sc.ivp.name, name, None, {
+                    "runs_s": rows[name]["runs_s"], "phase_runs": phase_runs[name]})
     for name in todo:
         row = rows[name]
         if name in exes and row["runs_s"]:
