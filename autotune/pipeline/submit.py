@@ -6,9 +6,9 @@
     autotune tune --plan P                  collects what finished; submits again what was lost
 
 The state sits beside the plan (plan.state.json; scripts and job output in plan.jobs/).  Each
-job runs `autotune tune --plan P --scenario I` into the same store.  A scenario's runs reach the
-store together when it ends, so a job cancelled or failed mid-run loses its own scenario only,
-and the next collect submits just that again; a scenario measured before is never run twice.
+job runs `autotune tune --plan P --scenario I` into the same store, which keeps every repetition
+as it ends: a job cancelled or failed mid-run loses at most the run it was in, the next collect
+submits just that scenario again, and the job runs only what is missing.
 """
 from __future__ import annotations
 
