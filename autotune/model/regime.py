@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
+from autotune.model.ops import Ops
 from autotune.specs.parts import KernelPart
 from autotune.specs.machine import Machine
 
@@ -175,3 +176,34 @@ def representative_constants(part: KernelPart, machine: Machine, regime: Regime)
     if part.size_parameter is not None:
         consts[part.size_parameter] = halo
     return consts
+
+
+def regime_code(data: int, layer: int, lv: NodeLevels) -> int:
+    """A regime as one small integer (layer -1: none): an index into per-part tables."""
+    return data * (len(lv.names) + 1) + layer + 1
+
+
+def code_regime(code: int, lv: NodeLevels) -> Regime:
+    data, layer = divmod(code, len(lv.names) + 1)
+    return _regime(lv.names[data], lv.names[layer - 1] if layer else None)
+
+
+def regime_codes(ops: Ops, part: KernelPart, data: int, m, halo, lv: NodeLevels):
+    """regime_in as a code (regime_code), for m and halo numbers or arrays over scenarios (ops:
+    model.ops): the same comparisons."""
+    sweep = part.sweep_bytes_per_component
+    if part.size_parameter is None:
+        if not sweep:
+            return regime_code(data, -1, lv)
+        layer = _index_of(ops, sweep * m, lv.shared)
+        return ops.where(layer < data, regime_code(data, 0, lv) + layer, regime_code(data, -1, lv))
+    layer = ops.minimum(data, _index_of(ops, _reuse_bytes(part, halo), lv.private))
+    return regime_code(data, 0, lv) + layer
+
+
+def _index_of(ops: Ops, bytes_needed, limits: tuple[tuple[str, float], ...]):
+    """level_index elementwise."""
+    index = len(limits)
+    for i in range(len(limits) - 1, -1, -1):
+        index = ops.where(bytes_needed <= limits[i][1], i, index)
+    return index

@@ -32,6 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from autotune.model.ops import Ops
 from autotune.model.schedule import step_events
 from autotune.specs.machine import Machine
 from autotune.specs.method import Method
@@ -62,10 +63,15 @@ def touched_rows(part: KernelPart) -> dict[str, tuple[int, ...]]:
 
 def _method_sweep(part: KernelPart) -> Sweep:
     """A method part's sweep: its arrays as the step's vectors (Y row l -> Y_l+1, F row i -> F_i+1)."""
+    return _sweep_of(part.kernel, part.name, part.loops, part.arrays, part.body)
+
+
+@lru_cache(maxsize=1024)
+def _sweep_of(kernel: str, name: str, loops, arrays, body: str) -> Sweep:
     vectors = []
-    for name, rows in touched_rows(part).items():
-        vectors += [name] if name in ("y", "dy") else [f"{name}{r + 1}" for r in rows]
-    return Sweep(part.kernel, part.name, tuple(vectors))
+    for array, rows in touched_rows(KernelPart(name, kernel, "", loops, arrays, body=body)).items():
+        vectors += [array] if array in ("y", "dy") else [f"{array}{r + 1}" for r in rows]
+    return Sweep(kernel, name, tuple(vectors))
 
 
 def step_sweeps(method: Method, parts: tuple[KernelPart, ...], pred: str, au: str, buf: str,
@@ -113,21 +119,37 @@ def step_sweeps(method: Method, parts: tuple[KernelPart, ...], pred: str, au: st
 
 
 def reuse_distances(sweeps: list[Sweep]) -> list[tuple[float, ...]]:
-    """Per sweep, the distance D (in vectors) of each vector it touches (module docstring)."""
+    """Per sweep, the distance D (in vectors) of each vector it touches (module docstring).
+
+    For vector a in sweep t, last touched k sweeps before (k = n: t itself, a step ago), the
+    vectors between are those the k - 1 sweeps in between touch; each other vector of those two
+    sweeps counts 1/2 per sweep.  Sets of vectors are bit masks."""
     n = len(sweeps)
-    sets = [set(sw.vectors) for sw in sweeps]
+    bit = {v: 1 << i for i, v in enumerate(dict.fromkeys(v for sw in sweeps for v in sw.vectors))}
+    masks = [0] * n
+    for t, sw in enumerate(sweeps):
+        for v in sw.vectors:
+            masks[t] |= bit[v]
+    last = {}
+    for p, sw in enumerate(sweeps):       # the step before: the last touch of every vector
+        for v in sw.vectors:
+            last[v] = p - n
     out = []
-    for t in range(n):
+    for t, sw in enumerate(sweeps):
+        here = masks[t]
+        between = [0]      # between[k - 1]: what the sweeps 1 .. k - 1 back touched
         dists = []
-        for a in sweeps[t].vectors:
-            prev = next(k for k in range(1, n + 1) if a in sets[(t - k) % n])   # k = n: itself, a step ago
-            between: set = set().union(*(sets[(t - k) % n] for k in range(1, prev)))
-            edge = (sets[(t - prev) % n], sets[t])
-            d = 0.0
-            for b in set().union(between, *edge) - {a}:
-                d += 1.0 if b in between else 0.5 * ((b in edge[0]) + (b in edge[1]))
-            dists.append(d)
+        for a in sw.vectors:
+            k = t - last[a]
+            while len(between) < k:
+                between.append(between[-1] | masks[(t - len(between)) % n])
+            inside = between[k - 1]
+            outside = ~inside & ~bit[a]
+            halves = (masks[(t - k) % n] & outside).bit_count() + (here & outside).bit_count()
+            dists.append(inside.bit_count() + 0.5 * halves)
         out.append(tuple(dists))
+        for v in sw.vectors:
+            last[v] = t
     return out
 
 
@@ -186,3 +208,44 @@ def level_shares(distances: tuple[tuple[float, int], ...], vector_bytes: float,
             shares[j] += shares[i]
             shares[i] = 0.0
     return tuple(shares)
+
+
+def level_shares_of(ops: Ops, distances: tuple[tuple[float, int], ...], vector_bytes,
+                    reach: tuple[float, ...], steps: dict | None = None) -> list:
+    """level_shares for vector_bytes a number or an array over scenarios (ops: model.ops), the
+    same operations in the same order; a list of len(reach) + 1 shares (numbers or arrays).
+    steps: a dict that keeps each distance's per-level increments for the next call with the same
+    vector_bytes and reach."""
+    if steps is None:
+        steps = {}
+    shares = [0.0] * (len(reach) + 1)
+    for d, count in distances:
+        step = steps.get(d)
+        if step is None:
+            step, above = [], 0.0
+            for r in reach:
+                held = ops.minimum(1.0, ops.maximum(0.0, (r - d * vector_bytes) / vector_bytes))
+                step.append(held - above)
+                above = held
+            step = steps[d] = step + [1.0 - above]
+        for i, x in enumerate(step):
+            shares[i] = shares[i] + (x if count == 1 else count * x)
+    total = float(sum(c for _, c in distances)) or 1.0
+    shares = [x / total for x in shares]
+    last = len(shares)
+    for i in range(last):     # fold tiny shares into the next level out (or the last kept one)
+        tiny = (shares[i] > 0.0) & (shares[i] < MIN_SHARE)
+        if not ops.any(tiny):
+            continue
+        out = -1
+        for k in range(last - 1, i, -1):
+            out = ops.where(shares[k] >= MIN_SHARE, k, out)
+        inner = -1
+        for k in range(i):
+            inner = ops.where(shares[k] >= MIN_SHARE, k, inner)
+        to = ops.where(out >= 0, out, inner)
+        for k in range(last):
+            if k != i:
+                shares[k] = ops.where(tiny & (to == k), shares[k] + shares[i], shares[k])
+        shares[i] = ops.where(tiny, 0.0, shares[i])
+    return shares

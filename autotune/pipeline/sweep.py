@@ -23,7 +23,7 @@ from autotune.results.sweep import SweepResult
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
-from autotune.specs.scenario import Scenario, applicable_variants, check_scenario, check_threads
+from autotune.specs.scenario import Scenario, applicable_schemes, applicable_variants, check_scenario, check_threads
 from autotune.specs.variants import selected_variants
 from autotune.storage.store import Store
 
@@ -40,13 +40,18 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
     items, requested, skipped = [], [], []
     for name in spec.ivps:
         ivp = load_ivp(name)
-        selected_variants(ivp.comm, spec.comm, spec.variant_filter, ivp.name)   # bad input stops the sweep
+        pool = selected_variants(ivp.comm, spec.comm, spec.variant_filter, ivp.name)   # bad input stops the sweep
+        schemes = sorted({v.comm for v in pool})
+        applicable: dict[tuple, list] = {}    # applicable_variants, one list per set of schemes that apply
         sizes = [(ivp.nearest_n(n_req), n_req) for n_req in spec.ns or [ivp.default_n]]
         for (n, n_req), p, t in product(sizes, spec.nodes or [machine.nodes], threads):
             try:
                 check_scenario(ivp, n, p, t, machine)
                 sc = Scenario(ivp, method, machine, n, p, t)
-                variants, excluded = applicable_variants(sc, spec.comm, spec.variant_filter)
+                ok, excluded = applicable_schemes(sc, schemes)
+                variants = applicable.get(tuple(ok))
+                if variants is None:
+                    variants = applicable[tuple(ok)] = applicable_variants(sc, spec.comm, spec.variant_filter)[0]
             except InputError as e:
                 skipped.append({"ivp": ivp.name, "n": n, "nodes": p, "threads": t, "reason": str(e)})
                 continue

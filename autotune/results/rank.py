@@ -75,16 +75,58 @@ class VariantResult:
         }
 
 
-@dataclass
 class RankResult:
-    scenario: Scenario
-    rule: Rule
-    ordered: list[VariantResult]   # best first; failed predictions last
-    preselected: set[str]
-    excluded: dict[str, str]       # comm scheme -> why it cannot run here
-    analyses_run: int
-    failures: dict[str, dict]      # part name -> error info
-    bound: Bound | None = None     # the step's floor on this node (None: an RHS part failed)
+    """One scenario ranked: its variants best first (failed predictions last), the pre-selected
+    ones, and what kept the others out.  `ordered` and `preselected` may come from a source that
+    builds them when first read (a sweep reads a few rows of each scenario): an object with
+    ordered(), preselected() and brief(selected_only), as pipeline.ranked.ScenarioRows."""
+
+    def __init__(self, scenario: Scenario, rule: Rule, ordered: list[VariantResult] | None = None,
+                 preselected: set[str] | None = None, excluded: dict[str, str] | None = None,
+                 analyses_run: int = 0, failures: dict[str, dict] | None = None, bound: Bound | None = None,
+                 source=None):
+        self.scenario, self.rule = scenario, rule
+        self._ordered, self._preselected, self._source = ordered, preselected, source
+        self.excluded = excluded if excluded is not None else {}     # comm scheme -> why it cannot run here
+        self.analyses_run = analyses_run
+        self.failures = failures if failures is not None else {}     # part name -> error info
+        self.bound = bound     # the step's floor on this node (None: an RHS part failed)
+
+    @property
+    def ordered(self) -> list[VariantResult]:
+        """Best first; failed predictions last."""
+        if self._ordered is None:
+            self._ordered = self._source.ordered() if self._source is not None else []
+        return self._ordered
+
+    @ordered.setter
+    def ordered(self, value: list[VariantResult]) -> None:
+        self._ordered = value
+
+    @property
+    def preselected(self) -> set[str]:
+        if self._preselected is None:
+            self._preselected = self._source.preselected() if self._source is not None else set()
+        return self._preselected
+
+    @preselected.setter
+    def preselected(self, value: set[str]) -> None:
+        self._preselected = value
+
+    def brief(self, selected_only: bool = False) -> list[tuple]:
+        """Per variant, best first (selected_only: the pre-selected ones): (rank, variant, predicted,
+        node, comm and barrier seconds (None: failed), pre-selected, failed parts), without the
+        per-kernel breakdown (what a sweep's rows need)."""
+        if self._source is not None and self._ordered is None and self._preselected is None:
+            return self._source.brief(selected_only)
+        pre, out = self.preselected, []
+        for i, r in enumerate(self.ordered, 1):
+            if selected_only and r.variant.name not in pre:
+                continue
+            p = r.prediction
+            out.append((i, r.variant) + ((p.total_s, p.node_s, p.comm_s, p.barrier_s) if p else (None,) * 4)
+                       + (r.variant.name in pre, r.failed_parts))
+        return out
 
     @property
     def bound_s(self) -> float | None:

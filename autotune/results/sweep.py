@@ -10,6 +10,7 @@ from autotune.model.ranking import Rule
 from autotune.results.frames import frame
 from autotune.results.rank import RankResult
 from autotune.specs.scenario import comm_context
+from autotune.specs.schemes import PhaseContext
 
 
 class SweepRow(NamedTuple):
@@ -53,22 +54,24 @@ class SweepResult:
         """The long format, best first within a scenario."""
         rows = []
         make = SweepRow._make
+        bases: dict[tuple, str] = {}    # comm_basis by network, scheme and context: scenarios share them
+        distances: dict[tuple, int] = {}
         for res, n_req in zip(self.results, self.requested_n):
             sc = res.scenario
-            ctx = comm_context(sc)
+            ctx = None
             basis: dict[str, str] = {}
             head = (sc.ivp.name, sc.method.name, sc.machine.name, sc.n, n_req, sc.nodes, sc.threads)
-            pre, bound = res.preselected, res.bound_s
-            for i, r in enumerate(res.ordered, 1):
-                v, p = r.variant, r.prediction
-                if self.selected_only and v.name not in pre:
-                    continue
+            bound = res.bound_s
+            for i, v, total, node, comm, barrier, pre, failed in res.brief(self.selected_only):
                 if v.comm not in basis:
-                    basis[v.comm] = comm_basis(sc.machine.network, v.comm, ctx)
-                rows.append(make(head + ((i, v.name, v.lc, v.comm, p.total_s, p.node_s, p.comm_s, p.barrier_s)
-                                         if p else (i, v.name, v.lc, v.comm, None, None, None, None))
-                                 + (v.name in pre, basis[v.comm], sc.beyond_machine, ";".join(r.failed_parts),
-                                    bound, p.total_s / bound if p and bound else None)))
+                    ctx = ctx or _context(sc, distances)
+                    key = (id(sc.machine.network), v.comm, ctx)
+                    if key not in bases:
+                        bases[key] = comm_basis(sc.machine.network, v.comm, ctx)
+                    basis[v.comm] = bases[key]
+                rows.append(make(head + (i, v.name, v.lc, v.comm, total, node, comm, barrier, pre, basis[v.comm],
+                                         sc.beyond_machine, ";".join(failed), bound,
+                                         total / bound if total is not None and bound else None)))
         return rows
 
     def meta(self) -> dict:
@@ -83,3 +86,11 @@ class SweepResult:
     def to_frame(self):
         """The long table: one row per (scenario, variant)."""
         return frame(self.rows(), FIELDS)
+
+
+def _context(sc, distances: dict) -> PhaseContext:
+    """comm_context, the access distance computed once per IVP and size."""
+    key = (id(sc.ivp), sc.n)
+    if key not in distances:
+        distances[key] = comm_context(sc).distance
+    return PhaseContext(sc.n, sc.nodes, distances[key], sc.ivp.sparse_halo)

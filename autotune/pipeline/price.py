@@ -1,0 +1,232 @@
+"""Pricing a Layout in a batch of scenarios that share IVP, method, machine and threads: where
+each part's data comes from (model.reuse, model.regime), which ECM results that needs, then the
+model (model.pricing) for every variant of every scenario at once.
+
+One scenario computes on plain numbers (model.ops.SCALAR), more on numpy arrays (model.batch),
+with the same code and the same results.  The breakdowns (per-kernel costs, failures) are built
+only for the scenarios and rows that are asked for.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from autotune.model import regime as regmod
+from autotune.model import reuse
+from autotune.model.bound import Bound, live_vectors, source_shares, step_bound
+from autotune.model.comm import barrier_seconds, phase_seconds
+from autotune.model.ecm import as_sigma, interior_share
+from autotune.model.ops import SCALAR, Ops
+from autotune.model.pricing import form_times, per_execution, regime_rate, variant_times
+from autotune.pipeline.layout import Layout, Session
+from autotune.specs.parts import DOUBLE, KernelPart
+from autotune.specs.scenario import Scenario
+from autotune.specs.schemes import PhaseContext
+
+NAN = float("nan")
+
+
+@dataclass
+class Placed:
+    """Where the data of each unit of a layout comes from in each scenario of a batch."""
+    levels: list            # per unit: [(level, share, regime code, the codes it takes)] (numbers or arrays)
+    m: list                 # per unit: components swept on the slowest node
+    lv: regmod.NodeLevels
+    n_local: list[int]      # per scenario: components per node
+    ctx: list[PhaseContext]  # per scenario: what its communication depends on
+
+
+@dataclass
+class Batch:
+    """Scenarios that share a layout, IVP, method, machine and thread counts."""
+    layout: Layout
+    scenarios: list[Scenario]
+    ops: Ops = SCALAR
+    placed: Placed | None = None     # set by place()
+
+    @property
+    def first(self) -> Scenario:
+        return self.scenarios[0]
+
+    def column(self, values: list):
+        """A per-scenario list as the batch computes on it (its number, or an array)."""
+        if self.ops is SCALAR:
+            return values[0]
+        import numpy as np
+        return np.asarray(values)
+
+
+def place(batch: Batch) -> list[tuple[KernelPart, regmod.Regime]]:
+    """Shares and regimes of every unit in every scenario; returns the (part, regime) pairs whose
+    ECM results the batch needs."""
+    sc, ops, layout = batch.first, batch.ops, batch.layout
+    ivp, rpn = sc.ivp, sc.ranks_per_node
+    lv = regmod.node_levels(sc.machine, sc.node_threads)
+    reach = reuse.level_reach(sc.machine, sc.node_threads)
+    sizes: dict[int, tuple] = {}          # per n: (distance, per RHS part: components, halo)
+    for s in batch.scenarios:
+        if s.n not in sizes:
+            sizes[s.n] = (ivp.access_distance(s.n),
+                          [(ivp.part_components(spec, s.n), ivp.part_halo(spec, s.n)) for spec in ivp.rhs])
+    n_local = [math.ceil(s.n / s.nodes) for s in batch.scenarios]
+    ctx = [PhaseContext(s.n, s.nodes, sizes[s.n][0], ivp.sparse_halo) for s in batch.scenarios]
+    vector_bytes = batch.column([float(DOUBLE * n * rpn) for n in n_local])
+    shares, steps = {}, {}
+    sized: dict[tuple, tuple] = {None: (batch.column(n_local), 0)}
+    levels, ms, needs = [], [], {}
+    for unit in layout.units:
+        part = unit.part
+        if unit.distances not in shares:
+            shares[unit.distances] = reuse.level_shares_of(ops, unit.distances, vector_bytes, reach, steps)
+        key = None if unit.spec is None else (unit.spec, part.step)
+        if key not in sized:
+            sized[key] = (batch.column([math.ceil(sizes[s.n][1][unit.spec][0] / s.nodes) * part.step
+                                        for s in batch.scenarios]),
+                          batch.column([sizes[s.n][1][unit.spec][1] for s in batch.scenarios]))
+        m, halo = sized[key]
+        mine = []
+        for level, w in enumerate(shares[unit.distances]):
+            used = w > 0
+            if not ops.any(used):
+                continue
+            code = regmod.regime_codes(ops, part, level, m * rpn, halo, lv)
+            codes = _codes_where(ops, code, used)
+            mine.append((level, w, code, codes))
+            for c in codes:
+                needs.setdefault((part.code, c), (part, regmod.code_regime(c, lv)))
+        levels.append(mine)
+        ms.append(m)
+    batch.placed = Placed(levels, ms, lv, n_local, ctx)
+    return list(needs.values())
+
+
+def _codes_where(ops: Ops, code, used) -> list[int]:
+    """The regime codes a unit takes where its share is used."""
+    if ops is SCALAR:
+        return [code]
+    import numpy as np
+    if np.ndim(code) == 0:
+        return [int(code)]
+    return np.unique(code[used]).tolist()
+
+
+@dataclass
+class Priced:
+    """A priced batch: per variant (in the layout's order) its times, and the tables the
+    breakdowns are built from."""
+    batch: Batch
+    times: list             # per variant: VariantTimes (numbers or arrays)
+    failed: list            # per form: its kernel seconds are NaN (a part failed), per scenario
+    slot_seconds: list      # per slot: seconds per step (NaN: failed)
+    broken: list            # per scenario: some slot failed
+    results: dict           # ECM result per (part code, regime code)
+    numbers: dict           # the same as (alpha, sigma, scaling, t_comp), None: failed
+    bounds: list            # per scenario: Bound | None
+
+
+def price(batch: Batch, result_of, session: Session) -> Priced:
+    """Every variant of every scenario of a placed batch.  result_of(part, regime): its ECM
+    result (a dict, "ok" false for a failed analysis)."""
+    sc, ops, layout, placed = batch.first, batch.ops, batch.layout, batch.placed
+    clock, threads, rpn = sc.machine.clock_hz, sc.node_threads, sc.ranks_per_node
+    per_line = sc.machine.cacheline / DOUBLE
+    size = len(placed.lv.names) * (len(placed.lv.names) + 1)
+    results, numbers = {}, {}
+    per_exec, tcomp = [], []
+    for unit, mine, m in zip(layout.units, placed.levels, placed.m):
+        alpha, divisor, tc = [NAN] * size, [NAN] * size, [NAN] * size
+        for _, _, _, codes in mine:
+            for c in codes:
+                num = numbers.get((unit.part.code, c), ())
+                if num == ():
+                    r = results[(unit.part.code, c)] = result_of(unit.part, regmod.code_regime(c, placed.lv))
+                    num = numbers[(unit.part.code, c)] = ecm_numbers(r)
+                if num is not None:
+                    rate = regime_rate(num[0], num[1], num[2], clock, threads, rpn)
+                    alpha[c], divisor[c], tc[c] = rate.alpha, rate.divisor, num[3]
+        beta = unit.part.iterations_per_m * m
+        delta = per_line / unit.part.loops[-1].step
+        per_exec.append(per_execution(ops, [(w, code) for _, w, code, _ in mine], beta, delta, alpha, divisor))
+        tcomp.append(tc)
+    slot_seconds = [per_exec[s.unit] * s.executions for s in layout.slots]
+    forms = [form_times(slot_seconds, f.slots, f.rhs_slots) for f in layout.forms]
+    barrier_s = barrier_seconds(sc.threads, sc.machine.barrier["per_doubling_s"])
+    op_seconds = session.network(sc.machine.network)
+    comm = [batch.column([phase_seconds(scheme, ctx, op_seconds) * phases for ctx in placed.ctx])
+            for scheme, phases in layout.comm_keys]
+    interior = batch.column([interior_share(n, ctx.distance) for n, ctx in zip(placed.n_local, placed.ctx)])
+    times = [variant_times(ops, forms[f], b, barrier_s, comm[c], lap, interior)
+             for f, c, b, lap in zip(layout.form_of, layout.comm_of, layout.barriers, layout.overlap)]
+    failed = [ops.isnan(f.kernels) for f in forms]
+    bounds = _bounds(batch, *_rhs_cycles(batch, tcomp, per_line), comm)
+    broken = False
+    for f in failed:
+        broken = broken | f
+    return Priced(batch, times, failed, slot_seconds, _rows(batch, broken), results, numbers, bounds)
+
+
+def ecm_numbers(r: dict) -> tuple | None:
+    """(alpha, sigma, scaling, in-core cycles) of a successful analysis, None of a failed one."""
+    if not r.get("ok"):
+        return None
+    return float(r["cy_per_cl"]), as_sigma(r.get("saturation_cores")), r.get("scaling_cy_per_cl") or [], \
+        float(r.get("t_comp") or 0.0)
+
+
+def _rhs_cycles(batch: Batch, tcomp: list, per_line: float):
+    """In-core cycles of one RHS evaluation on the node, for the floor: the cheapest form the pool
+    has (one argument vector's parts, or the one-pass parts' cycles over the s vectors they
+    evaluate), each part in its cheapest regime (None: the pool has no RHS part of its own), and
+    where an analysis it needs failed."""
+    ops, layout, placed = batch.ops, batch.layout, batch.placed
+    s, rpn = batch.first.method.stages, batch.first.ranks_per_node
+    per_form: dict[str, object] = {}
+    failed = False
+    for slot in layout.bound_slots:
+        u = layout.slots[slot].unit
+        part, least = layout.units[u].part, None
+        for _, w, code, _ in placed.levels[u]:
+            t = ops.take(tcomp[u], code)
+            failed = failed | (ops.isnan(t) & (w > 0))
+            t = ops.where(w > 0, t, math.inf)
+            least = t if least is None else ops.minimum(least, t)
+        lines = part.iterations_per_m * placed.m[u] / (per_line / part.loops[-1].step)
+        cycles = least * lines * rpn
+        per_form[part.kernel] = per_form.get(part.kernel, 0.0) + cycles / (s if part.kernel == "RHSALL" else 1)
+    least = None
+    for v in per_form.values():
+        least = v if least is None else ops.minimum(least, v)
+    return least, failed
+
+
+def _bounds(batch: Batch, cycles, failed, comm: list) -> list[Bound | None]:
+    """The step's floor in each scenario (model.bound): compulsory traffic from the levels that
+    can hold the step's live data, the RHS's in-core time, the cheapest communication."""
+    sc = batch.first
+    method, machine, threads, rpn = sc.method, sc.machine, sc.node_threads, sc.ranks_per_node
+    lv, reach = batch.placed.lv, reuse.level_reach(machine, threads)
+    if cycles is None:
+        return [None] * len(batch.scenarios)
+    cycles, failed, comm = _rows(batch, cycles), _rows(batch, failed), [_rows(batch, c) for c in comm]
+    bandwidth = {name: machine.bandwidth(name, threads) for name in lv.names}
+    out = []
+    for i, n_local in enumerate(batch.placed.n_local):
+        components = n_local * rpn
+        # a floor assumes ideal caches: a level keeps as much of the live data as it holds
+        shares = source_shares(live_vectors(method.stages) * DOUBLE * components, reach)
+        sources = [(name, w, bandwidth[name]) for name, w in zip(lv.names, shares)]
+        if any(w > 0 and b is None for _, w, b in sources) or failed[i]:
+            out.append(None)
+            continue
+        comm_s = min((c[i] for c in comm), default=0.0)
+        out.append(step_bound(components, method.stages, method.iterations, sources, cycles[i],
+                              machine.clock_hz, threads, comm_s))
+    return out
+
+
+def _rows(batch: Batch, value) -> list:
+    """A per-scenario value as a list of Python numbers, one per scenario."""
+    if batch.ops is SCALAR:
+        return [value]
+    import numpy as np
+    return np.broadcast_to(value, (len(batch.scenarios),)).tolist()
