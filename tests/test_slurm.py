@@ -15,8 +15,21 @@ import pytest
 
 from .conftest import run_cli
 
+
+def _slurm_answers() -> bool:
+    """A Slurm this shell can reach: SLURM_CONF names a file and sinfo answers."""
+    conf = os.environ.get("SLURM_CONF")
+    if not conf or not os.path.exists(conf) or not shutil.which("sinfo"):
+        return False
+    try:
+        return subprocess.run(["sinfo", "-h"], capture_output=True, timeout=20).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+
+
+# CI sets AUTOTUNE_REQUIRE_SLURM=1 after bringing Slurm up: there a missing Slurm fails the tests
 pytestmark = [pytest.mark.slurm, pytest.mark.skipif(
-    not os.environ.get("SLURM_CONF") or not shutil.which("sbatch"),
+    os.environ.get("AUTOTUNE_REQUIRE_SLURM") != "1" and not _slurm_answers(),
     reason="no Slurm: eval \"$(bash tests/slurm/up)\" starts one on localhost")]
 
 MACHINE = "zen4-epyc-vm-2core"          # a one-node machine: every rank of a job on the Slurm node
