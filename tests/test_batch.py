@@ -111,3 +111,16 @@ def test_batch_option_errors(tmp_path, capsys, args, message):
         ENTRY, ivp_path="x", method="m", machine_path="y", machine="m", n=100)]}))
     code, out, err = run_cli(capsys, "tune", "--plan", plan, *args, "--store", tmp_path / "s.sqlite")
     assert code == 2 and err.strip().splitlines() == [f"autotune: error: {message.replace('P', str(plan), 1)}"]
+
+
+def test_collecting_from_another_store_is_refused(tmp_path, capsys):
+    plan = {"plan_version": 1, "scenarios": [dict(ENTRY, ivp_path="x", method="m", machine_path="y", machine="m",
+                                                  n=100)]}
+    (tmp_path / "P.json").write_text(json.dumps(plan))
+    (tmp_path / "P.state.json").write_text(json.dumps({
+        "state_version": 1, "plan_digest": submit._digest(plan), "store": str(tmp_path / "jobs.sqlite"),
+        "options": {}, "scenarios": {}}))
+    code, out, err = run_cli(capsys, "tune", "--plan", tmp_path / "P.json", "--status", "--store", tmp_path / "o.sqlite")
+    assert code == 2 and err.strip() == (f"autotune: error: --store {tmp_path}/o.sqlite: the jobs of "
+                                         f"{tmp_path}/P.json write to {tmp_path}/jobs.sqlite; leave --store out "
+                                         "or give that one")

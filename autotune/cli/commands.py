@@ -131,6 +131,9 @@ def cmd_tune_plan(args, progress) -> int:
     state = None if only is not None else sub.read_state(plan_path, plan)
     if args.status and state is None:
         raise InputError(f"{plan_path}: has no batch jobs to report (submit it with --submit slurm)", field="plan")
+    if state and args.store and args.store.resolve() != Path(state["store"]):
+        raise InputError(f"{args.store}: the jobs of {plan_path} write to {state['store']}; leave --store out "
+                         f"or give that one", field="store")
     store_path = args.store or (Path(state["store"]) if state else default_store_path())
     store = Store(store_path)
     try:
