@@ -85,3 +85,29 @@ def test_an_interrupted_measurement_resumes_its_missing_repetitions(own_replay_s
     assert again["runs_s"][:2] == first["runs_s"] and len(again["runs_s"]) == 3
     assert again["measured_s"] == sorted(again["runs_s"])[1]
     assert calls.read_text().strip() == "4"           # 2 + the failed one + the one missing
+
+
+def test_a_killed_run_keeps_each_finished_variant_and_repetition(own_replay_store, tmp_path, capsys, mpiexec):
+    """The process killed (as a batch job's is) at the second variant's last repetition: the
+    first variant's finished measurement and the second's first repetition are in the store, and
+    the resumed plan runs that one repetition alone."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    calls = tmp_path / "calls"
+    killer = tmp_path / "killer.sh"
+    killer.write_text(f'n=$(cat {calls} 2>/dev/null || echo 0); echo $((n + 1)) > {calls}\n'
+                      f'[ "$n" = 3 ] && kill -9 $PPID && exit 9\nexec {mpiexec} -n "$@"\n')
+    (tmp_path / "s.yaml").write_text("scenarios:\n  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, top: 2, "
+                                     f"steps: 3, warmup: 1, reps: 2, launcher: \"bash {killer} {{procs}}\"}}\n")
+    plan = tmp_path / "plan.json"
+    assert run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", plan, "--store", own_replay_store)[0] == 0
+    proc = subprocess.run([sys.executable, "-m", "autotune", "tune", "--plan", str(plan), "--store",
+                           str(own_replay_store)], capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    assert proc.returncode == -9, proc.stderr
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json", "--store", own_replay_store)
+    first, second = json.loads(out)["scenarios"][0]["variants"]
+    assert first["reused"] and len(first["runs_s"]) == 2 and first["measured_s"] > 0
+    assert "1 of 2 repetitions measured before" in err and err.count("run 2/2") == 1 and "run 1/2" not in err
+    assert len(second["runs_s"]) == 2 and second["measured_s"] > 0
+    assert calls.read_text().strip() == "5"           # 3 runs, the killed one, the one missing

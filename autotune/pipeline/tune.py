@@ -107,6 +107,18 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
             rows[name]["runs_s"], phase_runs[name] = done["runs_s"], done["phase_runs"]
             progress(f"{name}: {len(done['runs_s'])} of {plan.reps} repetitions measured before")
     mpicc, exes = None, {}
+
+    def finish(name: str) -> None:
+        """The variant's measurement, or its failure, to the store as soon as it is known."""
+        row = rows[name]
+        if row["error"] is None and row["runs_s"]:
+            row["measured_s"] = statistics.median(row["runs_s"])
+            row["phases"] = _phases(by_name[name], phase_runs[name])
+        store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row["measured_s"], dict(
+            row, n=sc.n, nodes=sc.nodes, threads=sc.threads, steps=plan.steps, warmup=plan.warmup,
+            h=plan.h, flags=list(plan.flags), compiler=compiler_version(mpicc) if mpicc else None,
+            kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z")))
+
     for i, name in enumerate(todo, 1):
         progress(f"[{i}/{len(todo)}] {name}: build")
         try:
@@ -116,6 +128,7 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
         except (InputError, ToolError) as e:
             rows[name]["error"] = str(e)
             progress(f"[{i}/{len(todo)}] {name}: failed: {e}")
+            finish(name)
     for rep in range(plan.reps):
         for name, exe in list(exes.items()):
             if len(rows[name]["runs_s"]) > rep:         # measured before this run was interrupted
@@ -129,6 +142,7 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
                 rows[name]["error"] = str(e)
                 progress(f"{name}: failed: {e}")
                 del exes[name]
+                finish(name)
                 continue
             rows[name]["runs_s"].append(out["median_step_s"])
             for phase, sec in out.get("phases_s", {}).items():
@@ -136,15 +150,8 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
             if len(rows[name]["runs_s"]) < plan.reps:   # a job cancelled now keeps this repetition
                 store.put_run(_partial_key(sc, name, plan), sc.machine.name, sc.ivp.name, name, None, {
                     "runs_s": rows[name]["runs_s"], "phase_runs": phase_runs[name]})
-    for name in todo:
-        row = rows[name]
-        if name in exes and row["runs_s"]:
-            row["measured_s"] = statistics.median(row["runs_s"])
-            row["phases"] = _phases(by_name[name], phase_runs[name])
-        store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row["measured_s"], dict(
-            row, n=sc.n, nodes=sc.nodes, threads=sc.threads, steps=plan.steps, warmup=plan.warmup,
-            h=plan.h, flags=list(plan.flags), compiler=compiler_version(mpicc) if mpicc else None,
-            kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z")))
+            else:
+                finish(name)
     skipped = [(r.variant.name, r.prediction.total_s) for r in ranked.ordered
                if r.variant.name not in rows and r.prediction]
     rows = list(rows.values())
