@@ -40,14 +40,14 @@ def test_states_from_squeue_and_sacct_lines():
 
 
 def test_scenario_status_from_store_and_slurm():
-    assert submit._status(2, 2, "5", "RUNNING") == "done"            # the store decides first
-    assert submit._status(0, 1, None, None) == "not submitted"
-    assert submit._status(0, 1, "5", None) == "lost"                 # Slurm forgot it, no results
-    assert submit._status(0, 1, "5", "PENDING") == "queued"
-    assert submit._status(1, 2, "5", "COMPLETING") == "running"
-    assert submit._status(0, 1, "5", "COMPLETED") == "failed"        # finished without storing its runs
-    assert submit._status(0, 1, "5", "CANCELLED") == "cancelled"
-    assert submit._status(0, 1, "5", "TIMEOUT") == "failed"
+    assert submit._status(2, 2, "5", "RUNNING", slurm.STATE_OF) == "done"            # the store decides first
+    assert submit._status(0, 1, None, None, slurm.STATE_OF) == "not submitted"
+    assert submit._status(0, 1, "5", None, slurm.STATE_OF) == "lost"                 # Slurm forgot it, no results
+    assert submit._status(0, 1, "5", "PENDING", slurm.STATE_OF) == "queued"
+    assert submit._status(1, 2, "5", "COMPLETING", slurm.STATE_OF) == "running"
+    assert submit._status(0, 1, "5", "COMPLETED", slurm.STATE_OF) == "failed"        # finished without storing its runs
+    assert submit._status(0, 1, "5", "CANCELLED", slurm.STATE_OF) == "cancelled"
+    assert submit._status(0, 1, "5", "TIMEOUT", slurm.STATE_OF) == "failed"
 
 
 ENTRY = {"id": "heat2d/n=100/nodes=4/threads=8/m", "ivp": "heat2d", "nodes": 4, "threads": 8,
@@ -103,13 +103,17 @@ def test_a_state_of_another_plan_is_refused(tmp_path):
     (["--partition", "x"], "--partition x: only with --submit"),
     (["--submit", "slurm", "--time", "0"], "--time '0': expected a time limit above zero"),
     (["--scenario", "7"], "--scenario 7: expected scenario indices 0..0, comma-separated"),
-    (["--scenario", "0", "--status"], "--scenario 0: runs scenarios here, not with --submit or --status"),
+    (["--scenario", "0", "--status"], "argument --status: not allowed with argument --scenario"),
+    (["--submit", "slurm", "--launcher", "srun -n"], "--launcher 'srun -n': the template must contain {procs}"),
 ])
 def test_batch_option_errors(tmp_path, capsys, args, message):
     plan = tmp_path / "P"
     plan.write_text(json.dumps({"plan_version": 1, "scenarios": [dict(
         ENTRY, ivp_path="x", method="m", machine_path="y", machine="m", n=100)]}))
-    code, out, err = run_cli(capsys, "tune", "--plan", plan, *args, "--store", tmp_path / "s.sqlite")
+    try:
+        code, out, err = run_cli(capsys, "tune", "--plan", plan, *args, "--store", tmp_path / "s.sqlite")
+    except SystemExit as e:                 # argparse's own errors
+        code, (out, err) = e.code, capsys.readouterr()
     assert code == 2 and err.strip().splitlines() == [f"autotune: error: {message.replace('P', str(plan), 1)}"]
 
 

@@ -279,3 +279,8 @@ def test_eight_concurrent_writer_processes_lose_nothing(memory_dir, mode, busy_s
     assert st._read("SELECT COUNT(*) FROM measurements") == [(writers * series * 5,)]
     assert st._read("PRAGMA integrity_check") == [("ok",)]
     st.close()
+
+
+def test_nfs_server_pseudo_fs_is_local_and_nfs_clients_are_network():
+    from autotune.storage.filesystems import classify
+    assert classify("nfsd") == "local" and classify("nfs4") == "network" and classify("nfs") == "network"

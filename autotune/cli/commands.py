@@ -124,8 +124,6 @@ def cmd_tune_plan(args, progress) -> int:
     for opt in ("partition", "account", "time", "sbatch_args"):
         if getattr(args, opt) is not None and not args.submit:
             raise InputError(f"{getattr(args, opt)}: only with --submit", field=opt)
-    if only is not None and (args.submit or args.status):
-        raise InputError(f"{args.scenario}: runs scenarios here, not with --submit or --status", field="scenario")
     opts = sub.SubmitOptions(args.submit, args.partition, args.account, args.time, args.sbatch_args or "",
                              args.launcher) if args.submit else None
     state = None if only is not None else sub.read_state(plan_path, plan)

@@ -143,11 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
                                                  "random from the others with a prediction")
     t.add_argument("--seed", metavar="S", default="0", help="seed of the --sample draw (default 0)")
     b = t.add_argument_group("batch jobs (with --plan)")
-    b.add_argument("--submit", choices=["slurm"], help="submit one batch job per scenario of the plan (again: "
-                   "only those neither done, queued nor running); the job ids go to PLAN.state.json")
-    b.add_argument("--status", action="store_true", help="per scenario of a submitted plan: done, queued, "
-                   "running, failed, cancelled or lost, with job ids")
-    b.add_argument("--scenario", help="run only these scenario indices of the plan here (what a batch job does)")
+    what = b.add_mutually_exclusive_group()
+    what.add_argument("--submit", choices=["slurm"], help="submit one batch job per scenario of the plan "
+                      "(again: only those neither done, queued nor running); the job ids go to PLAN.state.json")
+    what.add_argument("--status", action="store_true", help="per scenario of a submitted plan: done, queued, "
+                      "running, failed, cancelled, lost or not submitted, with job ids")
+    what.add_argument("--scenario", help="run only these scenario indices of the plan here (what a batch job does)")
     b.add_argument("--partition", help="sbatch --partition")
     b.add_argument("--account", help="sbatch --account")
     b.add_argument("--time", help="sbatch --time per job (default: from the predictions, at least 10 min)")

@@ -28,7 +28,9 @@ from autotune.errors import InputError
 from autotune.pipeline.tune import run_key_of
 from autotune.results.plan import PlanStatusResult, ScenarioStatus
 from autotune.specs.machine import load_machine
+from autotune.storage.filesystems import NODE_LOCAL_LOCKS
 from autotune.tools import slurm
+from autotune.tools.launcher import parse_launcher
 
 STATE_VERSION = 1
 MAX_SUBMISSIONS = 3           # a scenario whose jobs keep ending without results is left failed
@@ -49,12 +51,14 @@ class SubmitOptions:
             raise InputError(f"{self.scheduler!r}: expected one of {', '.join(SCHEDULERS)}", field="submit")
         if self.time is not None:
             slurm.parse_time_limit(self.time)
+        parse_launcher(self.launcher or "srun")
         try:
             shlex.split(self.sbatch_args)
         except ValueError as e:
             raise InputError(f"{self.sbatch_args!r}: {e}", field="sbatch_args") from None
 
 
+# a batch system: batch_script(JobSpec), submit(script) -> job id, job_states(ids), STATE_OF
 SCHEDULERS = {"slurm": slurm}
 
 
@@ -84,16 +88,36 @@ def read_state(plan_path: Path, plan: dict) -> dict | None:
 def _write_state(plan_path: Path, state: dict) -> None:
     path = state_path(plan_path)
     tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state, indent=2) + "\n")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(state, indent=2) + "\n")
+        os.replace(tmp, path)
+    except OSError as e:
+        raise InputError(f"{path}: cannot write the plan's state ({e.strerror})", field="plan") from None
 
 
 @contextlib.contextmanager
 def _locked(plan_path: Path):
     """One submitting or collecting command per plan at a time."""
-    with open(plan_path.with_name(plan_path.stem + ".state.lock"), "w") as f:
+    lock = plan_path.with_name(plan_path.stem + ".state.lock")
+    try:
+        f = open(lock, "w")
+    except OSError as e:
+        raise InputError(f"{lock}: cannot write beside the plan ({e.strerror})", field="plan") from None
+    with f:
         fcntl.flock(f, fcntl.LOCK_EX)
         yield
+
+
+def _warn_unshared(store, say: Callable[[str], None]) -> None:
+    """Jobs on other nodes must reach the same store file, with locks that work across hosts."""
+    mode = getattr(store, "mode", None)
+    if mode is None:
+        return
+    if mode.mode == "wal":
+        say(f"note: the store {store.path} is on a local file system ({mode.reason}): jobs on other nodes "
+            f"would write their own copy; put it on a shared file system (--store) unless the jobs run here")
+    elif any(why in mode.reason for why in NODE_LOCAL_LOCKS.values()):
+        say(f"note: the store {store.path}: {mode.reason}; jobs on several hosts may corrupt it")
 
 
 def job_seconds(entry: dict) -> float:
@@ -124,33 +148,36 @@ def jobs_dir(plan_path: Path) -> Path:
 
 
 def _measured(store, entry: dict) -> int:
-    """Planned variants the store holds a run of (a failed one counts: it was tried)."""
+    """Planned variants the store holds a measurement of (as tune --plan counts them: a failed
+    run does not count, so the scenario is submitted again, at most MAX_SUBMISSIONS times)."""
     flags = shlex.split(entry["run"]["flags"])
-    return sum(1 for v in entry["variants"] if store.get_runs(run_key_of(
-        entry["machine"], entry["ivp"], entry["method"], entry["n"], entry["nodes"], entry["threads"],
-        v["name"], flags)))
+    return sum(1 for v in entry["variants"] if any(r.get("measured_s") is not None for r in store.get_runs(
+        run_key_of(entry["machine"], entry["ivp"], entry["method"], entry["n"], entry["nodes"], entry["threads"],
+                   v["name"], flags))))
 
 
-def _status(measured: int, variants: int, job: str | None, state: str | None) -> str:
+def _status(measured: int, variants: int, job: str | None, state: str | None, state_of: dict) -> str:
     if measured >= variants:
         return "done"
     if job is None:
         return "not submitted"
     if state is None:
         return "lost"
-    meaning = slurm.STATE_OF.get(state, "failed")
+    meaning = state_of.get(state, "failed")
     return "failed" if meaning == "finished" else meaning     # finished without storing its runs
 
 
 def plan_status(plan_path: Path, plan: dict, state: dict | None, store) -> PlanStatusResult:
+    scheduler = SCHEDULERS[(state or {}).get("options", {}).get("scheduler", "slurm")]
     jobs = {int(k): v["jobs"] for k, v in (state or {}).get("scenarios", {}).items()}
     latest = {i: js[-1]["job_id"] for i, js in jobs.items() if js}
-    states = slurm.job_states(sorted(set(latest.values()), key=int)) if latest else {}
+    states = scheduler.job_states(sorted(set(latest.values()), key=int)) if latest else {}
     rows = []
     for i, entry in enumerate(plan["scenarios"]):
         job, k = latest.get(i), _measured(store, entry)
         log = str(jobs_dir(plan_path) / f"scenario-{i}-{job}.out") if job else None
-        rows.append(ScenarioStatus(i, entry["id"], _status(k, len(entry["variants"]), job, states.get(job)), job,
+        rows.append(ScenarioStatus(i, entry["id"], _status(k, len(entry["variants"]), job, states.get(job),
+                                                           scheduler.STATE_OF), job,
                                    states.get(job), k, len(entry["variants"]),
                                    [j["job_id"] for j in jobs.get(i, [])], log))
     mode = getattr(store, "mode", None)
@@ -175,26 +202,34 @@ def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: Subm
         opts = SubmitOptions(**state["options"])
         store_path = Path(state["store"])
         status = plan_status(plan_path, plan, state, store)
-        submitted = []
-        todo = [s for s in status.scenarios if s.status in ("not submitted", "failed", "cancelled", "lost")
-                and len(s.jobs) < MAX_SUBMISSIONS] if resubmit else []
-        machines: dict[str, int] = {}
+        lost = [s for s in status.scenarios if s.status in ("not submitted", "failed", "cancelled", "lost")]
+        for s in lost if resubmit else []:
+            if len(s.jobs) >= MAX_SUBMISSIONS:
+                say(f"scenario {s.index} {s.id}: {s.status} after {len(s.jobs)} jobs, not submitted again "
+                    f"(last log: {s.log})")
+        todo = [s for s in lost if len(s.jobs) < MAX_SUBMISSIONS] if resubmit else []
+        if todo:
+            _warn_unshared(store, say)
+        scheduler, submitted, machines = SCHEDULERS[opts.scheduler], [], {}
         for s in todo:
             entry = plan["scenarios"][s.index]
             if entry["machine_path"] not in machines:
                 machines[entry["machine_path"]] = load_machine(entry["machine_path"]).nodes
             spec = job_spec(plan_path, s.index, entry, store_path, opts, machines[entry["machine_path"]])
             script = jobs_dir(plan_path) / f"scenario-{s.index}.sh"
-            script.parent.mkdir(parents=True, exist_ok=True)
-            script.write_text(slurm.batch_script(spec))
-            job = SCHEDULERS[opts.scheduler].submit(str(script))
+            try:
+                script.parent.mkdir(parents=True, exist_ok=True)
+                script.write_text(scheduler.batch_script(spec))
+            except OSError as e:
+                raise InputError(f"{script}: cannot write the batch script ({e.strerror})", field="plan") from None
+            job = scheduler.submit(str(script))
             state["scenarios"].setdefault(str(s.index), {"id": s.id, "jobs": []})["jobs"].append(
                 {"job_id": job, "submitted": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "script": str(script)})
             _write_state(plan_path, state)           # after every job: an error later loses no job id
             was = f" (was {s.status}, job {s.job})" if s.job else ""
             say(f"scenario {s.index} {s.id}: submitted as job {job}{was}")
             submitted.append(f"{s.index} -> {job}")
-        if submitted or not state_path(plan_path).exists():
+        if not state_path(plan_path).exists():
             _write_state(plan_path, state)
         result = plan_status(plan_path, plan, state, store) if submitted else status
         result.submitted = submitted

@@ -35,7 +35,7 @@ LOCAL = frozenset({
 })
 
 # Mount options under which file locks do not exclude processes on other hosts.
-_NODE_LOCAL_LOCKS = {
+NODE_LOCAL_LOCKS = {
     "local_lock=all": "NFS mounted with local locks (nolock): locks are per host",
     "local_lock=posix": "NFS mounted with local POSIX locks: locks are per host",
     "localflock": "Lustre mounted with localflock: locks are per node",
@@ -45,10 +45,10 @@ _NODE_LOCAL_LOCKS = {
 
 def classify(fstype: str) -> str:
     """'network', 'local' or 'unknown' for a file-system type as the mount table names it."""
+    if fstype in LOCAL:             # first: nfsd (the NFS server's own pseudo file system) is local
+        return "local"
     if fstype in NETWORK or fstype.startswith("nfs"):
         return "network"
-    if fstype in LOCAL:
-        return "local"
     return "unknown"
 
 
@@ -65,7 +65,7 @@ class Mount:
 
     def lock_warning(self) -> str | None:
         """Why locks on this mount may not keep writers on other hosts apart, or None."""
-        return next((why for opt, why in _NODE_LOCAL_LOCKS.items() if opt in self.options), None)
+        return next((why for opt, why in NODE_LOCAL_LOCKS.items() if opt in self.options), None)
 
     def describe(self) -> str:
         """'nfs4 at /home', the way a store's mode names its reason."""
