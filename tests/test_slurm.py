@@ -58,7 +58,7 @@ def test_calibrate_through_srun_and_a_split_world_refused(tmp_path, capsys):
     machine = tmp_path / "m.yaml"
     shutil.copy(_machine_path(), machine)
     common = ["calibrate", "--machine", machine, "--procs", "2", "--threads", "1", "--ops", "allgather",
-              "--max-bytes", "4096", "--max-seconds", "0.05", "--format", "json"]
+              "--max-bytes", "4096", "--max-seconds", "0.05", "--timeout", "120", "--format", "json"]
     code, out, err = run_cli(capsys, *common, "--launcher", "srun", "--store", tmp_path / "a.sqlite",
                              "--out", tmp_path / "fit.yaml")
     assert code == 0, err
@@ -181,7 +181,8 @@ def test_eight_jobs_write_one_store(own_replay_store, tmp_path, capsys, monkeypa
                  f"scenarios:\n{entries}")
     code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", own_replay_store,
                              "--sbatch-args=--oversubscribe", "--format", "json")
-    assert code == 0, err and len(json.loads(out)["submitted"]) == 8
+    assert code == 0, err
+    assert len(json.loads(out)["submitted"]) == 8
     st = _wait(capsys, plan, lambda s: s["counts"].get("done") == 8, timeout=400)
     assert st["counts"] == {"done": 8}, st
     assert st["store_mode"] == "journal (AUTOTUNE_STORE_MODE=journal)"
