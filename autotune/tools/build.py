@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 from autotune.errors import ToolError
@@ -22,26 +23,43 @@ def find_mpicc() -> str:
     return exe
 
 
+def _cpu() -> str:
+    """This host's CPU model: a solver built with -march=native runs only on its kind."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    except OSError:
+        return ""
+
+
 def build(source: str, flags: tuple[str, ...], cc: str | None = None) -> Path:
-    """Compile once per (source, compiler, flags); return the executable."""
+    """Compile once per (source, compiler, flags, and the CPU where the flags tune for the host);
+    return the executable.  Batch jobs on several nodes may share the build directory and build
+    the same solver at once: each writes files of its own and moves the result into place."""
     cc = cc or find_mpicc()
-    key = hashlib.sha256(json.dumps([source, cc, compiler_version(cc), list(flags)]).encode()).hexdigest()[:20]
+    native = _cpu() if any(f.startswith(("-march=native", "-mtune=native", "-mcpu=native")) for f in flags) else ""
+    key = hashlib.sha256(json.dumps([source, cc, compiler_version(cc), list(flags)] + ([native] if native else [])
+                                    ).encode()).hexdigest()[:20]
     out_dir = build_dir() / key
     exe = out_dir / "solver"
     if exe.exists():
         return exe
-    out_dir.mkdir(parents=True, exist_ok=True)
-    # file names of this process: batch jobs sharing the build directory may build the same solver at once
-    src, tmp = out_dir / "solver.c", out_dir / f"solver.{os.getpid()}.tmp"
-    src_tmp = out_dir / f"solver.{os.getpid()}.c"
-    src_tmp.write_text(source)
-    proc = subprocess.run([cc, *flags, str(src_tmp), "-o", str(tmp), "-lm"], capture_output=True, text=True)
-    if proc.returncode != 0:
-        log = out_dir / "build.log"
-        log.write_text(proc.stdout + proc.stderr)
-        raise ToolError(f"compiling {src_tmp} with {cc} failed (log: {log})")
-    os.replace(src_tmp, src)
-    os.replace(tmp, exe)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        fd, src_tmp = tempfile.mkstemp(prefix="solver.", suffix=".c", dir=out_dir)
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        tmp = Path(src_tmp).with_suffix(".tmp")
+        proc = subprocess.run([cc, *flags, src_tmp, "-o", str(tmp), "-lm"], capture_output=True, text=True)
+        if proc.returncode != 0:
+            log = out_dir / "build.log"
+            log.write_text(proc.stdout + proc.stderr)
+            os.replace(src_tmp, out_dir / "solver.c")      # the source the log is about
+            raise ToolError(f"compiling {out_dir / 'solver.c'} with {cc} failed (log: {log})")
+        os.replace(src_tmp, out_dir / "solver.c")
+        os.replace(tmp, exe)
+    except OSError as e:
+        raise ToolError(f"building in {out_dir}: {e.strerror}: {e.filename}") from None
     return exe
 
 
