@@ -64,17 +64,23 @@ def test_plan_input_errors(tmp_path, capsys):
     assert code == 2 and "--plan" in err
 
 
+def _plan_with_launcher(tmp_path, capsys, store, mpiexec, instead: str, at: int, top: int, reps: int):
+    """A one-scenario plan whose launcher counts its calls and, at call number `at`, runs `instead`
+    (then exits 9) where it would run the solver; returns (the file counting calls, the plan)."""
+    calls, launcher, plan = tmp_path / "calls", tmp_path / "launcher.sh", tmp_path / "plan.json"
+    launcher.write_text(f'n=$(cat {calls} 2>/dev/null || echo 0); echo $((n + 1)) > {calls}\n'
+                        f'[ "$n" = {at - 1} ] && {instead}; [ "$n" = {at - 1} ] && exit 9\nexec {mpiexec} -n "$@"\n')
+    (tmp_path / "s.yaml").write_text("scenarios:\n  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, "
+                                     f"top: {top}, steps: 3, warmup: 1, reps: {reps}, "
+                                     f"launcher: \"bash {launcher} {{procs}}\"}}\n")
+    assert run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", plan, "--store", store)[0] == 0
+    return calls, plan
+
+
 def test_an_interrupted_measurement_resumes_its_missing_repetitions(own_replay_store, tmp_path, capsys, mpiexec):
     """A run killed at its third repetition (a cancelled batch job) keeps the two before it; the
     resumed plan runs the third alone and reports all three."""
-    calls = tmp_path / "calls"
-    flaky = tmp_path / "flaky.sh"
-    flaky.write_text(f'n=$(cat {calls} 2>/dev/null || echo 0); echo $((n + 1)) > {calls}\n'
-                     f'[ "$n" = 2 ] && exit 9\nexec {mpiexec} -n "$@"\n')
-    (tmp_path / "s.yaml").write_text("scenarios:\n  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, top: 1, "
-                                     f"steps: 3, warmup: 1, reps: 3, launcher: \"bash {flaky} {{procs}}\"}}\n")
-    plan = tmp_path / "plan.json"
-    assert run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", plan, "--store", own_replay_store)[0] == 0
+    calls, plan = _plan_with_launcher(tmp_path, capsys, own_replay_store, mpiexec, "exit 9", 3, top=1, reps=3)
     code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json", "--store", own_replay_store)
     first = json.loads(out)["scenarios"][0]["variants"][0]
     assert first["measured_s"] is None and "exit 9" in first["error"] and len(first["runs_s"]) == 2
@@ -94,14 +100,8 @@ def test_a_killed_run_keeps_each_finished_variant_and_repetition(own_replay_stor
     import subprocess
     import sys
     from pathlib import Path
-    calls = tmp_path / "calls"
-    killer = tmp_path / "killer.sh"
-    killer.write_text(f'n=$(cat {calls} 2>/dev/null || echo 0); echo $((n + 1)) > {calls}\n'
-                      f'[ "$n" = 3 ] && kill -9 $PPID && exit 9\nexec {mpiexec} -n "$@"\n')
-    (tmp_path / "s.yaml").write_text("scenarios:\n  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, top: 2, "
-                                     f"steps: 3, warmup: 1, reps: 2, launcher: \"bash {killer} {{procs}}\"}}\n")
-    plan = tmp_path / "plan.json"
-    assert run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", plan, "--store", own_replay_store)[0] == 0
+    calls, plan = _plan_with_launcher(tmp_path, capsys, own_replay_store, mpiexec, "kill -9 $PPID", 4, top=2,
+                                      reps=2)
     proc = subprocess.run([sys.executable, "-m", "autotune", "tune", "--plan", str(plan), "--store",
                            str(own_replay_store)], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert proc.returncode == -9, proc.stderr
