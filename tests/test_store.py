@@ -85,8 +85,8 @@ MOUNTINFO = r"""22 1 0:21 / / rw,relatime - overlay overlay rw,lowerdir=/l,upper
 27 22 0:52 / /proj rw - nfs srv:/proj rw,vers=3,local_lock=all
 28 27 8:1 / /proj/local-ssd rw,relatime - ext4 /dev/sda1 rw
 29 22 0:53 / /mnt/my\040data rw - xfs /dev/sdb1 rw
-30 22 0:54 / /work rw - ext4 /dev/sdc1 rw
-31 22 0:55 / /work rw - lustre mds:/work rw,localflock
+30 22 0:54 / /lustre rw - ext4 /dev/sdc1 rw
+31 22 0:55 / /lustre rw - lustre mds:/lustre rw,localflock
 32 22 0:56 / /net rw - fuse.sshfs me@host:/ rw,user_id=0
 33 22 0:57 / /odd rw - fuse.mystery x rw
 """
@@ -113,7 +113,7 @@ def test_mountinfo_is_parsed_with_escapes_and_options():
     ("/proj/a/store.sqlite", "/proj", "nfs", "journal"),
     ("/proj/local-ssd/store.sqlite", "/proj/local-ssd", "ext4", "wal"),  # nested: the longest prefix wins
     ("/mnt/my data/s.sqlite", "/mnt/my data", "xfs", "wal"),
-    ("/work/s.sqlite", "/work", "lustre", "journal"),              # stacked on one point: the last is visible
+    ("/lustre/s.sqlite", "/lustre", "lustre", "journal"),              # stacked on one point: the last is visible
     ("/net/s.sqlite", "/net", "fuse.sshfs", "journal"),
     ("/odd/s.sqlite", "/odd", "fuse.mystery", "journal"),          # unknown: not trusted with WAL
 ])
@@ -128,7 +128,7 @@ def test_mode_reasons_name_the_file_system_and_weak_locks():
     assert mode_for_mount(mount_for("/home/a", mounts)) == StoreMode("journal", "nfs4 at /home")
     assert mode_for_mount(mount_for("/tmp/a", mounts)) == StoreMode("wal", "tmpfs at /tmp")
     assert "locks are per host" in mode_for_mount(mount_for("/proj/a", mounts)).reason
-    assert "locks are per node" in mode_for_mount(mount_for("/work/a", mounts)).reason
+    assert "locks are per node" in mode_for_mount(mount_for("/lustre/a", mounts)).reason
     assert "not known to be a local" in mode_for_mount(mount_for("/odd/a", mounts)).reason
     assert mode_for_mount(None).mode == "journal"
     assert [classify(t) for t in ("nfs4", "gpfs", "beegfs", "cifs", "smb3", "9p", "ceph", "panfs", "afs",
