@@ -172,22 +172,46 @@ def cmd_generate(args, progress) -> int:
     return 0
 
 
+def _new_machine(args, say) -> int:
+    """calibrate --node (this host) or --from-kerncraft FILE: a new cluster machine file."""
+    from autotune.pipeline.hostmachine import import_kerncraft, write_host_machine
+    from autotune.specs.shipped import user_machine_dir
+    if args.node and args.from_kerncraft:
+        raise InputError(f"{args.from_kerncraft}: either --node or --from-kerncraft", field="from_kerncraft")
+    if not args.min_seconds > 0:   # nan too
+        raise InputError(f"{args.min_seconds}: expected a positive number", field="min_seconds")
+    given = args.name or args.machine
+    if given is None:
+        raise InputError(": expected the new machine's name", field="name")
+    if args.name and args.machine and args.name != args.machine:
+        raise InputError(f"{args.machine}: give the new machine's name once (--name)", field="machine")
+    name = Path(given).stem
+    if not name or any(c in name for c in " /\\"):
+        raise InputError(f"{given!r}: expected a name without spaces or slashes", field="name")
+    target = args.out or (Path(given) if given.endswith((".yaml", ".yml")) else user_machine_dir() / f"{name}.yaml")
+    if not args.dry_run:
+        check_output_path(target, "out", "machine")
+    if args.from_kerncraft:
+        res = import_kerncraft(args.from_kerncraft, target, name, args.nodes)
+    else:
+        res = write_host_machine(target, name, say, args.nodes, args.uarch, args.min_seconds, args.dry_run)
+    emit(render(res, args.format))
+    return 0
+
+
 def cmd_calibrate(args, progress) -> int:
     say = progress_line("calibrate")
     if args.plot:
         from autotune.report.plots import check_plot_path
         check_plot_path(args.plot)
-    if args.node:
-        from autotune.pipeline.calibrate import write_host_machine
-        from autotune.specs.shipped import user_machine_dir
-        if not args.min_seconds > 0:   # nan too
-            raise InputError(f"{args.min_seconds}: expected a positive number", field="min_seconds")
-        name = Path(args.machine).stem
-        target = args.out or (Path(args.machine) if args.machine.endswith((".yaml", ".yml"))
-                              else user_machine_dir() / f"{args.machine}.yaml")
-        check_output_path(target, "out", "machine")
-        emit(render(write_host_machine(target, name, args.min_seconds, say), args.format))
-        return 0
+    if args.node or args.from_kerncraft:
+        return _new_machine(args, say)
+    for flag in ("name", "uarch"):
+        if getattr(args, flag):
+            raise InputError(f"{getattr(args, flag)}: only with --node or --from-kerncraft", field=flag)
+    if not args.machine:
+        raise InputError(": expected a machine to calibrate (or --node / --from-kerncraft to make one)",
+                         field="machine")
     from autotune.pipeline.calibrate import calibrate
     from autotune.request.calibrate import calibration_plan
     machine = load_machine(args.machine)

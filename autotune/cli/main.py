@@ -97,10 +97,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("calibrate", help="run the MPI micro-benchmarks, fit the communication model, "
                                          "write it into the machine file")
-    c.add_argument("--machine", required=True, help="machine name or YAML path to calibrate (with --node: "
-                                                    "the name or path of the machine file to make)")
-    c.add_argument("--node", action="store_true", help="make a machine model of this host (cache geometry "
-                                                       "from the OS, bandwidths measured) instead")
+    c.add_argument("--machine", help="machine name or YAML path to calibrate (with --node: the name or path of "
+                                     "the machine file to make, as --name)")
+    c.add_argument("--node", action="store_true", help="make a cluster machine file of this host: CPU identified "
+                                                       "(see --uarch), cache geometry from the OS, bandwidths measured")
+    c.add_argument("--from-kerncraft", type=Path, metavar="FILE",
+                   help="make a cluster machine file of a kerncraft machine file (--name, --nodes)")
+    c.add_argument("--name", help="with --node or --from-kerncraft: the new machine's name (written to the "
+                                  "user's machine folder; --out for another path)")
+    c.add_argument("--nodes", type=_int_arg, default=1, help="with --node or --from-kerncraft: the cluster's "
+                                                             "node count (default 1)")
+    c.add_argument("--uarch", help="with --node: the microarchitecture (OSACA's name, e.g. zen4) where the CPU "
+                                   "is not identified; recorded as assumed")
+    c.add_argument("--dry-run", action="store_true", help="with --node: print what was identified and the file "
+                                                          "that would be written; measure and write nothing")
     c.add_argument("--min-seconds", type=float, default=0.1, help="with --node: seconds per bandwidth run")
     c.add_argument("--procs", default="2", help="process counts, e.g. 2,4,8 (default 2)")
     c.add_argument("--threads", default="1,2", help="thread counts for the barrier benchmark (default 1,2)")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import subprocess
 import sys
@@ -21,7 +20,8 @@ from typing import Callable
 
 from autotune.errors import InputError, ToolError
 from autotune.request.calibrate import Plan
-from autotune.results.calibrate import CalibrateResult, HostMachineResult
+from autotune.pipeline.hostmachine import replace_file
+from autotune.results.calibrate import CalibrateResult
 from autotune.specs.schemes import OPERATIONS
 from autotune.storage.store import Store
 from autotune.tools.mpiinfo import launch_argv, world_size_error
@@ -123,14 +123,6 @@ def fit_all(raw: dict[str, list[dict]]) -> dict:
     return result
 
 
-def _replace_file(target: Path, text: str) -> None:
-    """Write via a temporary file and an atomic rename: never a half-written machine file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(target.suffix + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, target)
-
-
 def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
     """Update the cluster section of a machine file (comments and the rest kept as they are)."""
     import ruamel.yaml
@@ -157,7 +149,7 @@ def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
         bar["error_pct"] = result["barrier"]["error_pct"]
     buf = io.StringIO()
     yaml.dump(data, buf)
-    _replace_file(target, buf.getvalue())
+    replace_file(target, buf.getvalue())
 
 
 def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], None],
@@ -186,36 +178,3 @@ def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], 
     write_machine(Path(plan.machine.path), target, result, plan)
     store.put_comm_fit(plan.machine.name, result)
     return CalibrateResult.of(result, raw)
-
-
-def write_host_machine(target: Path, name: str, min_seconds: float,
-                       progress: Callable[[str], None]) -> HostMachineResult:
-    """Detect and measure this host, write its machine file (atomically); return a summary."""
-    import ruamel.yaml
-
-    from autotune.tools import hostprobe as hostmodel
-    t0 = time.perf_counter()
-    host = hostmodel.detect()
-    progress(f"{host.model_name}: {host.cores} cores, {host.clock_hz / 1e9:.2f} GHz, caches "
-             + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
-    bandwidths = hostmodel.measure(host, progress, min_seconds)
-    template_name, template_path = hostmodel.template_for(host)
-    yaml = ruamel.yaml.YAML()
-    yaml.width = 100
-    with open(template_path) as f:
-        data = yaml.load(f)
-    data = hostmodel.build(data, host, bandwidths, template_name, name)
-    buf = io.StringIO()
-    yaml.dump(data, buf)
-    text = buf.getvalue()
-    text = text[text.index("kerncraft version"):]   # the template's header describes another machine
-    header = (f"# Machine model of this host ({host.model_name}), made by autotune calibrate --node.\n"
-              f"# Measured and assumed fields: see 'provenance' below.\n")
-    _replace_file(target, header + text)
-    from autotune.specs.machine import load_machine
-    load_machine(str(target))  # the file we wrote must load like any other
-    return HostMachineResult(**{"machine": name, "file": str(target), "template": template_name, "cores": host.cores,
-            "clock_ghz": host.clock_hz / 1e9, "wall_s": time.perf_counter() - t0,
-            "bandwidth_gbs": {lvl: {k: rows[-1][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
-            "bandwidth_1thread_gbs": {lvl: {k: rows[0][2] for k, rows in ks.items()}
-                                      for lvl, ks in bandwidths.items()}})

@@ -18,8 +18,18 @@ def host_json(res: HostMachineResult) -> str:
 
 @renderer(HostMachineResult, "table")
 def host_table(res: HostMachineResult) -> str:
-    lines = [f"wrote machine '{res.machine}' to {res.file} in {res.wall_s:.1f} s "
-             f"({res.cores} cores, {res.clock_ghz:.2f} GHz, template {res.template})"]
+    u = res.uarch
+    what = (f"{u.get('cpu', '')}: " if u.get("cpu") else "") + f"{u.get('name')} ({u.get('uarch')})"
+    lines = [f"microarchitecture: {what}" + (", assumed (--uarch)" if u.get("assumed") else ""),
+             f"in-core model: OSACA {u.get('osaca')}; ISA flags: {' '.join(res.flags)}"]
+    if res.dry_run:
+        lines += [f"dry run: nothing measured, nothing written; calibrate --node would write "
+                  f"machine '{res.machine}' ({res.nodes} node(s) x {res.cores} cores) to {res.file}:", "",
+                  res.text or ""]
+        return "\n".join(lines)
+    source = f" from {res.imported_from}" if res.imported_from else f" in {res.wall_s:.1f} s"
+    lines.append(f"wrote machine '{res.machine}' to {res.file}{source} ({res.nodes} node(s) x {res.cores} "
+                 f"cores, {res.clock_ghz:.2f} GHz; network and barrier assumed until calibrate --procs)")
     for level, row in res.bandwidth_gbs.items():
         lines.append(f"  {level:4} " + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()) + "  GB/s (all cores)")
     return "\n".join(lines) + "\n"

@@ -53,14 +53,20 @@ class CalibrateResult:
 
 @dataclass
 class HostMachineResult:
+    """A cluster machine file made by calibrate --node (this host) or --from-kerncraft."""
     machine: str
     file: str
-    template: str
+    uarch: dict                        # the identified microarchitecture (specs.cpus.Identified.to_dict)
+    flags: list                        # the ISA flags the kernels are analysed and the solvers built with
     cores: int
     clock_ghz: float
+    nodes: int
     wall_s: float
+    dry_run: bool
     bandwidth_gbs: dict                # level -> kernel -> GB/s on all cores
     bandwidth_1thread_gbs: dict        # level -> kernel -> GB/s on one core
+    text: str | None = None            # dry run: the file that would be written
+    imported_from: str | None = None   # --from-kerncraft: the source file
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from autotune.errors import InputError
 from autotune.specs.shipped import shipped_dir, user_machine_dir
+from autotune.specs.cpus import host_isa
+from autotune.specs.isa import isa_part
 from autotune.specs.loading import parse_yaml, resolve, shipped_names, validate
 from autotune.specs.machine_schema import SCHEMA
 from autotune.specs.units import quantity
@@ -40,6 +42,14 @@ class Machine:
     kerncraft_digest: str                 # hash of the kerncraft part (everything but `cluster`)
     bandwidths: tuple[tuple[str, tuple[float, ...]], ...] = ()   # level -> B/s at 1, 2, ... cores
                                                                  # (fastest measured kernel)
+    isa: str = "x86"                      # x86 | aarch64 (the file's `isa`)
+    compilers: tuple[str, ...] = ()       # every compiler the file names (kerncraft takes the first found)
+
+    @property
+    def isa_flags(self) -> tuple[str, ...]:
+        """The flags of compiler_flags that select the instruction set (-march, -m<ext>, ...):
+        the analysed kernels are compiled for it, and tune builds the solvers for it too."""
+        return isa_part(self.compiler_flags)
 
     def bandwidth(self, level: str, cores: int) -> float | None:
         """Bytes per second of the fastest measured streaming kernel in `level` on `cores` cores
@@ -53,9 +63,13 @@ class Machine:
         return f"{self.network['model']}: {self.network['provenance']}"
 
 
-def _first_compiler(data) -> tuple[str, str]:
+def _compilers(data) -> list[tuple[str, str]]:
     comp = data["compiler"]
-    items = list(comp.items()) if isinstance(comp, dict) else [tuple(p) for p in comp]
+    return list(comp.items()) if isinstance(comp, dict) else [tuple(p) for p in comp]
+
+
+def _first_compiler(data) -> tuple[str, str]:
+    items = _compilers(data)
     for name, flags in items:
         if name == "gcc":
             return name, str(flags)
@@ -99,7 +113,14 @@ def _bandwidths(data: dict, path) -> tuple[tuple[str, tuple[float, ...]], ...]:
     return tuple(out)
 
 
+KERNCRAFT_FILE_HINT = ("a kerncraft machine file? make it a cluster machine with: autotune calibrate "
+                       "--from-kerncraft {path} --name NAME --nodes N")
+
+
 def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
+    if isinstance(data, dict) and "cluster" not in data and "memory hierarchy" in data:
+        raise InputError(f"{path}: field 'cluster': required field is missing ("
+                         + KERNCRAFT_FILE_HINT.format(path=path) + ")")
     validate(data, SCHEMA, path)     # every bound on a number, with its field (machine_schema.py)
     try:
         clock = quantity(data["clock"], "frequency")
@@ -125,9 +146,10 @@ def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
     kc = {k: v for k, v in data.items() if k != "cluster"}
     digest = hashlib.sha256(json.dumps(kc, sort_keys=True, default=str).encode()).hexdigest()
     cl = data["cluster"]
-    return Machine(name, str(path), str(data["model name"]), clock, int(data["cores per socket"]),
+    return Machine(name, str(path), str(data["model name"] or name), clock, int(data["cores per socket"]),
                    cacheline, tuple(caches), compiler, flags, str(osaca[0]), int(cl["nodes"]),
-                   dict(cl["network"]), dict(cl["barrier"]), digest, _bandwidths(data, path))
+                   dict(cl["network"]), dict(cl["barrier"]), digest, _bandwidths(data, path),
+                   host_isa(str(data.get("isa") or "x86")), tuple(str(c) for c, _ in _compilers(data)))
 
 
 def load_machine(name_or_path: str | None) -> Machine:

@@ -87,7 +87,8 @@ SCHEMA = {
     "required": ["model name", "clock", "cores per socket", "cacheline size", "memory hierarchy",
                  "compiler", "in-core model", "benchmarks", "cluster"],
     "properties": {
-        "model name": {"type": "string"},
+        "model name": {"type": ["string", "null"]},
+        "isa": {"type": "string"},
         "clock": FREQUENCY,
         "sockets": COUNT,
         "cores per socket": COUNT,

@@ -12,7 +12,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-KINDS = ("ivps", "machines", "methods", "variants")
+KINDS = ("cpus", "ivps", "machines", "methods", "variants")
 
 
 def shipped_dir(kind: str) -> Path:

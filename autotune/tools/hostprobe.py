@@ -1,54 +1,21 @@
-"""`calibrate --node`: a kerncraft machine file for the host it runs on.
-
-What the OS tells (CPU model, vendor, cores, clock, cache geometry) and what
-a streaming benchmark measures (bandwidth of the load, copy, update, triad
-and daxpy kernels in every cache level and memory, for 1..cores threads)
-replace the corresponding fields of the closest shipped machine file of the
-same vendor; the port model, in-core model and compiler flags come from that
-template.  The file records what was measured and what was assumed.
-
-detect() and measure() are the edges (files in /proc and /sys, a compiled C
-benchmark); build() is pure.
-"""
+"""`calibrate --node`, the edges: what the OS tells of this host (CPU model, vendor, cores,
+clock, cache geometry) and what a streaming benchmark measures (bandwidth of the load, copy,
+update, triad and daxpy kernels in every cache level and memory, for 1..cores threads).
+The machine file is made from them by specs/hostmachine.py (pure)."""
 from __future__ import annotations
 
 import os
 import re
 import subprocess
 import tempfile
-import time
-from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Callable
 
 from autotune.errors import ToolError
-from importlib import resources
+from autotune.specs.hostmachine import KERNELS, Cache, HostInfo
 
-from autotune.specs.shipped import shipped_dir
-
-TEMPLATES = {"AuthenticAMD": "zen4-epyc-vm-2core", "GenuineIntel": "haswell-ep-e5-2630v3"}
-KERNELS = ("copy", "daxpy", "load", "triad", "update")
 FILL = 0.5
-
-
-@dataclass(frozen=True)
-class Cache:
-    level: int
-    size: int           # bytes per instance
-    ways: int
-    line: int
-    shared_by: int      # cores sharing one instance
-
-
-@dataclass(frozen=True)
-class HostInfo:
-    model_name: str
-    vendor: str
-    family: str
-    model: str
-    cores: int
-    clock_hz: float
-    caches: tuple[Cache, ...]
 
 
 def _cpu_list_len(text: str) -> int:
@@ -135,60 +102,3 @@ def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float 
             progress(f"bandwidth {level}: " + ", ".join(f"{k} {results[level][k][0][2]:.1f}" for k in KERNELS)
                      + " GB/s on 1 thread")
     return results
-
-
-def build(template: dict, host: HostInfo, bandwidths: dict, template_name: str, name: str) -> dict:
-    """The template machine (ruamel round-trip data) with the host's facts and measurements."""
-    d = template
-    d["model name"] = f"{host.model_name} (family {host.family} model {host.model}), this host"
-    d["clock"] = f"{host.clock_hz / 1e9:.2f} GHz"
-    d["sockets"] = 1
-    d["cores per socket"] = host.cores
-    d["cores per NUMA domain"] = host.cores
-    d["threads per core"] = 1
-    by_level = {f"L{c.level}": c for c in host.caches}
-    for lvl in d["memory hierarchy"]:
-        c = by_level.get(lvl["level"])
-        if c is None:
-            lvl["cores per group"] = host.cores
-            continue
-        cpg = lvl["cache per group"]
-        cpg["ways"], cpg["cl_size"] = c.ways, c.line
-        cpg["sets"] = c.size // (c.ways * c.line)
-        lvl["cores per group"] = c.shared_by
-        lvl["threads per group"] = c.shared_by
-        lvl["groups"] = max(1, host.cores // c.shared_by)
-        if "size per group" in lvl:
-            lvl["size per group"] = f"{c.size / 1024:.2f} kB"
-    meas = {}
-    for level, kernels in bandwidths.items():
-        rows = kernels[KERNELS[0]]
-        meas[level] = {1: {
-            "cores": [t for t, _, _ in rows], "threads": [t for t, _, _ in rows], "threads per core": 1,
-            "size per core": [f"{ws / 1e3:.2f} kB" for _, ws, _ in rows],
-            "size per thread": [f"{ws / 1e3:.2f} kB" for _, ws, _ in rows],
-            "total size": [f"{ws * t / 1e3:.2f} kB" for t, ws, _ in rows],
-            "results": {k: [f"{bw:.2f} GB/s" for _, _, bw in kernels[k]] for k in KERNELS},
-        }}
-    d["benchmarks"]["measurements"] = meas
-    d["cluster"] = {
-        "name": name, "nodes": 1, "cores_per_node": host.cores, "threads_per_core": 1,
-        "network": {"model": "datasheet", "latency_s": 5.0e-7, "bandwidth_Bps": 1.0e10,
-                    "provenance": "assumed, not measured: shared-memory MPI on one host; "
-                                  "run autotune calibrate --procs ... to fit it"},
-        "barrier": {"model": "datasheet", "per_doubling_s": 2.0e-7,
-                    "provenance": "assumed, not measured: run autotune calibrate --threads ... to fit it"},
-    }
-    d["provenance"] = {
-        "made": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "measured": "cache geometry and core count from the OS; bandwidth per level, kernel and thread "
-                    "count from the built-in streaming benchmark (best of 3)",
-        "assumed": f"ports, in-core model, FLOPs per cycle, overlap model and compiler flags from the "
-                   f"shipped machine '{template_name}' ({host.vendor})",
-    }
-    return d
-
-
-def template_for(host: HostInfo) -> tuple[str, Path]:
-    name = TEMPLATES.get(host.vendor, "haswell-ep-e5-2630v3")
-    return name, shipped_dir("machines") / f"{name}.yaml"

@@ -1,0 +1,158 @@
+"""Cluster machine files for a new cluster: `calibrate --node` (this host, identified and
+measured) and `calibrate --from-kerncraft` (a machine file as kerncraft distributes it).
+
+Orchestration only: identification and flags come from tools/cpuprobe.py, the measurements from
+tools/hostprobe.py, the file from specs/hostmachine.py.  Every file is written atomically and
+loaded back like any other machine before the command reports success.
+"""
+from __future__ import annotations
+
+import io
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+from autotune.errors import InputError
+from autotune.results.calibrate import HostMachineResult
+from autotune.specs import hostmachine
+from autotune.specs.cpus import host_isa, load_table
+
+CC = "gcc"
+
+
+def _dump(data: dict) -> str:
+    import ruamel.yaml
+
+    yaml = ruamel.yaml.YAML()
+    yaml.width = 100
+    yaml.default_flow_style = False
+    buf = io.StringIO()
+    yaml.dump(data, buf)
+    return buf.getvalue()
+
+
+def replace_file(target: Path, text: str) -> None:
+    """Write via a temporary file and an atomic rename: never a half-written machine file."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(target.suffix + f".{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, target)
+
+
+def _check_nodes(nodes) -> int:
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+        raise InputError(f"{nodes!r}: expected an integer >= 1", field="nodes")
+    return nodes
+
+
+def write_host_machine(target: Path, name: str, progress: Callable[[str], None], nodes: int = 1,
+                       uarch: str | None = None, min_seconds: float = 0.1,
+                       dry_run: bool = False) -> HostMachineResult:
+    """Identify and measure this host; write its cluster machine file (dry_run: identify only,
+    and return the file that would be written with no measurements)."""
+    from autotune.tools import cpuprobe, hostprobe
+    from autotune.tools.toolchain import package_version
+    _check_nodes(nodes)
+    t0 = time.perf_counter()
+    ident = cpuprobe.identify_cpu(uarch=uarch)
+    if ident.uarch.isa != cpuprobe.this_isa():
+        raise InputError(f"--uarch {ident.key}: {ident.uarch.name} is {ident.uarch.isa}, this host is "
+                         f"{cpuprobe.this_isa()}", field="uarch")
+    host = hostprobe.detect()
+    flags, note = cpuprobe.isa_flags(ident, CC)
+    progress(f"{ident.cpu.describe()}: {ident.uarch.name} ({ident.key}"
+             + (", assumed with --uarch" if ident.assumed else "") + f"); flags {' '.join(flags)}")
+    progress(f"{host.cores} cores, {host.clock_hz / 1e9:.2f} GHz, caches "
+             + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
+    bandwidths = {} if dry_run else hostprobe.measure(host, progress, min_seconds)
+    data = hostmachine.build(host, ident, flags, note, cpuprobe.osaca_ports(ident.uarch.osaca), bandwidths,
+                             name, nodes, package_version("kerncraft"), time.strftime("%Y-%m-%d %H:%M:%S %Z"))
+    text = (f"# Machine model of {host.model_name or 'this host'} ({ident.uarch.name}), made by "
+            f"autotune calibrate --node.\n# Measured, identified and assumed fields: see 'provenance' "
+            f"below.\n" + _dump(data))
+    if not dry_run:
+        replace_file(target, text)
+        from autotune.specs.machine import load_machine
+        load_machine(str(target))  # the file we wrote must load like any other
+    return HostMachineResult(
+        machine=name, file=str(target), uarch=ident.to_dict(), flags=flags, cores=host.cores,
+        clock_ghz=host.clock_hz / 1e9, nodes=nodes, wall_s=time.perf_counter() - t0, dry_run=dry_run,
+        bandwidth_gbs={lvl: {k: rows[-1][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
+        bandwidth_1thread_gbs={lvl: {k: rows[0][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
+        text=text if dry_run else None)
+
+
+def _numbers_missing(flops) -> bool:
+    if not isinstance(flops, dict):
+        return True
+    return any(not isinstance(v, (int, float)) or isinstance(v, bool)
+               for prec in flops.values() if isinstance(prec, dict) for v in prec.values()) or \
+        any(not isinstance(prec, dict) for prec in flops.values())
+
+
+def _incore_osaca(data) -> str | None:
+    incore = data.get("in-core model") or {}
+    items = list(incore.items()) if isinstance(incore, dict) else [tuple(p) for p in incore]
+    return next((str(v) for k, v in items if k == "OSACA"), None)
+
+
+def import_kerncraft(source: Path, target: Path, name: str, nodes: int) -> HostMachineResult:
+    """A kerncraft machine file (kerncraft's examples, a colleague's) as a cluster machine: the
+    `cluster` section added (network and barrier assumed until calibrated), what kerncraft
+    tolerates but the model cannot use filled from the CPU table, with the provenance."""
+    import ruamel.yaml
+
+    _check_nodes(nodes)
+    t0 = time.perf_counter()
+    yaml = ruamel.yaml.YAML()
+    yaml.width = 100
+    try:
+        with open(source) as f:
+            data = yaml.load(f)
+    except OSError as e:
+        raise InputError(f"{source}: cannot read ({e.strerror})", field="from_kerncraft") from None
+    except ruamel.yaml.YAMLError as e:
+        raise InputError(f"{source}: not valid YAML ({str(e).splitlines()[0]})", field="from_kerncraft") from None
+    if not isinstance(data, dict) or "memory hierarchy" not in data:
+        raise InputError(f"{source}: not a kerncraft machine file (no 'memory hierarchy')", field="from_kerncraft")
+    if "cluster" in data:
+        raise InputError(f"{source}: field 'cluster': already a cluster machine (use it as it is)",
+                         field="from_kerncraft")
+    osaca = _incore_osaca(data)
+    if osaca is None:
+        raise InputError(f"{source}: field 'in-core model': expected an OSACA entry (IACA is not "
+                         f"supported)", field="from_kerncraft")
+    notes = [f"imported from the kerncraft machine file {source.name} on {time.strftime('%Y-%m-%d')}"]
+    if not data.get("model name"):
+        data["model name"] = f"{source.stem} (the file names no model)"
+        notes.append("model name: the file's name (the file gives none)")
+    rec = next((u for u in load_table().uarchs.values() if u.osaca and u.osaca.lower() == osaca.lower()), None)
+    if _numbers_missing(data.get("FLOPs per cycle")):
+        if rec is not None:
+            dp = dict(rec.dp_flops)
+            data["FLOPs per cycle"] = {"SP": {k: 2 * v for k, v in dp.items()}, "DP": dp}
+            notes.append(f"FLOPs per cycle: from autotune's CPU table ({rec.key}: {rec.name}); the file "
+                         f"gives none")
+        elif "FLOPs per cycle" in data:
+            del data["FLOPs per cycle"]
+            notes.append("FLOPs per cycle: dropped (the file gives none and the CPU table has no "
+                         f"{osaca} record)")
+    isa = host_isa(str(data.get("isa") or "x86"))
+    cores = int(data.get("sockets") or 1) * int(data.get("cores per socket") or 1)
+    data["cluster"] = hostmachine.cluster_section(name, nodes, cores, int(data.get("threads per core") or 1))
+    data["provenance"] = {"made": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "imported": "; ".join(notes),
+                          "assumed": "network and barrier until calibrated"}
+    buf = io.StringIO()
+    yaml.dump(data, buf)
+    from autotune.specs.loading import parse_yaml
+    from autotune.specs.machine import parse_machine
+    machine = parse_machine(parse_yaml(buf.getvalue(), source), source, name)   # refused before writing
+    replace_file(target, f"# Cluster machine '{name}' from the kerncraft machine file {source.name}, made by "
+                         f"autotune calibrate --from-kerncraft.\n" + buf.getvalue())
+    return HostMachineResult(
+        machine=name, file=str(target), uarch={"uarch": rec.key if rec else None, "osaca": osaca, "isa": isa,
+                                                "name": rec.name if rec else machine.model_name},
+        flags=list(machine.isa_flags), cores=cores, clock_ghz=machine.clock_hz / 1e9, nodes=nodes,
+        wall_s=time.perf_counter() - t0, dry_run=False, bandwidth_gbs={}, bandwidth_1thread_gbs={},
+        imported_from=str(source))

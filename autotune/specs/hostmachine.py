@@ -1,0 +1,148 @@
+"""A complete cluster machine file for a host (pure): what the OS tells of the host, the CPU's
+microarchitecture record (specs/cpus.py), the ISA flags made for it, OSACA's ports and the
+measured bandwidths in; a kerncraft machine file with our `cluster` section out.
+
+Nothing comes from another machine's file: the in-core model, ports, FLOPs and flags are the
+identified microarchitecture's, the cache geometry the OS's, the bandwidths measured, and the
+transfer rates of the cache levels the design's (from kerncraft's example files, named in the
+provenance).  What could not be measured is marked as assumed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autotune.specs.cpus import Identified
+
+KERNELS = ("copy", "daxpy", "load", "triad", "update")
+# streams of the benchmark kernels (read, read+write, write) and FLOPs per iteration
+_KERNEL_STREAMS = {"load": (1, 0, 0, 0), "copy": (1, 0, 1, 0), "update": (1, 1, 1, 0),
+                   "triad": (3, 0, 1, 2), "daxpy": (2, 1, 1, 2)}
+
+
+@dataclass(frozen=True)
+class Cache:
+    level: int
+    size: int           # bytes per instance
+    ways: int
+    line: int
+    shared_by: int      # cores sharing one instance
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    model_name: str
+    vendor: str
+    family: str
+    model: str
+    cores: int
+    clock_hz: float
+    caches: tuple[Cache, ...]
+
+
+def _kernels() -> dict:
+    out = {}
+    for name, (r, rw, w, flops) in _KERNEL_STREAMS.items():
+        out[name] = {"read streams": {"streams": r, "bytes": f"{8.0 * r:.2f} B"},
+                     "read+write streams": {"streams": rw, "bytes": f"{8.0 * rw:.2f} B"},
+                     "write streams": {"streams": w, "bytes": f"{8.0 * w:.2f} B"},
+                     "FLOPs per iteration": flops}
+    return out
+
+
+def _level(c: Cache, host: HostInfo, ident: Identified, nonov: list[str], below: str, victim: bool) -> dict:
+    h = ident.uarch.hierarchy
+    cpg = {"sets": c.size // (c.ways * c.line), "ways": c.ways, "cl_size": c.line, "replacement_policy": "LRU",
+           "write_allocate": not victim, "write_back": True}
+    if below != "MEM" or c.level == 1:
+        cpg.update(load_from=below, store_to=below)
+    if below in h.victim:
+        cpg["victims_to"] = below
+    if c.level == 1:
+        upstream = ["architecture code analyzer", list(nonov)]
+    else:
+        rate, duplex = h.levels.get(f"L{c.level}", (32.0, "half-duplex"))
+        upstream = [f"{rate:.2f} B/cy", duplex]
+    return {"level": f"L{c.level}", "cache per group": cpg, "cores per group": c.shared_by,
+            "threads per group": c.shared_by, "groups": max(1, host.cores // c.shared_by),
+            "size per group": f"{c.size / 1024:.2f} kB", "upstream throughput": upstream,
+            "transfers overlap": h.transfers_overlap}
+
+
+def hierarchy(host: HostInfo, ident: Identified, nonov: list[str]) -> list[dict]:
+    levels = [c for c in host.caches if c.level >= 1]
+    names = [f"L{c.level}" for c in levels] + ["MEM"]
+    victims = set(ident.uarch.hierarchy.victim)
+    out = [_level(c, host, ident, nonov, names[i + 1], names[i] in victims) for i, c in enumerate(levels)]
+    out.append({"level": "MEM", "cores per group": host.cores, "threads per group": host.cores,
+                "size per group": None,
+                "upstream throughput": ["full socket memory bandwidth", ident.uarch.hierarchy.memory],
+                "transfers overlap": False})
+    return out
+
+
+def measurements(bandwidths: dict) -> dict:
+    """The benchmarks' measurements section: level -> {1: cores, sizes, results per kernel}."""
+    meas = {}
+    for level, kernels in bandwidths.items():
+        rows = kernels[KERNELS[0]]
+        meas[level] = {1: {
+            "cores": [t for t, _, _ in rows], "threads": [t for t, _, _ in rows], "threads per core": 1,
+            "size per core": [f"{ws / 1e3:.2f} kB" for _, ws, _ in rows],
+            "size per thread": [f"{ws / 1e3:.2f} kB" for _, ws, _ in rows],
+            "total size": [f"{ws * t / 1e3:.2f} kB" for t, ws, _ in rows],
+            "results": {k: [f"{bw:.2f} GB/s" for _, _, bw in kernels[k]] for k in KERNELS},
+        }}
+    return meas
+
+
+def cluster_section(name: str, nodes: int, cores: int, threads_per_core: int = 1) -> dict:
+    return {
+        "name": name, "nodes": nodes, "cores_per_node": cores, "threads_per_core": threads_per_core,
+        "network": {"model": "datasheet", "latency_s": 1.5e-6 if nodes > 1 else 5.0e-7,
+                    "bandwidth_Bps": 1.0e10,
+                    "provenance": "assumed, not measured: run autotune calibrate --machine NAME --procs ... "
+                                  "(--launcher srun across nodes) to fit it"},
+        "barrier": {"model": "datasheet", "per_doubling_s": 2.0e-7,
+                    "provenance": "assumed, not measured: run autotune calibrate --threads ... to fit it"},
+    }
+
+
+def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str, osaca_ports: list[str],
+          bandwidths: dict, name: str, nodes: int, kerncraft_version: str, made: str) -> dict:
+    """The machine file (plain data, in kerncraft's order of fields)."""
+    u = ident.uarch
+    nonov = list(u.non_overlapping)
+    dp = dict(u.dp_flops)
+    line = host.caches[0].line if host.caches else 64
+    data = {
+        "kerncraft version": kerncraft_version,
+        "model name": f"{host.model_name or u.name} ({ident.cpu.describe().split(' (')[0]})",
+        "model type": f"{u.name} ({u.key})",
+        "clock": f"{host.clock_hz / 1e9:.2f} GHz",
+        "sockets": 1, "cores per socket": host.cores, "threads per core": 1,
+        "NUMA domains per socket": 1, "cores per NUMA domain": host.cores,
+        "in-core model": {"OSACA": u.osaca, "LLVM-MCA": f"-mcpu={u.llvm_mca}"},
+        "isa": u.isa,
+        "compiler": {"gcc": " ".join(["-O3", *isa_flags, "-D_POSIX_C_SOURCE=200809L", "-fopenmp", "-ffreestanding"])},
+        "FLOPs per cycle": {"SP": {k: 2 * v for k, v in dp.items()}, "DP": dp},
+        "non-overlapping model": {"ports": {"OSACA": nonov}, "performance counter metric": "n/a"},
+        "overlapping model": {"ports": {"OSACA": [p for p in osaca_ports if p not in nonov]},
+                              "performance counter metric": "n/a"},
+        "cacheline size": f"{line:.2f} B",
+        "memory hierarchy": hierarchy(host, ident, nonov),
+        "benchmarks": {"kernels": _kernels(), "measurements": measurements(bandwidths)},
+        "cluster": cluster_section(name, nodes, host.cores),
+    }
+    how = "chosen with --uarch (assumed, not read from the CPU)" if ident.assumed else "identified from the CPU"
+    data["provenance"] = {
+        "made": made,
+        "cpu": ident.cpu.describe(),
+        "microarchitecture": f"{u.key}: {u.name}, {how}; in-core model OSACA {u.osaca}, FLOPs per cycle and "
+                             f"non-overlapping ports from autotune's CPU table ({u.source})",
+        "isa": f"compiler flags {isa_note}",
+        "measured": "cache geometry and core count from the OS; bandwidth per level, kernel and thread "
+                    "count from the built-in streaming benchmark (best of 3)",
+        "assumed": f"cache transfer rates of the {u.hierarchy.key} design ({u.hierarchy.source}); "
+                   f"network and barrier until calibrated",
+    }
+    return data

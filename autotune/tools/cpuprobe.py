@@ -1,0 +1,127 @@
+"""The edges of CPU identification: /proc/cpuinfo, the OSACA models installed, and what the C
+compiler accepts and enables.  The table and the rules are pure (specs/cpus.py, specs/isa.py)."""
+from __future__ import annotations
+
+import platform
+import re
+import subprocess
+from functools import lru_cache
+from importlib import util
+from pathlib import Path
+
+from autotune.errors import InputError
+from autotune.specs import isa as isamod
+from autotune.specs.cpus import CpuId, Identified, host_isa, identify, load_table, parse_cpuinfo
+from autotune.tools.toolchain import package_version
+
+CPUINFO = Path("/proc/cpuinfo")
+_ENABLED = re.compile(r"^\s+-m(\S+)\s+\[enabled\]", re.M)
+
+
+def read_cpuinfo(path: Path = CPUINFO) -> str:
+    try:
+        return path.read_text()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror}): choose the CPU with --uarch NAME",
+                         field="uarch") from None
+
+
+@lru_cache(maxsize=None)
+def osaca_models() -> tuple[frozenset[str], str]:
+    """The lower-case names of the port models the installed OSACA ships, and its version."""
+    spec = util.find_spec("osaca")
+    if spec is None or not spec.submodule_search_locations:
+        return frozenset(), "missing"
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
+    return frozenset(p.stem.lower() for p in data.glob("*.yml")), package_version("osaca")
+
+
+def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None) -> Identified:
+    """The microarchitecture of the CPU that cpuinfo (default: this host's /proc/cpuinfo)
+    describes; uarch: an explicit choice, recorded as assumed.  InputError where the CPU is not
+    in the table or the installed OSACA has no model of it."""
+    cpu = parse_cpuinfo(read_cpuinfo() if cpuinfo is None else cpuinfo)
+    models, version = osaca_models()
+    return identify(cpu, load_table(), models, version, uarch)
+
+
+def host_cpu() -> CpuId:
+    return parse_cpuinfo(read_cpuinfo())
+
+
+def this_isa() -> str:
+    return host_isa(platform.machine())
+
+
+def _quiet_compile(cc: str, flags: list[str]) -> bool:
+    try:
+        proc = subprocess.run([cc, *flags, "-E", "-x", "c", "-", "-o", "/dev/null"], input="",
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0 and "deprecated" not in proc.stderr
+
+
+@lru_cache(maxsize=None)
+def accepted_march(cc: str, isa: str, candidates: tuple[str, ...]) -> str | None:
+    """The first -march (x86) / -mcpu (ARM) value the compiler accepts."""
+    return next((m for m in candidates if _quiet_compile(cc, [isamod.march_option(isa, m)])), None)
+
+
+@lru_cache(maxsize=None)
+def enabled_options(cc: str, flags: tuple[str, ...]) -> frozenset[str] | None:
+    """The -m options (avx2, avx512f, ...) gcc enables under these flags; None where the compiler
+    cannot say (not gcc, or flags for another ISA)."""
+    try:
+        proc = subprocess.run([cc, *flags, "-Q", "--help=target"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0:
+        return None
+    return frozenset(_ENABLED.findall(proc.stdout))
+
+
+def isa_flags(ident: Identified, cc: str = "gcc") -> tuple[list[str], str]:
+    """The ISA flags for the identified CPU with this compiler, and a note of how they were made.
+    Only for a CPU of this host's ISA (the compiler is asked what -march enables)."""
+    u = ident.uarch
+    march = accepted_march(cc, u.isa, tuple(u.march.get("gcc", ())))
+    if march is None:
+        raise InputError(f"{cc} accepts none of {', '.join(u.march.get('gcc', ()))} for {u.name}: "
+                         f"install a newer compiler", field="uarch")
+    enabled = enabled_options(cc, (isamod.march_option(u.isa, march),))
+    flags = isamod.compose(u.isa, march, set(enabled) if enabled is not None else None, ident.cpu.flags)
+    best = u.march["gcc"][0]
+    note = (f"{flags[0]} ({cc} has no {best}: the newest it knows for {u.name})" if march != best
+            else flags[0])
+    extra = flags[1:]
+    if extra:
+        note += "; from the CPU's flags: " + " ".join(extra)
+    return flags, note
+
+
+def missing_on_host(flags: tuple[str, ...] | list[str], cc: str = "gcc") -> list[str] | None:
+    """The vector extensions these flags would use that this host's CPU lacks (None: cannot tell)."""
+    isa_only = isamod.isa_part(list(flags))
+    if any(f.startswith(("-march=native", "-mcpu=native")) for f in isa_only):
+        return []
+    enabled = enabled_options(cc, tuple(isa_only))
+    if enabled is None:
+        return None
+    return isamod.missing(set(enabled), host_cpu().flags)
+
+
+_PORTS = re.compile(r"^ports:\s*(\[[^\]]*\])", re.M)
+
+
+@lru_cache(maxsize=None)
+def osaca_ports(osaca_name: str) -> list[str]:
+    """The port names of one of the installed OSACA's models (its data file's `ports` list)."""
+    import yaml
+
+    spec = util.find_spec("osaca")
+    path = Path(next(iter(spec.submodule_search_locations))) / "data" / f"{osaca_name.lower()}.yml"
+    m = _PORTS.search(path.read_text())
+    if m is None:
+        raise InputError(f"{path}: no 'ports' list found", field="uarch")
+    return [str(p) for p in yaml.safe_load(m.group(1))]
