@@ -4,14 +4,16 @@
     autotune.rank("heat2d", nodes=8).to_frame()
 
 rank, sweep, scale, explain, tune and calibrate are the commands of the command line as
-functions (autotune.api); bad input raises InputError.
+functions (autotune.api), with identify_cpu, calibrate_node and import_kerncraft for a new
+cluster's machine file; bad input raises InputError.
 """
 
 __version__ = "0.1.0"
 
 from autotune.errors import InputError, ToolError  # noqa: E402
 
-_API = ("rank", "sweep", "scale", "explain", "tune", "calibrate")
+_API = ("rank", "sweep", "scale", "explain", "tune", "calibrate", "identify_cpu", "calibrate_node",
+        "import_kerncraft")
 __all__ = [*_API, "InputError", "ToolError", "__version__"]
 
 

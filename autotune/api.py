@@ -21,7 +21,7 @@ from typing import Callable
 
 from autotune.errors import InputError
 from autotune.pipeline import entry
-from autotune.request.run import DEFAULT_FLAGS, RunOptions
+from autotune.request.run import RunOptions
 from autotune.request.scenario import DEFAULT_METHOD, ScenarioRequest
 from autotune.request.selection import sample_of, selection
 from autotune.results.rank import ExplainResult, RankResult
@@ -101,7 +101,7 @@ def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
          select: str = "preselected", variants: list[str] | None = None, variant_filter: str | None = None,
          top: int | None = None,
          within: float | None = None, steps: int = 10, warmup: int = 2, reps: int = 3, h: float | None = None,
-         flags: str = DEFAULT_FLAGS, launcher: str | None = None, timeout: float = 600.0,
+         flags: str | None = None, launcher: str | None = None, timeout: float = 600.0,
          sample: int | None = None, seed: int = 0, store=None, jobs: int | str | None = None,
          progress: Progress = None, say: Callable[[str], None] | None = None) -> TuneResult:
     """Build and run variants for real and compare with the predictions.  select: 'preselected'
@@ -133,3 +133,32 @@ def calibrate(machine: str, *, procs="2", threads="1,2", ops=None, launcher: str
     plan = calibration_plan(m, procs, threads, ops, launcher, min_bytes, max_bytes, factor, max_seconds, timeout)
     with _store(store) as st:
         return run_calibrate(plan, st, target, say or _quiet, fresh)
+
+
+def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None):
+    """The microarchitecture of the CPU cpuinfo describes (default: this host's /proc/cpuinfo):
+    a record whose `uarch` is OSACA's name in lower case ("zen3").  InputError where the CPU is not
+    in the table or the installed OSACA has no model of it; uarch: an explicit choice (assumed)."""
+    from autotune.tools.cpuprobe import identify_cpu as identify
+    return identify(cpuinfo, uarch)
+
+
+def calibrate_node(name: str, *, nodes: int = 1, uarch: str | None = None, dry_run: bool = False,
+                   min_seconds: float = 0.1, out=None, say: Callable[[str], None] | None = None):
+    """A cluster machine file of this host (calibrate --node): the CPU identified, caches from the
+    OS, bandwidths measured; written to the user's machine folder (or out).  dry_run: identify only."""
+    from autotune.pipeline.hostmachine import write_host_machine
+    from autotune.specs.shipped import user_machine_dir
+    target = Path(out) if out else user_machine_dir() / f"{name}.yaml"
+    if not dry_run:
+        check_output_path(target, "out", "machine")
+    return write_host_machine(target, name, say or _quiet, nodes, uarch, min_seconds, dry_run)
+
+
+def import_kerncraft(path, name: str, *, nodes: int = 1, out=None):
+    """A cluster machine file of a kerncraft machine file (calibrate --from-kerncraft)."""
+    from autotune.pipeline.hostmachine import import_kerncraft as run_import
+    from autotune.specs.shipped import user_machine_dir
+    target = Path(out) if out else user_machine_dir() / f"{name}.yaml"
+    check_output_path(target, "out", "machine")
+    return run_import(Path(path), target, name, nodes)

@@ -3,7 +3,7 @@ import json
 from autotune.tools import hostprobe as hostmodel
 from autotune.specs.machine import load_machine
 
-from .conftest import run_cli
+from .conftest import run_cli, uarch_args
 
 
 def _fake_host(tmp_path):
@@ -32,31 +32,10 @@ def test_detect_reads_cache_geometry_and_cpu(tmp_path):
     assert ws["L1"] < ws["L2"] < ws["L3"] < ws["MEM"]
 
 
-def test_build_gives_a_loadable_machine(tmp_path):
-    import io
-    import ruamel.yaml
-    host = _fake_host(tmp_path)
-    name, path = hostmodel.template_for(host)
-    assert name == "haswell-ep-e5-2630v3"
-    yaml = ruamel.yaml.YAML()
-    data = yaml.load(path.read_text())
-    bw = {lvl: {k: [(t, 1000 * (i + 1), 10.0 * t) for t in range(1, host.cores + 1)]
-                for k in hostmodel.KERNELS} for i, lvl in enumerate(["L1", "L2", "L3", "MEM"])}
-    out = hostmodel.build(data, host, bw, name, "fake")
-    buf = io.StringIO()
-    yaml.dump(out, buf)
-    f = tmp_path / "fake.yaml"
-    f.write_text(buf.getvalue())
-    m = load_machine(str(f))
-    assert [c.bytes_per_group for c in m.caches] == [48 * 1024, 2 * 2**20, 36 * 2**20]
-    assert m.caches[2].cores_per_group == 4 and m.nodes == 1
-    assert "assumed" in m.network["provenance"] and out["provenance"]["assumed"].count("haswell")
-
-
 def test_calibrate_node_on_this_host(tmp_path, capsys, compiler):
     target = tmp_path / "here.yaml"
     code, out, err = run_cli(capsys, "calibrate", "--machine", "here", "--node", "--out", target,
-                             "--min-seconds", "0.002", "--format", "json")
+                             "--min-seconds", "0.002", "--format", "json", *uarch_args())
     assert code == 0, err
     res = json.loads(out)
     m = load_machine(str(target))
@@ -68,3 +47,7 @@ def test_calibrate_node_on_this_host(tmp_path, capsys, compiler):
     assert one["L1"]["load"] > 1.5 * one["MEM"]["load"] and one["L1"]["copy"] > 1.5 * one["MEM"]["copy"]
     text = target.read_text()
     assert "provenance" in text and "streaming benchmark" in text and "bandwidth L1" in err
+    # the analysis compiles for this CPU's instruction set: no extension the CPU lacks
+    from autotune.tools.cpuprobe import missing_on_host
+    assert m.isa_flags and missing_on_host(m.isa_flags) == []
+    assert res["uarch"]["osaca"] == m.incore_model

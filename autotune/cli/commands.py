@@ -185,8 +185,8 @@ def _new_machine(args, say) -> int:
         raise InputError(": expected the new machine's name", field="name")
     if args.name and args.machine and args.name != args.machine:
         raise InputError(f"{args.machine}: give the new machine's name once (--name)", field="machine")
-    name = Path(given).stem
-    if not name or any(c in name for c in " /\\"):
+    name = Path(given).stem if given.endswith((".yaml", ".yml")) else given
+    if not name or (not given.endswith((".yaml", ".yml")) and any(c in name for c in " /\\")):
         raise InputError(f"{given!r}: expected a name without spaces or slashes", field="name")
     target = args.out or (Path(given) if given.endswith((".yaml", ".yml")) else user_machine_dir() / f"{name}.yaml")
     if not args.dry_run:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from autotune.errors import InputError, ToolError
-from autotune.request.run import DEFAULT_FLAGS, RunOptions
+from autotune.request.run import RunOptions
 from autotune.request.scenario import DEFAULT_METHOD
 from autotune.request.selection import DEFAULT_WITHIN_PCT
 
@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--warmup", type=_int_arg, default=run.warmup)
     t.add_argument("--reps", type=_int_arg, default=run.reps, help="runs per variant; the median is reported")
     t.add_argument("--h", type=float, help="step size (default: the IVP's step_size)")
-    t.add_argument("--flags", default=DEFAULT_FLAGS, help=f"compiler flags for mpicc (default: {DEFAULT_FLAGS})")
+    t.add_argument("--flags", help="compiler flags for mpicc (default: -O3, the machine file's instruction set (-march, -m<ext>: what the analysis assumed), -fopenmp)")
     t.add_argument("--launcher", help="as for calibrate (default mpiexec -n {procs})")
     t.add_argument("--timeout", type=float, default=run.timeout, help="seconds per run")
     t.add_argument("--plot", type=Path, help="predicted against measured per variant (.png/.svg)")

@@ -76,7 +76,7 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: C
     for v in named:
         if v.name not in kept:
             raise InputError(f"{v.name}: not among the variants --variant-filter keeps", field="variants")
-    plan = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n))
+    plan = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n), sc.machine.isa_flags)
     ranked = rank_scenario(sc, applicable, rule, store, excluded, progress, jobs)
     if named:
         chosen = [v.name for v in named]

@@ -97,6 +97,33 @@ def _incore_osaca(data) -> str | None:
     return next((str(v) for k, v in items if k == "OSACA"), None)
 
 
+_COUNTS = ("cores per group", "threads per group", "groups")
+
+
+def _normalise(data, notes: list[str]) -> None:
+    """What kerncraft reads leniently, written the one way the schema takes: a cache line size
+    with a unit ('64 B') as bytes, integral counts written as floats (1.0) as integers."""
+    from autotune.specs.units import quantity
+    changed = set()
+    for level in data["memory hierarchy"]:
+        cpg = level.get("cache per group") or {}
+        for key in ("sets", "ways", "cl_size"):
+            v = cpg.get(key)
+            if v is not None and not isinstance(v, int):   # '64 B', or kerncraft's PrefixedUnit
+                try:                                          # where kerncraft is imported
+                    cpg[key] = int(quantity(v if isinstance(v, (str, float)) else str(v), "size"))
+                    changed.add(f"cache per group.{key}")
+                except ValueError:
+                    pass
+        for key in _COUNTS:
+            v = level.get(key)
+            if isinstance(v, float) and v.is_integer():
+                level[key] = int(v)
+                changed.add(key)
+    if changed:
+        notes.append("written as plain integers: " + ", ".join(sorted(changed)))
+
+
 def import_kerncraft(source: Path, target: Path, name: str, nodes: int) -> HostMachineResult:
     """A kerncraft machine file (kerncraft's examples, a colleague's) as a cluster machine: the
     `cluster` section added (network and barrier assumed until calibrated), what kerncraft
@@ -124,6 +151,7 @@ def import_kerncraft(source: Path, target: Path, name: str, nodes: int) -> HostM
         raise InputError(f"{source}: field 'in-core model': expected an OSACA entry (IACA is not "
                          f"supported)", field="from_kerncraft")
     notes = [f"imported from the kerncraft machine file {source.name} on {time.strftime('%Y-%m-%d')}"]
+    _normalise(data, notes)
     if not data.get("model name"):
         data["model name"] = f"{source.stem} (the file names no model)"
         notes.append("model name: the file's name (the file gives none)")

@@ -161,7 +161,7 @@ def run_plan(plan: dict, store, say, jobs: int | None = None, launcher: str | No
                 raise InputError(f"variant {sorted(missing)[0]} cannot run in this scenario")
             ranked.preselected = set(names)
             run = RunOptions(**dict(entry["run"], **({"launcher": launcher} if launcher else {})))
-            rp = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n))
+            rp = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n), sc.machine.isa_flags)
             say(label)
             res = tune(ranked, names, rp, store, say, resume=True, run_missing=batch is None)
         except (InputError, ToolError) as e:

@@ -16,6 +16,7 @@ from autotune.pipeline.layout import Session
 from autotune.pipeline.price import Batch, place, price
 from autotune.pipeline.ranked import rank_priced
 from autotune.results.rank import RankResult
+from autotune.errors import InputError
 from autotune.specs.machine import Machine
 from autotune.specs.parts import KernelPart
 from autotune.specs.scenario import Scenario
@@ -59,7 +60,11 @@ def ensure_ecm(needs: list[tuple[KernelPart, regmod.Regime]], machine: Machine, 
     todo = {k: (part, reg, inputs) for inputs, k, part, reg in keyed.values() if k not in have}
     ran = 0
     if todo:
-        from autotune.tools.ecm_runner import run_analyses
+        from autotune.tools.cpuprobe import cross_analysis_error
+        from autotune.tools.ecm_runner import MPI_JOBS, run_analyses
+        cross = None if jobs == MPI_JOBS else cross_analysis_error(machine)
+        if cross:
+            raise InputError(f"{cross} ({len(todo)} kernel analyses missing)", field="machine")
         tasks = [{"key": k, "name": f"{part.name}@{reg.label}", "code": part.code, "machine_path": machine.path,
                   "constants": inputs["constants"], "unroll": part.unroll} for k, (part, reg, inputs) in todo.items()]
 

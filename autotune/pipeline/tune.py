@@ -68,6 +68,27 @@ def _partial(store: Store, sc, name: str, plan: RunPlan) -> dict | None:
     return rows[-1] if rows and len(rows[-1]["runs_s"]) < plan.reps else None
 
 
+def check_host_isa(plan: RunPlan, machine, progress: Callable[[str], None]) -> None:
+    """The solvers are built here with the plan's flags; a CPU that lacks an extension they use
+    would die of an illegal instruction.  Where the runs happen on this host (a local launcher,
+    or inside a Slurm job) that is an error before anything is built; elsewhere (srun from a
+    login node) a warning."""
+    import os
+
+    from autotune.specs.isa import isa_part
+    from autotune.tools.cpuprobe import host_cpu, missing_on_host
+    missing = missing_on_host(plan.flags)
+    if not missing:
+        return
+    msg = (f"the build flags {' '.join(isa_part(plan.flags))} (machine {machine.name}) use "
+           f"{', '.join(missing)}, which this host's CPU ({host_cpu().describe()}) lacks: make a machine "
+           f"file of this host with `autotune calibrate --node --name NAME`, or give --flags")
+    local = not plan.launcher.template.lstrip().startswith("srun") or "SLURM_JOB_ID" in os.environ
+    if local:
+        raise InputError(msg, field="flags")
+    progress(f"warning: {msg}")
+
+
 def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
          progress: Callable[[str], None], resume: bool = False, sample: Sample | None = None,
          run_missing: bool = True) -> TuneResult:
@@ -106,6 +127,8 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
         if done:
             rows[name]["runs_s"], phase_runs[name] = done["runs_s"], done["phase_runs"]
             progress(f"{name}: {len(done['runs_s'])} of {plan.reps} repetitions measured before")
+    if todo:
+        check_host_isa(plan, sc.machine, progress)
     mpicc, exes = None, {}
 
     def finish(name: str) -> None:

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from autotune.errors import InputError
 from autotune.tools.launcher import Launcher, parse_launcher
 
-DEFAULT_FLAGS = "-O3 -march=native -fopenmp"
+DEFAULT_FLAGS = "-O3 -march=native -fopenmp"     # generate's build commands (no machine there)
+
+
+def machine_flags(isa_flags: tuple[str, ...] | list[str]) -> str:
+    """tune's default flags: the machine file's instruction set, so the solvers run the code the
+    analysis assumed (-march=native where the file names none)."""
+    return " ".join(["-O3", *(isa_flags or ["-march=native"]), "-fopenmp"])
 
 
 @dataclass(frozen=True)
@@ -29,7 +35,7 @@ class RunOptions:
     warmup: int = 2
     reps: int = 3
     h: float | None = None          # None: the IVP's step_size
-    flags: str = DEFAULT_FLAGS
+    flags: str | None = None        # None: the machine's instruction set (machine_flags)
     launcher: str | None = None     # None: mpiexec -n {procs}
     timeout: float = 600.0
 
@@ -47,17 +53,18 @@ class RunOptions:
         if not (isinstance(self.timeout, (int, float)) and self.timeout > 0):
             raise InputError(f"{self.timeout}: expected seconds > 0", field="timeout")
         try:
-            shlex.split(self.flags)
-        except ValueError as e:
+            shlex.split(self.flags or "")
+        except (ValueError, AttributeError) as e:
             raise InputError(f"{self.flags!r}: {e}", field="flags") from None
         parse_launcher(self.launcher)
 
-    def plan(self, default_h: float | None = None) -> RunPlan:
-        """The plan for one scenario; default_h: the IVP's step size (used where h is None)."""
+    def plan(self, default_h: float | None = None, isa_flags: tuple[str, ...] = ()) -> RunPlan:
+        """The plan for one scenario; default_h: the IVP's step size (used where h is None);
+        isa_flags: the machine's (the flags where none were given)."""
         h = self.h if self.h is not None else default_h
         if h is None:
             raise InputError(": the IVP gives no step_size; give one", field="h")
-        return RunPlan(self.steps, self.warmup, self.reps, float(h), tuple(shlex.split(self.flags)),
+        return RunPlan(self.steps, self.warmup, self.reps, float(h), tuple(shlex.split(self.flags or machine_flags(isa_flags))),
                        parse_launcher(self.launcher), float(self.timeout))
 
     def to_dict(self) -> dict:

@@ -71,6 +71,16 @@ class Identified:
     def key(self) -> str:
         return self.uarch.key
 
+    @property
+    def name(self) -> str:
+        return self.uarch.name
+
+    def __str__(self) -> str:
+        how = ", assumed (--uarch)" if self.assumed else ""
+        return (f"{self.uarch.key}: {self.uarch.name}{how}; {self.cpu.describe()}; OSACA {self.uarch.osaca}, "
+                f"LLVM-MCA -mcpu={self.uarch.llvm_mca}, {self.uarch.simd_bits}-bit SIMD, "
+                f"{self.uarch.dp_flops['total']} DP FLOP/cy")
+
     def to_dict(self) -> dict:
         u = self.uarch
         return {"uarch": u.key, "name": u.name, "osaca": u.osaca, "llvm_mca": u.llvm_mca, "isa": u.isa,

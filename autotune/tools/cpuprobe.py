@@ -125,3 +125,26 @@ def osaca_ports(osaca_name: str) -> list[str]:
     if m is None:
         raise InputError(f"{path}: no 'ports' list found", field="uarch")
     return [str(p) for p in yaml.safe_load(m.group(1))]
+
+
+_CROSS_PREFIX = {"aarch64": ("aarch64-", "arm64-"), "x86": ("x86_64-", "i686-")}
+
+
+def cross_analysis_error(machine) -> str | None:
+    """Why kerncraft cannot analyse kernels for this machine on this host, or None: it compiles
+    every kernel to the target's assembly, which takes a compiler for the target's ISA (a
+    cross compiler, e.g. aarch64-linux-gnu-gcc, named in the machine file's compiler section)."""
+    import shutil
+
+    here = this_isa()
+    if machine.isa == here:
+        return None
+    first = next((c for c in machine.compilers if shutil.which(c)), None)   # the one kerncraft takes
+    if first is not None and first.startswith(_CROSS_PREFIX.get(machine.isa, ())):
+        return None
+    return (f"{machine.name}: a machine of {machine.isa} and this host is {here}; kerncraft compiles the "
+            f"kernels for the target, and the first of the file's compilers found here ({first or 'none'}) "
+            f"is not a cross compiler for it: run the analyses on the target (e.g. srun -N 1 -n 3 "
+            f"--mpi=pmi2 python -m mpi4py.futures -m autotune rank ... --machine {machine.name} --jobs mpi) "
+            f"into the same store, or put a cross compiler such as {machine.isa}-linux-gnu-gcc first in "
+            f"the file's compiler section")
