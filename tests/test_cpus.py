@@ -48,7 +48,7 @@ def ident(text, models=None, uarch=None):
 def test_cpus_identify_as_their_microarchitecture(text, key):
     got = ident(text, osaca_models()[0])
     assert got.key == key and not got.assumed
-    assert got.uarch.osaca.lower() == key
+    assert got.record.osaca.lower() == key
 
 
 def test_the_first_processor_decides():

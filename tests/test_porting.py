@@ -100,7 +100,7 @@ def test_the_api_identifies_this_host_or_says_why():
     except InputError as e:
         assert "--uarch" in str(e)
         return
-    assert got.uarch.osaca and got.key == got.uarch.osaca.lower()
+    assert got.record.osaca and got.uarch == got.key == got.record.osaca.lower()
 
 
 def test_tune_refuses_flags_this_cpu_cannot_run(monkeypatch, compiler):

@@ -119,7 +119,7 @@ def _runs(store) -> list[tuple]:
 
 
 PLAN3 = f"""\
-defaults: {{machine: {MACHINE}, n: 1440000, warmup: 1, reps: 1}}
+defaults: {{machine: {MACHINE}, n: 1440000, warmup: 1, reps: 1, flags: "-O3 -march=native -fopenmp"}}
 scenarios:
   - {{ivp: heat2d, nodes: 2, threads: 1, top: 2, steps: 3}}
   - {{ivp: heat2d, nodes: 1, threads: 2, top: 1, steps: 3}}

@@ -56,19 +56,19 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
     _check_nodes(nodes)
     t0 = time.perf_counter()
     ident = cpuprobe.identify_cpu(uarch=uarch)
-    if ident.uarch.isa != cpuprobe.this_isa():
-        raise InputError(f"--uarch {ident.key}: {ident.uarch.name} is {ident.uarch.isa}, this host is "
+    if ident.record.isa != cpuprobe.this_isa():
+        raise InputError(f"--uarch {ident.key}: {ident.record.name} is {ident.record.isa}, this host is "
                          f"{cpuprobe.this_isa()}", field="uarch")
     host = hostprobe.detect()
     flags, note = cpuprobe.isa_flags(ident, CC)
-    progress(f"{ident.cpu.describe()}: {ident.uarch.name} ({ident.key}"
+    progress(f"{ident.cpu.describe()}: {ident.record.name} ({ident.key}"
              + (", assumed with --uarch" if ident.assumed else "") + f"); flags {' '.join(flags)}")
     progress(f"{host.cores} cores, {host.clock_hz / 1e9:.2f} GHz, caches "
              + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
     bandwidths = {} if dry_run else hostprobe.measure(host, progress, min_seconds)
-    data = hostmachine.build(host, ident, flags, note, cpuprobe.osaca_ports(ident.uarch.osaca), bandwidths,
+    data = hostmachine.build(host, ident, flags, note, cpuprobe.osaca_ports(ident.record.osaca), bandwidths,
                              name, nodes, package_version("kerncraft"), time.strftime("%Y-%m-%d %H:%M:%S %Z"))
-    text = (f"# Machine model of {host.model_name or 'this host'} ({ident.uarch.name}), made by "
+    text = (f"# Machine model of {host.model_name or 'this host'} ({ident.record.name}), made by "
             f"autotune calibrate --node.\n# Measured, identified and assumed fields: see 'provenance' "
             f"below.\n" + _dump(data))
     if not dry_run:

@@ -64,25 +64,30 @@ class CpuId:
 @dataclass(frozen=True)
 class Identified:
     cpu: CpuId
-    uarch: Microarch
+    record: Microarch
     assumed: bool = False   # chosen with --uarch, not read from the CPU
 
     @property
+    def uarch(self) -> str:
+        """OSACA's name of the microarchitecture in lower case ("zen3")."""
+        return self.record.key
+
+    @property
     def key(self) -> str:
-        return self.uarch.key
+        return self.record.key
 
     @property
     def name(self) -> str:
-        return self.uarch.name
+        return self.record.name
 
     def __str__(self) -> str:
         how = ", assumed (--uarch)" if self.assumed else ""
-        return (f"{self.uarch.key}: {self.uarch.name}{how}; {self.cpu.describe()}; OSACA {self.uarch.osaca}, "
-                f"LLVM-MCA -mcpu={self.uarch.llvm_mca}, {self.uarch.simd_bits}-bit SIMD, "
-                f"{self.uarch.dp_flops['total']} DP FLOP/cy")
+        return (f"{self.record.key}: {self.record.name}{how}; {self.cpu.describe()}; OSACA {self.record.osaca}, "
+                f"LLVM-MCA -mcpu={self.record.llvm_mca}, {self.record.simd_bits}-bit SIMD, "
+                f"{self.record.dp_flops['total']} DP FLOP/cy")
 
     def to_dict(self) -> dict:
-        u = self.uarch
+        u = self.record
         return {"uarch": u.key, "name": u.name, "osaca": u.osaca, "llvm_mca": u.llvm_mca, "isa": u.isa,
                 "simd_bits": u.simd_bits, "dp_flops_per_cycle": dict(u.dp_flops),
                 "non_overlapping_ports": list(u.non_overlapping), "hierarchy": u.hierarchy.key,

@@ -50,7 +50,7 @@ def _kernels() -> dict:
 
 
 def _level(c: Cache, host: HostInfo, ident: Identified, nonov: list[str], below: str, victim: bool) -> dict:
-    h = ident.uarch.hierarchy
+    h = ident.record.hierarchy
     cpg = {"sets": c.size // (c.ways * c.line), "ways": c.ways, "cl_size": c.line, "replacement_policy": "LRU",
            "write_allocate": not victim, "write_back": True}
     if below != "MEM" or c.level == 1:
@@ -71,11 +71,11 @@ def _level(c: Cache, host: HostInfo, ident: Identified, nonov: list[str], below:
 def hierarchy(host: HostInfo, ident: Identified, nonov: list[str]) -> list[dict]:
     levels = [c for c in host.caches if c.level >= 1]
     names = [f"L{c.level}" for c in levels] + ["MEM"]
-    victims = set(ident.uarch.hierarchy.victim)
+    victims = set(ident.record.hierarchy.victim)
     out = [_level(c, host, ident, nonov, names[i + 1], names[i] in victims) for i, c in enumerate(levels)]
     out.append({"level": "MEM", "cores per group": host.cores, "threads per group": host.cores,
                 "size per group": None,
-                "upstream throughput": ["full socket memory bandwidth", ident.uarch.hierarchy.memory],
+                "upstream throughput": ["full socket memory bandwidth", ident.record.hierarchy.memory],
                 "transfers overlap": False})
     return out
 
@@ -110,7 +110,7 @@ def cluster_section(name: str, nodes: int, cores: int, threads_per_core: int = 1
 def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str, osaca_ports: list[str],
           bandwidths: dict, name: str, nodes: int, kerncraft_version: str, made: str) -> dict:
     """The machine file (plain data, in kerncraft's order of fields)."""
-    u = ident.uarch
+    u = ident.record
     nonov = list(u.non_overlapping)
     dp = dict(u.dp_flops)
     line = host.caches[0].line if host.caches else 64

@@ -84,7 +84,7 @@ def enabled_options(cc: str, flags: tuple[str, ...]) -> frozenset[str] | None:
 def isa_flags(ident: Identified, cc: str = "gcc") -> tuple[list[str], str]:
     """The ISA flags for the identified CPU with this compiler, and a note of how they were made.
     Only for a CPU of this host's ISA (the compiler is asked what -march enables)."""
-    u = ident.uarch
+    u = ident.record
     march = accepted_march(cc, u.isa, tuple(u.march.get("gcc", ())))
     if march is None:
         raise InputError(f"{cc} accepts none of {', '.join(u.march.get('gcc', ()))} for {u.name}: "
