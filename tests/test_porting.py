@@ -36,6 +36,7 @@ def test_a_kerncraft_file_is_refused_naming_the_command(capsys):
     assert f"autotune calibrate --from-kerncraft {path} --name NAME --nodes N" in err
 
 
+@pytest.mark.kerncraft     # kerncraft's machine model reads each file (no analyses)
 @pytest.mark.parametrize("path", KERNCRAFT_FILES, ids=[p.stem for p in KERNCRAFT_FILES])
 def test_every_kerncraft_example_becomes_a_cluster_machine(path, tmp_path, capsys):
     assert _kerncraft_loads(path)   # all of kerncraft's own examples load in kerncraft
@@ -124,3 +125,12 @@ def test_tune_refuses_flags_this_cpu_cannot_run(monkeypatch, compiler):
     tunemod.check_host_isa(RunOptions(launcher="srun").plan(0.01, machine.isa_flags), machine, said.append)
     assert said and said[0].startswith("warning: ")
     tunemod.check_host_isa(RunOptions(flags="-O3 -march=haswell").plan(0.01, machine.isa_flags), machine, print)
+
+
+def test_calibrate_options_that_belong_to_making_a_machine(capsys):
+    code, _, err = run_cli(capsys, "calibrate", "--procs", "2")
+    assert code == 2 and "--machine" in err and "--node / --from-kerncraft" in err
+    code, _, err = run_cli(capsys, "calibrate", "--machine", "zen4-epyc-vm-2core", "--uarch", "zen3")
+    assert code == 2 and "--uarch zen3: only with --node or --from-kerncraft" in err
+    code, _, err = run_cli(capsys, "calibrate", "--node", "--dry-run", "--name", "x", "--uarch", "pentium4")
+    assert code == 2 and "--uarch 'pentium4': unknown microarchitecture" in err

@@ -60,6 +60,11 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
         raise InputError(f"--uarch {ident.key}: {ident.record.name} is {ident.record.isa}, this host is "
                          f"{cpuprobe.this_isa()}", field="uarch")
     host = hostprobe.detect()
+    online = os.cpu_count() or host.cores
+    if host.cores < online:
+        progress(f"warning: this process may run on {host.cores} of the {online} CPUs this host has (its "
+                 f"affinity), so the machine file describes {host.cores} core(s); under Slurm give srun "
+                 f"--cpus-per-task={online} (or --exclusive with -c) to describe the whole node")
     flags, note = cpuprobe.isa_flags(ident, CC)
     progress(f"{ident.cpu.describe()}: {ident.record.name} ({ident.key}"
              + (", assumed with --uarch" if ident.assumed else "") + f"); flags {' '.join(flags)}")
