@@ -147,9 +147,8 @@ def calibrate_node(name: str, *, nodes: int = 1, uarch: str | None = None, dry_r
                    min_seconds: float = 0.1, out=None, say: Callable[[str], None] | None = None):
     """A cluster machine file of this host (calibrate --node): the CPU identified, caches from the
     OS, bandwidths measured; written to the user's machine folder (or out).  dry_run: identify only."""
-    from autotune.pipeline.hostmachine import write_host_machine
-    from autotune.specs.shipped import user_machine_dir
-    target = Path(out) if out else user_machine_dir() / f"{name}.yaml"
+    from autotune.pipeline.hostmachine import new_machine_target, write_host_machine
+    name, target = new_machine_target(name, out)
     if not dry_run:
         check_output_path(target, "out", "machine")
     return write_host_machine(target, name, say or _quiet, nodes, uarch, min_seconds, dry_run)
@@ -158,7 +157,7 @@ def calibrate_node(name: str, *, nodes: int = 1, uarch: str | None = None, dry_r
 def import_kerncraft(path, name: str, *, nodes: int = 1, out=None):
     """A cluster machine file of a kerncraft machine file (calibrate --from-kerncraft)."""
     from autotune.pipeline.hostmachine import import_kerncraft as run_import
-    from autotune.specs.shipped import user_machine_dir
-    target = Path(out) if out else user_machine_dir() / f"{name}.yaml"
+    from autotune.pipeline.hostmachine import new_machine_target
+    name, target = new_machine_target(name, out)
     check_output_path(target, "out", "machine")
     return run_import(Path(path), target, name, nodes)

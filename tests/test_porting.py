@@ -134,3 +134,15 @@ def test_calibrate_options_that_belong_to_making_a_machine(capsys):
     assert code == 2 and "--uarch zen3: only with --node or --from-kerncraft" in err
     code, _, err = run_cli(capsys, "calibrate", "--node", "--dry-run", "--name", "x", "--uarch", "pentium4")
     assert code == 2 and "--uarch 'pentium4': unknown microarchitecture" in err
+
+
+def test_the_api_makes_machines_like_the_command(tmp_path, compiler):
+    import autotune
+    res = autotune.import_kerncraft(KERNCRAFT_FILES[0], "fx16", nodes=16, out=tmp_path / "fx16.yaml")
+    assert res.nodes == 16 and load_machine(str(tmp_path / "fx16.yaml")).nodes == 16
+    assert res.to_frame().empty     # nothing measured for an imported file
+    uarch = (uarch_args() or [None, None])[1]
+    dry = autotune.calibrate_node("here", nodes=4, uarch=uarch, dry_run=True, out=tmp_path / "here.yaml")
+    assert dry.dry_run and dry.nodes == 4 and "nodes: 4" in dry.text and not (tmp_path / "here.yaml").exists()
+    with pytest.raises(InputError, match="expected a name without spaces"):
+        autotune.calibrate_node("a/b", dry_run=True)

@@ -174,21 +174,14 @@ def cmd_generate(args, progress) -> int:
 
 def _new_machine(args, say) -> int:
     """calibrate --node (this host) or --from-kerncraft FILE: a new cluster machine file."""
-    from autotune.pipeline.hostmachine import import_kerncraft, write_host_machine
-    from autotune.specs.shipped import user_machine_dir
+    from autotune.pipeline.hostmachine import import_kerncraft, new_machine_target, write_host_machine
     if args.node and args.from_kerncraft:
         raise InputError(f"{args.from_kerncraft}: either --node or --from-kerncraft", field="from_kerncraft")
     if not args.min_seconds > 0:   # nan too
         raise InputError(f"{args.min_seconds}: expected a positive number", field="min_seconds")
-    given = args.name or args.machine
-    if given is None:
-        raise InputError(": expected the new machine's name", field="name")
     if args.name and args.machine and args.name != args.machine:
         raise InputError(f"{args.machine}: give the new machine's name once (--name)", field="machine")
-    name = Path(given).stem if given.endswith((".yaml", ".yml")) else given
-    if not name or (not given.endswith((".yaml", ".yml")) and any(c in name for c in " /\\")):
-        raise InputError(f"{given!r}: expected a name without spaces or slashes", field="name")
-    target = args.out or (Path(given) if given.endswith((".yaml", ".yml")) else user_machine_dir() / f"{name}.yaml")
+    name, target = new_machine_target(args.name or args.machine, args.out)
     if not args.dry_run:
         check_output_path(target, "out", "machine")
     if args.from_kerncraft:

@@ -40,6 +40,20 @@ def replace_file(target: Path, text: str) -> None:
     os.replace(tmp, target)
 
 
+def new_machine_target(given: str | None, out=None) -> tuple[str, Path]:
+    """The new machine's name and file: a name goes to the user's machine folder (where --machine
+    NAME finds it), a .yaml path is the file itself; out: another path."""
+    from autotune.specs.shipped import user_machine_dir
+    if not given:
+        raise InputError(": expected the new machine's name", field="name")
+    is_path = given.endswith((".yaml", ".yml"))
+    name = Path(given).stem if is_path else given
+    if not name or (not is_path and any(c in name for c in " /\\")):
+        raise InputError(f"{given!r}: expected a name without spaces or slashes", field="name")
+    target = Path(out) if out else Path(given) if is_path else user_machine_dir() / f"{name}.yaml"
+    return name, target
+
+
 def _check_nodes(nodes) -> int:
     if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
         raise InputError(f"{nodes!r}: expected an integer >= 1", field="nodes")
