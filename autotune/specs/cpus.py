@@ -55,6 +55,8 @@ class CpuId:
 
     def describe(self) -> str:
         name = f" ({self.model_name})" if self.model_name else ""
+        if self.model is None:
+            return f"an unidentified {self.isa} CPU{name}"
         if self.isa == "aarch64":
             return f"ARM implementer {self.vendor} part {_hex(self.model)}{name}"
         return (f"{self.vendor} family {self.family} model {self.model} "

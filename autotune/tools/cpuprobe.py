@@ -40,7 +40,12 @@ def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None) -> Identi
     """The microarchitecture of the CPU that cpuinfo (default: this host's /proc/cpuinfo)
     describes; uarch: an explicit choice, recorded as assumed.  InputError where the CPU is not
     in the table or the installed OSACA has no model of it."""
-    cpu = parse_cpuinfo(read_cpuinfo() if cpuinfo is None else cpuinfo)
+    try:
+        cpu = parse_cpuinfo(read_cpuinfo() if cpuinfo is None else cpuinfo)
+    except InputError:
+        if uarch is None:
+            raise
+        cpu = CpuId(this_isa(), "unknown", None, None, None, "")   # the explicit choice stands alone
     models, version = osaca_models()
     return identify(cpu, load_table(), models, version, uarch)
 
