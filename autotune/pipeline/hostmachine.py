@@ -71,7 +71,7 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
     t0 = time.perf_counter()
     ident = cpuprobe.identify_cpu(uarch=uarch)
     if ident.record.isa != cpuprobe.this_isa():
-        raise InputError(f"--uarch {ident.key}: {ident.record.name} is {ident.record.isa}, this host is "
+        raise InputError(f"{ident.key}: {ident.record.name} is {ident.record.isa}, this host is "
                          f"{cpuprobe.this_isa()}", field="uarch")
     host = hostprobe.detect()
     online = os.cpu_count() or host.cores

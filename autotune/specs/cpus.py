@@ -214,27 +214,29 @@ def identify(cpu: CpuId, table: CpuTable, osaca_models: frozenset[str] | None = 
         rec = table.uarchs.get(uarch.lower())
         if rec is None:
             raise InputError(f"{uarch!r}: unknown microarchitecture (known: {known})", field="uarch")
-        _check_osaca(rec, f"--uarch {rec.key}: {rec.name}", osaca_models, osaca_version, known)
+        _check_osaca(rec, f"{rec.key}: {rec.name}", osaca_models, osaca_version, known, "uarch")
         return Identified(cpu, rec, assumed=True)
     row = next((r for r in table.rows if r.matches(cpu)), None)
     if row is None:
         raise InputError(f"{cpu.describe()}: not in autotune's CPU table, so its microarchitecture is unknown; "
-                         f"choose one explicitly with --uarch NAME (recorded as assumed; one of {known})",
-                         field="uarch")
+                         f"choose one explicitly with --uarch NAME (recorded as assumed; one of {known})")
     rec = table.uarchs[row.uarch]
     _check_osaca(rec, f"{cpu.describe()} is {rec.name} ({rec.key})", osaca_models, osaca_version, known)
     return Identified(cpu, rec)
 
 
-def _check_osaca(rec: Microarch, what: str, osaca_models, osaca_version: str, known: str) -> None:
+def _check_osaca(rec: Microarch, what: str, osaca_models, osaca_version: str, known: str,
+                 field: str | None = None) -> None:
+    """field: 'uarch' where the record is the user's explicit choice; None where it was read from
+    the CPU (the message then names what was read, and the option to choose with)."""
     if rec.osaca is None:
         raise InputError(f"{what}, which OSACA has no port model of: newer than OSACA knows; "
                          f"choose the closest one explicitly with --uarch NAME (recorded as assumed; "
-                         f"one of {known})", field="uarch")
+                         f"one of {known})", field=field)
     if osaca_models is not None and rec.osaca.lower() not in osaca_models:
         raise InputError(f"{what}, which the installed OSACA {osaca_version} does not model (newer than "
                          f"OSACA knows): upgrade OSACA, or choose explicitly with --uarch NAME "
-                         f"(recorded as assumed; one of {known})", field="uarch")
+                         f"(recorded as assumed; one of {known})", field=field)
 
 
 def host_isa(machine: str) -> str:

@@ -22,8 +22,7 @@ def read_cpuinfo(path: Path = CPUINFO) -> str:
     try:
         return path.read_text()
     except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror}): choose the CPU with --uarch NAME",
-                         field="uarch") from None
+        raise InputError(f"{path}: cannot read ({e.strerror}): choose the CPU with --uarch NAME") from None
 
 
 @lru_cache(maxsize=None)
