@@ -141,7 +141,7 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
                              f"non-overlapping ports from autotune's CPU table ({u.source})",
         "isa": f"compiler flags {isa_note}",
         "measured": "cache geometry and core count from the OS; bandwidth per level, kernel and thread "
-                    "count from the built-in streaming benchmark (best of 3)",
+                    "count from the built-in streaming benchmark (median of 5 runs)",
         "assumed": f"cache transfer rates of the {u.hierarchy.key} design ({u.hierarchy.source}); "
                    f"network and barrier until calibrated",
     }
