@@ -11,6 +11,7 @@ def test_perfect_ranking_and_loss():
     assert s["top1_loss_pct"] == 0.0 and rows[0]["deviation_pct"] == pytest.approx(-50.0)
     assert [r["rank_measured"] for r in rows] == [1, 2, 3]
     assert s["deviation_pct_range"] == pytest.approx([-50.0, -33.333333], rel=1e-6)
+    assert s["median_abs_deviation_pct"] == pytest.approx(100 / 3)   # |-50|, |-33.3|, |-33.3|
 
 
 def test_wrong_winner_costs_and_failures_are_kept():

@@ -42,7 +42,7 @@ def _ranks(values: list[float]) -> list[int]:
 
 def compare(rows: list[dict]) -> dict:
     """rows: {name, predicted_s, measured_s (None if the run failed)}.  Adds per-row deviation and
-    ranks; returns the summary (Spearman, Kendall, top-1 loss, deviation range)."""
+    ranks; returns the summary (Spearman, Kendall, top-1 loss, deviation range and median |deviation|)."""
     ok = [r for r in rows if r.get("measured_s") and r.get("predicted_s")]
     for r in rows:
         r["deviation_pct"] = (100.0 * (r["predicted_s"] - r["measured_s"]) / r["measured_s"]
@@ -67,6 +67,7 @@ def compare(rows: list[dict]) -> dict:
         summary["predicted_best_tied"] = [r["name"] for r in tied]
         devs = [r["deviation_pct"] for r in ok]
         summary["deviation_pct_range"] = [min(devs), max(devs)]
+        summary["median_abs_deviation_pct"] = statistics.median(abs(d) for d in devs)
         summary["predicted_best"] = predicted_best["name"]
         summary["measured_best"] = min(ok, key=lambda r: r["measured_s"])["name"]
     p = [r["predicted_s"] for r in ok]

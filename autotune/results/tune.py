@@ -58,6 +58,7 @@ class TuneSummary:
     deviation_pct_range: list[float] | None
     phase_ratio: dict
     top1_loss_worst_pct: float | None = None
+    median_abs_deviation_pct: float | None = None
     predicted_best_tied: list[str] = field(default_factory=list)
     predicted_best: str | None = None
     measured_best: str | None = None
