@@ -45,8 +45,9 @@ def rank_priced(priced: Priced, rule: Rule, detail: bool) -> list["ScenarioRows"
 
 
 class ScenarioRows:
-    """One scenario of a priced batch, as RankResult reads it: preselected(), brief(selected_only),
-    ordered() (with the per-kernel costs where detail is asked for) and failures()."""
+    """One scenario of a priced batch, as RankResult reads it: predicted_any(), preselected(),
+    brief(selected_only), ordered() (with the per-kernel costs where detail is asked for) and
+    failures()."""
 
     def __init__(self, priced: Priced, index: int, order, chosen: int, values: list, failed, detail: bool,
                  lead: list | None = None):
@@ -55,6 +56,9 @@ class ScenarioRows:
         self.lead = lead     # the pre-selected: [indices, total, node, comm, barrier, failed] as lists
 
     # what RankResult asks for
+
+    def predicted_any(self) -> bool:
+        return not all(_list(self.failed_variant))
 
     def preselected(self) -> set[str]:
         variants = self.priced.batch.layout.variants
