@@ -9,10 +9,12 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
 import autotune
+from autotune.tools import ecm_runner
 
 from .conftest import run_cli
 
@@ -108,3 +110,17 @@ def test_workers_that_cannot_start_kerncraft_stop_at_once(tmp_path):
     db = sqlite3.connect(store)
     assert db.execute("SELECT COUNT(*) FROM ecm").fetchone()[0] == 0
     db.close()
+
+
+def _die(task):
+    os._exit(9)
+
+
+def test_a_worker_that_dies_stops_the_pool_with_why(monkeypatch):
+    monkeypatch.setattr(ecm_runner, "analyse", _die)
+    got = []
+    with pytest.raises(autotune.ToolError) as e:
+        ecm_runner._run_pool(lambda: ProcessPoolExecutor(2), [{"name": f"part{i}"} for i in range(5)],
+                             lambda task, result: got.append(result), None)
+    assert str(e.value).startswith("an analysis worker died (BrokenProcessPool: ")
+    assert str(e.value).endswith("; none of 5 kernel analyses ran") and got == []

@@ -146,7 +146,7 @@ def _run_pool(make_pool: Callable[[], Executor], tasks: list[dict], on_result: C
                     result = {"ok": False, "error": f"worker failed: {cause_of(e)}", "log": "", "transient": True}
                 if result.get("fatal"):
                     pool.shutdown(wait=False, cancel_futures=True)
-                    kept = f"{done} of {len(tasks)} kernel analyses finished (kept)" if done else \
+                    kept = f"{done} of {len(tasks)} kernel analyses finished and stored" if done else \
                         f"none of {len(tasks)} kernel analyses ran"
                     raise ToolError(f"{result['error']}; {kept}")
                 failures += not result.get("ok")
