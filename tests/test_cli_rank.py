@@ -124,7 +124,8 @@ rhs:
     halo: "1"
     expr: "y[j-1] > 0.0 ? y[j-1] : y[j]"
 """)
-    argv = ["rank", "--ivp", ivp, "--nodes", "1", "--variant-filter", "paper", "--format", "json", "--store", session_store]
+    argv = ["rank", "--ivp", ivp, "--nodes", "1", "--variant-filter", "paper", "--format", "json",
+            "--store", session_store]
     code, out, err = run_cli(capsys, *argv)
     assert code == 1 and out == "" and "running" in err
     line = err.strip().splitlines()[-1]

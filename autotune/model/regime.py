@@ -7,8 +7,9 @@ reads again).  We therefore analyse each kernel part once per regime, at a
 representative size in the middle of that regime's band, and reuse the result
 for every size in the same regime.  Which levels the data comes from in a step
 (and in what shares) is model.reuse's answer; regime_codes gives the regime of one
-such level, for one size or a batch of them (regime_in: as a Regime, for one).  regime_of places a part by its own working set, as if it ran alone
-in a loop (kerncraft's steady state: what the representative sizes must satisfy).
+such level, for one size or a batch of them (regime_in: as a Regime, for one).
+regime_of places a part by its own working set, as if it ran alone in a loop
+(kerncraft's steady state: what the representative sizes must satisfy).
 Pure functions.
 """
 from __future__ import annotations
