@@ -100,7 +100,7 @@ def test_workers_that_cannot_start_kerncraft_stop_at_once(tmp_path):
     (site / "sitecustomize.py").write_text(BLOCK_DISTUTILS)
     store = tmp_path / "store.sqlite"
     proc = subprocess.run([sys.executable, "-m", "autotune", "rank", *ONE, "--store", str(store), "--jobs", "2"],
-                          capture_output=True, text=True, timeout=300,
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,   # the installed autotune
                           env={**os.environ, "PYTHONPATH": str(site)})
     assert proc.returncode == 1 and proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
