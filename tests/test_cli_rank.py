@@ -106,7 +106,11 @@ def test_table_csv_and_explain(cold_heat2d, session_store, capsys):
     assert d["name"] == best and d["predicted_s"] == cold_heat2d[0]["variants"][0]["predicted_s"]
 
 
-def test_a_kernel_kerncraft_cannot_analyse_is_marked_not_fatal(cold_heat2d, session_store, tmp_path, capsys):
+def test_a_rank_whose_every_variant_needs_a_part_kerncraft_cannot_analyse_fails(cold_heat2d, session_store, tmp_path,
+                                                                                 capsys):
+    """Every variant needs the RHS, which kerncraft cannot analyse (a conditional): no prediction,
+    exit 1, one line naming the part and kerncraft's reason.  The failure is stored: a second
+    rank says the same without running kerncraft again."""
     ivp = tmp_path / "clip.yaml"
     ivp.write_text("""name: clip
 size_parameter: N
@@ -120,15 +124,12 @@ rhs:
     halo: "1"
     expr: "y[j-1] > 0.0 ? y[j-1] : y[j]"
 """)
-    code, out, _ = run_cli(capsys, "rank", "--ivp", ivp, "--nodes", "1", "--format", "json",
-                           "--store", session_store)
-    d = json.loads(out)
-    assert code == 0
-    fused = ["rhslcd.clip.interior", "rhslc.clip.interior", "rhsau.clip.interior"]
-    assert set(d["ecm"]["failures"]) == {"rhs.clip.interior", "rhs.clip.interior.onepass", *fused}
-    for v in d["variants"]:
-        both = "rhs=onepass" in v["name"]
-        assert v["predicted_s"] is None
-        assert v["failed_kernels"] == (fused if "fuse=rhs-lc" in v["name"] else
-                                       ["rhs.clip.interior"] + ["rhs.clip.interior.onepass"] * both)
-    assert any("rhs.clip.interior" in n and "failed" in n for n in d["notes"])
+    argv = ["rank", "--ivp", ivp, "--nodes", "1", "--variant-filter", "paper", "--format", "json",
+            "--store", session_store]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 1 and out == "" and "running" in err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("autotune: error: kerncraft: no variant could be predicted (clip, n = 2000000, 1 node, ")
+    assert "kernel part rhs.clip.interior (" in line and "(log: " in line
+    code, out, again = run_cli(capsys, *argv)
+    assert code == 1 and again.strip() == line

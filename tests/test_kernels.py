@@ -131,3 +131,18 @@ def test_one_stage_method_has_no_summand_loop():
     parts = lc_parts(build("radauIIA", 1), "ijl")
     assert [p.name for p in parts] == ["lc.first.jl", "lc.fin.jl"]
     assert [p.name for p in approx_update_parts(build("radauIIA", 1))] == ["approx.first", "update"]
+
+
+def test_the_analysis_workers_add_left_to_right():
+    """kerncraft's and OSACA's sums in a worker add as sum() did up to Python 3.11, so an analysis
+    gives the same bits on every Python: 1 + 1e-16 + 1e-16 is 1.0 left to right, the next float
+    above with the compensated sum() of 3.12 and later."""
+    import subprocess
+    import sys
+    probe = ("from autotune.tools import kerncraft_backend as b; b.init_worker(); "
+             "from kerncraft.models import ecm; from kerncraft import incore_model; "
+             "from osaca.semantics import arch_semantics as a; "
+             "print([m.sum([1.0, 1e-16, 1e-16]) for m in (ecm, incore_model, a)])")
+    out = subprocess.run([sys.executable, "-W", "ignore", "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1.0, 1.0, 1.0]"

@@ -3,7 +3,9 @@ import math
 import pytest
 
 from autotune.model.comm import PhaseContext, SCHEMES, barrier_seconds, datasheet_op_seconds, phase_seconds
-from autotune.model.ecm import KernelTerm, as_sigma, phi, predict, zeta
+from autotune.model.ecm import KernelTerm, as_sigma, regime_cost
+from autotune.model.ops import SCALAR
+from autotune.model.pricing import form_times, regime_rate, regime_seconds, variant_times
 from autotune.model.ranking import Rule, preselect, rank
 from autotune.model.schedule import step_counts, step_events
 from autotune.specs.method import build, load_method
@@ -26,15 +28,18 @@ def test_step_counts_are_derived_from_the_method():
 
 def test_equations_8_to_11_hand_computed():
     # alpha 16 cy/CL, 8e6 iterations, 8 per line -> 1.6e7 cycles; 2 GHz, 4 threads, sigma 3 -> 3 cores
-    assert zeta(16, 8e6, 8) == 1.6e7
-    assert phi(1.6e7, 2e9, 4, 3) == pytest.approx(1.6e7 / 6e9)
-    assert phi(1.6e7, 2e9, 2, math.inf) == pytest.approx(1.6e7 / 4e9)
-    terms = [KernelTerm("a", "LC", "MEM", 16, 3, 8e6, 8, 6), KernelTerm("b", "RHS", "L3", 8, math.inf, 1e6, 8, 25)]
-    p = predict(terms, 2e9, 4, barriers=21, barrier_s=1e-6, comm_s=0.01)
+    a = regime_rate(16, 3, [], 2e9, 4, 1)
+    assert a == (16, 6e9, 3)
+    assert regime_seconds(a.alpha, 8e6, 8, a.divisor) == pytest.approx(1.6e7 / 6e9)
+    b = regime_rate(8, math.inf, [], 2e9, 4, 1)              # scales with every core: 4
+    assert (b.divisor, b.cores) == (8e9, 4)
+    slots = [regime_seconds(a.alpha, 8e6, 8, a.divisor) * 6, regime_seconds(b.alpha, 1e6, 8, b.divisor) * 25]
+    t = variant_times(SCALAR, form_times(slots, (0, 1), ()), 21, 1e-6, 0.01, False, 0.0)
     node = 6 * 1.6e7 / 6e9 + 25 * (8 * 1e6 / 8) / (2e9 * 4) + 21e-6
-    assert p.node_s == pytest.approx(node)
-    assert p.total_s == pytest.approx(node + 0.01)
-    assert p.kernels[0].cores_used == 3 and p.kernels[1].seconds == pytest.approx(25 * 1e6 / 8e9)
+    assert t.node == pytest.approx(node)
+    assert t.total == pytest.approx(node + 0.01) and t.barrier == pytest.approx(21e-6)
+    cost = regime_cost(KernelTerm("a", "LC", "MEM", 16, 3, 8e6, 8, 6), a)
+    assert cost.cores_used == 3 and cost.seconds == slots[0] == pytest.approx(6 * 1.6e7 / 6e9)
 
 
 def test_sigma_parsing():
@@ -74,11 +79,13 @@ def test_rank_and_preselection():
 
 def test_kerncraft_scaling_replaces_min_tau_sigma_when_known():
     # single core 7.7 cy/CL already memory-bound: two cores do not halve it
-    t = KernelTerm("p", "LC", "MEM", 7.7, 2, 8e6, 8, 1, alpha_tau=7.7)
-    p = predict([t], 2e9, 2, barriers=0, barrier_s=0.0, comm_s=0.0)
-    assert p.node_s == pytest.approx(7.7 * 1e6 / 2e9) and p.kernels[0].cores_used == pytest.approx(1.0)
-    old = predict([KernelTerm("p", "LC", "MEM", 7.7, 2, 8e6, 8, 1)], 2e9, 2, 0, 0.0, 0.0)
-    assert old.node_s == pytest.approx(p.node_s / 2)
+    rate = regime_rate(7.7, 2, [7.7, 7.7], 2e9, 2, 1)
+    seconds = regime_seconds(rate.alpha, 8e6, 8, rate.divisor)
+    assert seconds == pytest.approx(7.7 * 1e6 / 2e9) and rate.cores == pytest.approx(1.0)
+    old = regime_rate(7.7, 2, [], 2e9, 2, 1)                 # without it: min(tau, sigma) = 2 cores
+    assert regime_seconds(old.alpha, 8e6, 8, old.divisor) == pytest.approx(seconds / 2)
+    # two ranks sharing the node: the node's cycles per line are both ranks' lines
+    assert regime_rate(7.7, 2, [7.7, 7.7], 2e9, 2, 2).alpha == pytest.approx(2 * 7.7)
 
 
 def test_ranks_sharing_a_single_node_machine():

@@ -34,6 +34,10 @@ def test_wheel_ships_the_data_inside_the_package(wheel):
     meta = wheel.read("autotune-0.1.0.dist-info/METADATA").decode()
     for dep in ("kerncraft", "mpi4py", "numpy", "scipy", "pandas", "pyyaml", "jinja2", "ruamel.yaml"):
         assert re.search(rf"^Requires-Dist: {re.escape(dep)}\b", meta, re.M | re.I), dep
+    # distutils for kerncraft where Python has none; the licence as an SPDX expression
+    assert re.search(r"""^Requires-Dist: setuptools>=66\.1; python_version >= ["']3\.12["']$""", meta, re.M), meta
+    assert re.search(r"^License-Expression: AGPL-3\.0-or-later$", meta, re.M)
+    assert {f"Classifier: Programming Language :: Python :: 3.{m}" for m in (11, 12, 13)} <= set(meta.splitlines())
 
 
 def test_shipped_data_is_found_as_package_resources():

@@ -1,21 +1,24 @@
-"""Pricing many scenarios at once gives the bits of pricing one at a time: the batch twins (numpy
-arrays over scenarios) of the scalar model against the scalar functions, and a sweep against
-its scenarios ranked one by one."""
+"""Pricing many scenarios at once gives the bits of pricing one at a time, and of the model written
+out plainly (tests/oracle.py): the pricing over numbers and over numpy arrays against the oracle,
+and a sweep against its scenarios ranked one by one.  Sums run left to right on every Python."""
+import ast
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import autotune.model
+from autotune.arith import ordered_sum
 from autotune.codegen.parts import method_parts, rhs_parts
 from autotune.model.batch import NUMPY, rank_table
-from autotune.model.ecm import KernelTerm, combine_seconds, kernel_cost, mixed_cost
+from autotune.model.ecm import KernelTerm, mixed_cost, regime_cost
 from autotune.model.pricing import FormTimes, form_times, per_execution, regime_rate, variant_times
 from autotune.model.ops import SCALAR
 from autotune.model.ranking import Rule, preselect, rank
 from autotune.model.regime import code_regime, node_levels, regime_codes, regime_in
-from autotune.model.reuse import (Sweep, level_reach, level_shares, level_shares_of, part_distances,
-                                  reuse_distances, step_sweeps)
+from autotune.model.reuse import Sweep, level_reach, level_shares_of, reuse_distances, step_sweeps
 from autotune.pipeline.predict import rank_many, rank_scenario
 from autotune.pipeline.sweep import scenarios
 from autotune.request.scenario import ScenarioRequest
@@ -25,6 +28,8 @@ from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.variants import enumerate_variants
 from autotune.storage.store import Store
+
+from . import oracle
 
 RADAU = load_method("radauIIA7")
 
@@ -56,9 +61,9 @@ def test_reuse_distances_follow_the_definition():
         assert reuse_distances(sweeps) == distances_by_definition(sweeps)
 
 
-def test_pricing_is_the_ecm_arithmetic():
-    """model.pricing (numbers and arrays) against model.ecm's kernel_cost, mixed_cost and
-    combine_seconds: the same bits."""
+def test_pricing_is_the_model_arithmetic():
+    """model.pricing (numbers and arrays) and the breakdown of model.ecm against the oracle's eqs
+    8-11, one scenario at a time: the same bits."""
     rng = random.Random(5)
     clock, threads, ranks = 2.4e9, 8, 1
     for _ in range(200):
@@ -72,21 +77,22 @@ def test_pricing_is_the_ecm_arithmetic():
             parts.append((levels, rng.uniform(1e3, 1e8), rng.choice([8.0, 4.0]), rng.randint(1, 25)))
         want_secs, tables = [], []
         for levels, beta, delta, execs in parts:
-            costs = []
+            terms, costs = [], []
             alpha, divisor = [math.nan] * 20, [math.nan] * 20     # per part: its regimes' rates by code
             tables.append((alpha, divisor))
             for code, w, a, sigma, scaling in levels:
                 tau = float(scaling[threads - 1]) * ranks if len(scaling) >= threads else None
-                costs.append((w, kernel_cost(KernelTerm("p", "LC", "X", a, sigma, beta, delta, execs, tau),
-                                             clock, threads)))
+                terms.append((w, oracle.Term(a, sigma, beta, delta, execs, tau)))
                 rate = regime_rate(a, sigma, scaling, clock, threads, ranks)
                 alpha[code], divisor[code] = rate.alpha, rate.divisor
-            want_secs.append(mixed_cost(costs, "X").seconds)
+                costs.append((w, regime_cost(KernelTerm("p", "LC", "X", a, sigma, beta, delta, execs), rate)))
+                assert costs[-1][1].cores_used == oracle.execution(terms[-1][1], clock, threads)[0]
+            want_secs.append(oracle.mixed_seconds(terms, clock, threads) * execs)
+            assert mixed_cost(costs, "X").seconds == want_secs[-1]      # the breakdown: the same bits
             slots.append([(w, code) for code, w, *_ in levels])
         rhs = [i for i in range(len(parts)) if rng.random() < 0.5]
         barriers, barrier_s, comm_s, interior = rng.randint(0, 30), 2e-7, rng.uniform(0, 1e-2), rng.random()
-        want = combine_seconds(want_secs, barriers, barrier_s, comm_s, (),
-                               sum(want_secs[i] for i in rhs) * interior)
+        want = oracle.step(want_secs, barriers, barrier_s, comm_s, ordered_sum(want_secs[i] for i in rhs) * interior)
         for ops, wrap in ((SCALAR, lambda x: x), (NUMPY, lambda x: np.asarray([x, x]))):
             secs = [per_execution(ops, [(wrap(w), c) for w, c in levels], wrap(beta), delta, *table) * execs
                     for levels, table, (_, beta, delta, execs) in zip(slots, tables, parts)]
@@ -98,26 +104,45 @@ def test_pricing_is_the_ecm_arithmetic():
         assert isinstance(form, FormTimes)
 
 
+def test_sums_run_left_to_right_on_every_python():
+    """1 + 1e-16 + 1e-16 is 1.0 added left to right; compensated summation (sum() of floats since
+    Python 3.12, math.fsum) gives the next float above 1.0.  The model adds left to right."""
+    tiny = [1.0, 1e-16, 1e-16]
+    assert math.fsum(tiny) > 1.0
+    assert ordered_sum(tiny) == 1.0
+    assert form_times(tiny, (0, 1, 2), (0, 1, 2)) == (1.0, 1.0)
+    assert form_times([np.asarray([x, x]) for x in tiny], (0, 1, 2), ()).kernels.tolist() == [1.0, 1.0]
+
+
+def test_the_model_does_not_use_the_builtin_sum():
+    """Its result depends on the Python (compensated for floats since 3.12): autotune.arith's
+    ordered_sum instead, everywhere in the model."""
+    for f in sorted(Path(autotune.model.__file__).parent.glob("*.py")):
+        calls = [node.lineno for node in ast.walk(ast.parse(f.read_text())) if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Name) and node.func.id in ("sum", "fsum")]
+        assert not calls, f"{f.name}: sum() at lines {calls}"
+
+
 def random_distances(rng):
     return tuple(sorted({(rng.choice([0.0, 0.5, 1.0, 2.5, 4.0, 7.5, 12.0, 30.0]), rng.randint(1, 3))
                          for _ in range(rng.randint(1, 6))}))
 
 
 @pytest.mark.parametrize("machine,cores", [("haswell-ep-e5-2630v3", 8), ("zen4-epyc-vm-2core", 2)])
-def test_level_shares_of_numbers_and_arrays_are_level_shares(machine, cores):
+def test_level_shares_of_numbers_and_arrays_follow_the_definition(machine, cores):
     reach = level_reach(load_machine(machine), cores)
     rng = random.Random(3)
     vector_bytes = [float(8 * int(10 ** rng.uniform(2, 8))) for _ in range(400)] + [8e3, 2.5e5, 8e5, 1e6]
     for _ in range(60):
         dist = random_distances(rng)
-        want = [level_shares(dist, vb, reach) for vb in vector_bytes]
+        want = [oracle.level_shares(dist, vb, reach) for vb in vector_bytes]
         assert [tuple(level_shares_of(SCALAR, dist, vb, reach)) for vb in vector_bytes] == want
         batch = level_shares_of(NUMPY, dist, np.asarray(vector_bytes), reach, {})
         assert [tuple(float(np.broadcast_to(x, (len(vector_bytes),))[i]) for x in batch)
                 for i in range(len(vector_bytes))] == want
 
 
-def test_regime_codes_of_numbers_and_arrays_are_regime_in():
+def test_regime_codes_of_numbers_and_arrays_are_the_regime():
     machine = load_machine("haswell-ep-e5-2630v3")
     parts = [p for p in method_parts(RADAU, "ilj", "split", "copy")] + method_parts(RADAU, "jli", "fused", "direct")
     parts += rhs_parts(load_ivp("heat2d")) + rhs_parts(load_ivp("wave1d"), RADAU.stages)
@@ -127,7 +152,8 @@ def test_regime_codes_of_numbers_and_arrays_are_regime_in():
         lv = node_levels(machine, threads)
         for part in parts:
             for data in range(len(lv.names)):
-                want = [regime_in(part, data, m, h, lv) for m, h in zip(ms, halos)]
+                want = [oracle.regime_in(part, data, m, h, lv) for m, h in zip(ms, halos)]
+                assert [regime_in(part, data, m, h, lv) for m, h in zip(ms, halos)] == want
                 assert [code_regime(regime_codes(SCALAR, part, data, m, h, lv), lv)
                         for m, h in zip(ms, halos)] == want
                 codes = np.broadcast_to(regime_codes(NUMPY, part, data, np.asarray(ms), np.asarray(halos), lv),

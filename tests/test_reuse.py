@@ -2,12 +2,17 @@
 import pytest
 
 from autotune.codegen.parts import method_parts
-from autotune.model.reuse import (Sweep, level_reach, level_shares, part_distances, reuse_distances, step_sweeps,
+from autotune.model.ops import SCALAR
+from autotune.model.reuse import (Sweep, level_reach, level_shares_of, part_distances, reuse_distances, step_sweeps,
                                   touched_rows)
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 
 RADAU = load_method("radauIIA7")   # s = 4, m = 6
+
+
+def level_shares(distances, vector_bytes, reach):
+    return tuple(level_shares_of(SCALAR, distances, vector_bytes, reach))
 
 
 def test_distances_of_a_small_cycle_by_hand():

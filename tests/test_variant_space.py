@@ -7,7 +7,9 @@ from autotune.codegen.parts import FUSED_GROUPS, fused_parts, method_parts, pack
 from autotune.codegen.solver import tile_components
 from autotune.errors import InputError
 from autotune.model.bound import compulsory_vectors
-from autotune.model.ecm import combine_seconds, interior_share
+from autotune.model.ecm import interior_share
+from autotune.model.ops import SCALAR
+from autotune.model.pricing import FormTimes, variant_times
 from autotune.model.reuse import step_sweeps
 from autotune.model.schedule import step_counts
 from autotune.specs.ivp import load_ivp
@@ -87,11 +89,13 @@ def test_fused_parts_consume_each_derivative_in_the_same_iteration():
 
 def test_overlap_hides_the_smaller_of_communication_and_interior():
     assert interior_share(1000, 100) == 0.8 and interior_share(100, 60) == 0.0
-    p = combine_seconds([1.0, 2.0], 4, 0.5, 0.3, interior_s=1.6)
-    assert p.total_s == pytest.approx(3.0 + 2.0 + 0.3 - 0.3) and p.hidden_s == 0.3
-    p = combine_seconds([1.0, 2.0], 4, 0.5, 3.0, interior_s=1.6)      # communication longer
-    assert p.total_s == pytest.approx(5.0 + 3.0 - 1.6)                  # max(comm, interior) + rest
-    assert combine_seconds([1.0], 0, 0.0, 0.5).total_s == 1.5
+    form = FormTimes(3.0, 1.6)          # the parts' 3 s, of which the sweeps reading halos take 1.6 s
+    t = variant_times(SCALAR, form, 4, 0.5, 0.3, True, 1.0)
+    assert t.total == pytest.approx(3.0 + 2.0 + 0.3 - 0.3) and t.hidden == 0.3
+    t = variant_times(SCALAR, form, 4, 0.5, 3.0, True, 1.0)          # communication longer
+    assert t.total == pytest.approx(5.0 + 3.0 - 1.6)                  # max(comm, interior) + rest
+    assert variant_times(SCALAR, form, 4, 0.5, 3.0, True, 0.5).hidden == pytest.approx(0.8)   # half is interior
+    assert variant_times(SCALAR, FormTimes(1.0, 1.0), 0, 0.0, 0.5, False, 1.0).total == 1.5
 
 
 def test_tile_from_the_cache_sizes():

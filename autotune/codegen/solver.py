@@ -1,6 +1,7 @@
 """Render the full PIRK solver of one variant from the same templates as the kernel parts.  Pure."""
 from __future__ import annotations
 
+from autotune.arith import ordered_sum
 from autotune.codegen import parts as kmod
 from autotune.errors import InputError
 from autotune.specs.formula import FormulaError, to_c
@@ -87,7 +88,7 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, lc=variant.lc,
         S=method.stages, iterations=method.iterations, H=_halo(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
-        c=[fmt(sum(row)) for row in method.A],   # the row sums of A (= the nodes c, to rounding)
+        c=[fmt(ordered_sum(row)) for row in method.A],   # the row sums of A (= the nodes c, to rounding)
         lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method, variant.au),
         lc_direct_parts=[kmod.lc_direct_part(method)] if variant.pred == "direct" else [],
         rhs=rhs, comm=variant.comm, scheme_template=SCHEMES[variant.comm].template,

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from autotune.arith import ordered_sum
+
 DOUBLE = 8
 
 
@@ -79,7 +81,7 @@ def step_bound(components: int, stages: int, iterations: int, sources, rhs_core_
     node's components on one core; cores: the node's busy cores."""
     nbytes = DOUBLE * compulsory_vectors(stages, iterations) * components
     used = [(lvl, w, b) for lvl, w, b in sources if w > 0]
-    mem_s = sum(nbytes * w / b for _, w, b in used)
+    mem_s = ordered_sum(nbytes * w / b for _, w, b in used)
     shown = [(lvl, w) for lvl, w, _ in used if w >= 0.005]
     level = shown[0][0] if len(shown) == 1 else " + ".join(f"{lvl} {w:.0%}" for lvl, w in shown)
     core_s = rhs_evaluations(stages, iterations) * rhs_core_cycles / (clock_hz * cores)

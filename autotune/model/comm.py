@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+from autotune.arith import ordered_sum
 from autotune.model.commmodel import STRUCTURE, OpFit, Segment
 from autotune.specs.schemes import DOUBLE, SCHEMES, PhaseContext
 
@@ -49,7 +50,7 @@ def barrier_seconds(threads: int, per_doubling: float) -> float:
 
 
 def phase_seconds(scheme: str, ctx: PhaseContext, op_seconds: Callable[[str, float, int], float]) -> float:
-    return sum(op_seconds(op, nbytes, ctx.p) for op, nbytes in SCHEMES[scheme].ops(ctx))
+    return ordered_sum(op_seconds(op, nbytes, ctx.p) for op, nbytes in SCHEMES[scheme].ops(ctx))
 
 
 def comm_basis(network: dict, scheme: str, ctx: PhaseContext) -> str:

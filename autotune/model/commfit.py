@@ -22,6 +22,7 @@ from itertools import combinations
 import numpy as np
 from scipy.optimize import nnls
 
+from autotune.arith import ordered_sum
 from autotune.model.commmodel import STRUCTURE, OpFit, Segment
 
 def _design(op: str, points: list[tuple[int, float, float]]):
@@ -139,6 +140,6 @@ def fit_barrier(points: list[tuple[int, float]]) -> dict:
     xs = [(math.ceil(math.log2(t)), s) for t, s in points if t >= 2]
     if not xs:
         return {"per_doubling_s": 0.0, "error_pct": None}
-    c = sum(x * s for x, s in xs) / sum(x * x for x, _ in xs)
+    c = ordered_sum(x * s for x, s in xs) / ordered_sum(x * x for x, _ in xs)
     errs = [100.0 * abs(c * x - s) / s for x, s in xs]
     return {"per_doubling_s": c, "error_pct": _summary(errs)}

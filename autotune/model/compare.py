@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 import statistics
 
+from autotune.arith import ordered_sum
+
 # the solver times these phases of a step; the model's kernel groups fall into them
 # (a fused sweep is timed as the RHS it carries)
 PHASE_OF_KERNEL = {"LC": "LC", "LCD": "LC", "RHS": "RHS", "RHSALL": "RHS", "COPY": "COPY", "PACK": "COMM",
@@ -62,7 +64,7 @@ def compare(rows: list[dict]) -> dict:
         tied = [r for r in ok if r["predicted_s"] <= best_pred * (1 + 1e-9)]
         losses = [100.0 * (r["measured_s"] - best_measured) / best_measured for r in tied]
         predicted_best = min(tied, key=lambda r: r["name"])
-        summary["top1_loss_pct"] = sum(losses) / len(losses)
+        summary["top1_loss_pct"] = ordered_sum(losses) / len(losses)
         summary["top1_loss_worst_pct"] = max(losses)
         summary["predicted_best_tied"] = [r["name"] for r in tied]
         devs = [r["deviation_pct"] for r in ok]

@@ -1,55 +1,68 @@
-"""Eqs 8-11 for every variant of a scenario, or of many scenarios at once.  Pure.
+"""Eqs 8-11 for every variant of a scenario, or of many scenarios at once: the model's one
+arithmetic.  Pure.
 
 The numbers that vary with the scenario (sizes, shares, regimes, seconds) are either plain
-floats (one scenario) or numpy arrays over a batch of scenarios (model.ops), and the
-arithmetic is written once, in the order of the scalar model (model.ecm), so that both give
-the same bits as model.ecm.predict:
+floats (one scenario) or numpy arrays over a batch of scenarios (model.ops); the arithmetic is
+written once, for both, and adds up left to right (autotune.arith), so one scenario priced alone,
+the same scenario in a batch, and either on any Python give the same bits.  The per-kernel
+breakdowns (model.ecm) are built from the same functions:
 
-    per execution  = sum over the levels its data comes from of  w * seconds(regime)     (9)
-    part seconds   = per execution * executions
-    kernel seconds = sum of the form's parts in order;   theta = that + t_barrier * barriers  (10)
-    psi            = theta + t_comm - min(t_comm, interior RHS seconds if overlapped)     (11)
+    seconds(regime) = alpha * beta / delta / divisor      (8-9; the rate of the regime)
+    per execution   = sum over the levels its data comes from of  w * seconds(regime)     (9)
+    part seconds    = per execution * executions
+    kernel seconds  = sum of the form's parts in order;   theta = that + t_barrier * barriers  (10)
+    psi             = theta + t_comm - min(t_comm, interior RHS seconds if overlapped)     (11)
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from autotune.arith import ordered_sum
 from autotune.model.ops import Ops
 from autotune.model.ranking import Rule, preselect, rank
 
 
 class RegimeRate(NamedTuple):
     """One part in one regime at the scenario's threads: seconds per execution are
-    alpha_eff * beta / delta / divisor (eq 8-9, or kerncraft's scaling where it knows tau cores)."""
+    alpha * beta / delta / divisor (eq 8-9: alpha with divisor f min(tau, sigma), or kerncraft's
+    scaling alpha_tau with divisor f where it knows tau cores), on `cores` effective cores."""
     alpha: float
     divisor: float
+    cores: float
 
 
 def regime_rate(alpha: float, sigma: float, scaling, clock_hz: float, threads: int, ranks: int) -> RegimeRate:
-    """model.ecm.execution_seconds split into its per-regime constants (same operations, same order):
-    with alpha_tau, zeta(alpha_tau, beta, delta) / f; else zeta(alpha, beta, delta) / (f min(tau, sigma))."""
+    """The rate of one ECM result (alpha: cycles per cache line on one core, sigma: saturation
+    cores, scaling: kerncraft's cycles per cache line on 1, 2, ... cores) at `threads` cores per
+    rank and `ranks` ranks per node.  With alpha_tau the effective cores are alpha / alpha_tau."""
     if len(scaling) >= threads:
-        return RegimeRate(float(scaling[threads - 1]) * ranks, clock_hz)
-    return RegimeRate(alpha, clock_hz * min(threads, sigma))
+        alpha_tau = float(scaling[threads - 1]) * ranks
+        return RegimeRate(alpha_tau, clock_hz, alpha / alpha_tau)
+    cores = min(threads, sigma)
+    return RegimeRate(alpha, clock_hz * cores, cores)
+
+
+def regime_seconds(alpha, beta, delta: float, divisor):
+    """Seconds of one execution in one regime: zeta = alpha beta / delta cycles (eq 8) over the
+    rate's divisor (eq 9)."""
+    return alpha * beta / delta / divisor
+
+
+def share_weighted(ops: Ops, pairs):
+    """The sum of w * x over (w, x) pairs in the order given, where w > 0 (a level whose share is
+    0 adds nothing, even where its x is NaN)."""
+    acc = 0.0
+    for w, x in pairs:
+        acc = acc + ops.where(w > 0, w * x, 0.0)
+    return acc
 
 
 def per_execution(ops: Ops, levels, beta, delta: float, alpha_table, divisor_table):
     """Seconds of one execution of a part whose data comes from several levels: levels is
     [(w, code)] in level order (w: share, code: regime index into the tables; NaN entries mark a
     failed analysis and propagate)."""
-    acc = 0.0
-    for w, code in levels:
-        sec = ops.take(alpha_table, code) * beta / delta / ops.take(divisor_table, code)
-        acc = acc + ops.where(w > 0, w * sec, 0.0)
-    return acc
-
-
-def ordered_sum(values):
-    """sum() of Python numbers: the first term as it is, then left to right."""
-    acc = 0
-    for v in values:
-        acc = acc + v
-    return acc
+    return share_weighted(ops, ((w, regime_seconds(ops.take(alpha_table, code), beta, delta,
+                                                   ops.take(divisor_table, code))) for w, code in levels))
 
 
 class FormTimes(NamedTuple):
@@ -71,7 +84,10 @@ class VariantTimes(NamedTuple):
 
 def variant_times(ops: Ops, form: FormTimes, barriers: int, barrier_s: float, comm_s, overlap: bool,
                   interior) -> VariantTimes:
-    """model.ecm.combine_seconds for one variant (its form's times, its scheme's communication)."""
+    """Eqs 10-11 for one variant (its form's times, its scheme's communication).  With the halo
+    exchange overlapped (overlap=halo), the interior of the sweeps that read communicated vectors
+    runs while it is in flight: the step then takes max(comm, interior) + boundary + the rest,
+    i.e. min(comm, interior) less than the sum."""
     theta = form.kernels + barrier_s * barriers
     hidden = ops.minimum(comm_s, form.rhs * interior) if overlap else 0.0
     return VariantTimes(theta + comm_s - hidden, theta, comm_s, barrier_s * barriers, hidden)

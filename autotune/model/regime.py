@@ -6,9 +6,10 @@ window of 2 * halo components, or the rows a j loop nested inside another loop
 reads again).  We therefore analyse each kernel part once per regime, at a
 representative size in the middle of that regime's band, and reuse the result
 for every size in the same regime.  Which levels the data comes from in a step
-(and in what shares) is model.reuse's answer; regime_in gives the regime of one
-such level.  regime_of places a part by its own working set, as if it ran alone
-in a loop (kerncraft's steady state: what the representative sizes must satisfy).
+(and in what shares) is model.reuse's answer; regime_codes gives the regime of one
+such level, for one size or a batch of them (regime_in: as a Regime, for one).
+regime_of places a part by its own working set, as if it ran alone in a loop
+(kerncraft's steady state: what the representative sizes must satisfy).
 Pure functions.
 """
 from __future__ import annotations
@@ -17,7 +18,8 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from autotune.model.ops import Ops
+from autotune.arith import ordered_sum
+from autotune.model.ops import SCALAR, Ops
 from autotune.specs.parts import KernelPart
 from autotune.specs.machine import Machine
 
@@ -47,8 +49,8 @@ def working_set(part: KernelPart, m: int, halo: int) -> float:
 
 def _reuse_bytes(part: KernelPart, halo: int) -> float:
     """Bytes a sweep must keep cached so that y[j+halo] is still there at y[j-halo]."""
-    inputs = sum(rows for name, rows in part.arrays if name != "F")   # rows of all but the output F
-    outputs = sum(rows for name, rows in part.arrays if name == "F")
+    inputs = ordered_sum(rows for name, rows in part.arrays if name != "F")   # rows of all but the output F
+    outputs = ordered_sum(rows for name, rows in part.arrays if name == "F")
     return 2 * halo * DOUBLE * max(inputs, 1) + 2 * halo * DOUBLE * outputs  # inputs + output lines in flight
 
 
@@ -109,16 +111,8 @@ def regime_at(part: KernelPart, m: int, halo: int, lv: NodeLevels) -> Regime:
 def regime_in(part: KernelPart, data: int, m: int, halo: int, lv: NodeLevels) -> Regime:
     """The regime of a part whose data comes from level index `data` (len: memory), with the layer
     condition of its own reuse (a stencil's window, a j sweep repeated inside another loop) at
-    or above that level."""
-    sweep = part.sweep_bytes_per_component
-    if part.size_parameter is None:
-        if sweep:
-            layer = level_index(sweep * m, lv.shared)
-            if layer < data:
-                return _regime(lv.names[data], lv.names[layer])
-        return _regime(lv.names[data], None)
-    layer = min(data, level_index(_reuse_bytes(part, halo), lv.private))
-    return _regime(lv.names[data], lv.names[layer])
+    or above that level: regime_codes for one size."""
+    return code_regime(regime_codes(SCALAR, part, data, m, halo, lv), lv)
 
 
 def _band_middle(level: str, machine: Machine) -> float:
@@ -189,8 +183,10 @@ def code_regime(code: int, lv: NodeLevels) -> Regime:
 
 
 def regime_codes(ops: Ops, part: KernelPart, data: int, m, halo, lv: NodeLevels):
-    """regime_in as a code (regime_code), for m and halo numbers or arrays over scenarios (ops:
-    model.ops): the same comparisons."""
+    """The regime (as regime_code) of a part whose data comes from level index `data` (len:
+    memory), for m and halo numbers or arrays over scenarios (ops: model.ops): the layer condition
+    of the part's own reuse (a stencil's window, a j sweep repeated inside another loop) at or
+    above that level."""
     sweep = part.sweep_bytes_per_component
     if part.size_parameter is None:
         if not sweep:

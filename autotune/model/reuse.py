@@ -32,6 +32,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from autotune.arith import ordered_sum
 from autotune.model.ops import Ops
 from autotune.model.schedule import step_events
 from autotune.specs.machine import Machine
@@ -181,39 +182,11 @@ def _reach(caches: tuple, cores: int) -> tuple[float, ...]:
     return tuple(out)
 
 
-def _held(reach: float, distance: float, vector_bytes: float) -> float:
-    return min(1.0, max(0.0, (reach - distance * vector_bytes) / vector_bytes))
-
-
-@lru_cache(maxsize=65536)
-def level_shares(distances: tuple[tuple[float, int], ...], vector_bytes: float,
-                 reach: tuple[float, ...]) -> tuple[float, ...]:
-    """Share of the data served by each cache level and memory (len(reach) + 1 values, summing to
-    1), for the vectors at these (distance, count) pairs; shares below MIN_SHARE go to their
-    neighbour level."""
-    shares = [0.0] * (len(reach) + 1)
-    for d, count in distances:
-        above = 0.0
-        for i, r in enumerate(reach):
-            held = _held(r, d, vector_bytes)
-            shares[i] += count * (held - above)
-            above = held
-        shares[-1] += count * (1.0 - above)
-    total = float(sum(c for _, c in distances)) or 1.0
-    shares = [x / total for x in shares]
-    for i in range(len(shares)):   # fold tiny shares into the next level out (or the last kept one)
-        if 0.0 < shares[i] < MIN_SHARE:
-            kept = [k for k in range(i + 1, len(shares)) if shares[k] >= MIN_SHARE]
-            j = kept[0] if kept else max(k for k in range(i) if shares[k] >= MIN_SHARE)
-            shares[j] += shares[i]
-            shares[i] = 0.0
-    return tuple(shares)
-
-
 def level_shares_of(ops: Ops, distances: tuple[tuple[float, int], ...], vector_bytes,
                     reach: tuple[float, ...], steps: dict | None = None) -> list:
-    """level_shares for vector_bytes a number or an array over scenarios (ops: model.ops), the
-    same operations in the same order; a list of len(reach) + 1 shares (numbers or arrays).
+    """Share of the data served by each cache level and memory (len(reach) + 1 values, summing to
+    1), for the vectors at these (distance, count) pairs, with vector_bytes a number or an array
+    over scenarios (ops: model.ops); shares below MIN_SHARE go to their neighbour level.
     steps: a dict that keeps each distance's per-level increments for the next call with the same
     vector_bytes and reach."""
     if steps is None:
@@ -230,7 +203,7 @@ def level_shares_of(ops: Ops, distances: tuple[tuple[float, int], ...], vector_b
             step = steps[d] = step + [1.0 - above]
         for i, x in enumerate(step):
             shares[i] = shares[i] + (x if count == 1 else count * x)
-    total = float(sum(c for _, c in distances)) or 1.0
+    total = float(ordered_sum(c for _, c in distances)) or 1.0
     shares = [x / total for x in shares]
     last = len(shares)
     for i in range(last):     # fold tiny shares into the next level out (or the last kept one)

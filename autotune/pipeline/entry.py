@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from autotune.errors import InputError
+from autotune.errors import InputError, ToolError
 from autotune.model.ranking import Rule
 from autotune.model.scaling import parse_rule
-from autotune.pipeline.predict import rank_scenario
+from autotune.pipeline.predict import failure_cause, rank_scenario, require_predictions
 from autotune.pipeline.sweep import run_scale, run_sweep
 from autotune.pipeline.tune import tune as run_tune
 from autotune.request.run import RunOptions
@@ -42,7 +42,9 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = No
     if spec.comm and excluded:
         scheme, why = next(iter(excluded.items()))
         raise InputError(f"{scheme} with n = {sc.n} and {sc.nodes} nodes: {why}", field="comm")
-    return rank_scenario(sc, variants, rule, store, excluded, progress, jobs)
+    result = rank_scenario(sc, variants, rule, store, excluded, progress, jobs)
+    require_predictions([result])
+    return result
 
 
 def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progress: Progress = None,
@@ -51,7 +53,13 @@ def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progre
     v = parse_variant(variant, sc.ivp.comm)
     variants, excluded = applicable_variants(sc)
     _require_applicable(sc, [v], excluded, "variant")
-    return rank_scenario(sc, variants, rule, store, excluded, progress, jobs).explain(v.name)
+    ranked = rank_scenario(sc, variants, rule, store, excluded, progress, jobs)
+    require_predictions([ranked])
+    res = ranked.explain(v.name)
+    if res.predicted_s is None:
+        failed = {part: ranked.failures[part] for part in res.result.failed_parts if part in ranked.failures}
+        raise ToolError(f"kerncraft: {v.name} cannot be predicted{failure_cause(failed)}")
+    return res
 
 
 def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = None,

@@ -15,6 +15,7 @@ import time
 from collections.abc import Collection
 from pathlib import Path
 
+from autotune.arith import ordered_sum
 from autotune.errors import InputError, ToolError
 from autotune.model.ranking import Rule
 from autotune.pipeline.predict import rank_many, rank_scenario
@@ -96,7 +97,7 @@ def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> Plan
                 sc.ivp.name, sc.ivp.path, sc.method.name, sc.machine.name, sc.machine.path, sc.n, n_req,
                 sc.nodes, sc.threads, rule.describe(), run.to_dict(),
                 [PlannedVariant(r.variant.name, r.prediction.total_s) for r in chosen], len(rest),
-                sum(r.prediction.total_s for r in rest) * run.steps * run.reps))
+                ordered_sum(r.prediction.total_s for r in rest) * run.steps * run.reps))
     if not out:
         raise InputError(f"{path}: no scenario can run: " + "; ".join(sorted({s['reason'] for s in skipped})[:3]))
     return PlanResult(str(path), time.strftime("%Y-%m-%d %H:%M:%S %Z"), out, skipped)

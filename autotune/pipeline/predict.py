@@ -16,7 +16,7 @@ from autotune.pipeline.layout import Session
 from autotune.pipeline.price import Batch, place, price
 from autotune.pipeline.ranked import rank_priced
 from autotune.results.rank import RankResult
-from autotune.errors import InputError
+from autotune.errors import InputError, ToolError
 from autotune.specs.machine import Machine
 from autotune.specs.parts import KernelPart
 from autotune.specs.scenario import Scenario
@@ -133,3 +133,33 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
             out[i] = RankResult(sc, rule, excluded=excluded or {}, analyses_run=ran, failures=rows.failures(),
                                 bound=priced.bounds[rows.index], source=rows)
     return out
+
+
+def require_predictions(results: list[RankResult]) -> None:
+    """Raise ToolError where a scenario has no prediction at all (every variant needs a kernel
+    part whose analysis failed), naming the cause of the first such scenario: a rank that
+    cannot predict must not pass for one.  Variants that failed beside predicted ones are left
+    to the results (listed last)."""
+    missing = [r for r in results if not r.predicted_any]
+    if not missing:
+        return
+    first = missing[0]
+    sc = first.scenario
+    where = f"{sc.ivp.name}, n = {sc.n}, {_count(sc.nodes, 'node')}, {_count(sc.threads, 'thread')}"
+    what = f"no variant could be predicted ({where})" if len(results) == 1 else \
+        f"{len(missing)} of {len(results)} scenarios have no prediction (the first: {where})"
+    raise ToolError(f"kerncraft: {what}{failure_cause(first.failures)}")
+
+
+def failure_cause(failures: dict[str, dict]) -> str:
+    """': N kernel parts failed, the first <part> (<regime>): <error> (log: <path>)', or '' for none."""
+    if not failures:
+        return ""
+    part, info = next(iter(failures.items()))
+    log = f" (log: {info['log']})" if info.get("log") else ""
+    count = f"{len(failures)} kernel parts failed, the first " if len(failures) > 1 else "kernel part "
+    return f": {count}{part} ({info.get('regime')}): {info.get('error')}{log}"
+
+
+def _count(k: int, what: str) -> str:
+    return f"{k} {what}" if k == 1 else f"{k} {what}s"

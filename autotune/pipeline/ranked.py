@@ -4,9 +4,9 @@ only for the scenarios and rows that are read."""
 from __future__ import annotations
 
 from autotune.model import regime as regmod
-from autotune.model.ecm import KernelCost, KernelTerm, Prediction, kernel_cost, mixed_cost
+from autotune.model.ecm import KernelCost, KernelTerm, Prediction, mixed_cost, regime_cost
 from autotune.model.ops import SCALAR
-from autotune.model.pricing import rank_one
+from autotune.model.pricing import rank_one, regime_rate
 from autotune.model.ranking import Rule
 from autotune.pipeline.price import Priced
 from autotune.results.rank import VariantResult
@@ -45,8 +45,9 @@ def rank_priced(priced: Priced, rule: Rule, detail: bool) -> list["ScenarioRows"
 
 
 class ScenarioRows:
-    """One scenario of a priced batch, as RankResult reads it: preselected(), brief(selected_only),
-    ordered() (with the per-kernel costs where detail is asked for) and failures()."""
+    """One scenario of a priced batch, as RankResult reads it: predicted_any(), preselected(),
+    brief(selected_only), ordered() (with the per-kernel costs where detail is asked for) and
+    failures()."""
 
     def __init__(self, priced: Priced, index: int, order, chosen: int, values: list, failed, detail: bool,
                  lead: list | None = None):
@@ -55,6 +56,9 @@ class ScenarioRows:
         self.lead = lead     # the pre-selected: [indices, total, node, comm, barrier, failed] as lists
 
     # what RankResult asks for
+
+    def predicted_any(self) -> bool:
+        return not all(_list(self.failed_variant))
 
     def preselected(self) -> set[str]:
         variants = self.priced.batch.layout.variants
@@ -141,7 +145,8 @@ class ScenarioRows:
                 if _at(p.slot_seconds[s], self.index) != _at(p.slot_seconds[s], self.index)]
 
     def _costs(self) -> list[KernelCost | None]:
-        """Per slot, its cost in this scenario with the per-regime terms (model.ecm)."""
+        """Per slot, its cost in this scenario with the per-regime terms (model.ecm, on the pricing's
+        arithmetic)."""
         p = self.priced
         sc, layout, placed = p.batch.first, p.batch.layout, p.batch.placed
         clock, threads, rpn = sc.machine.clock_hz, sc.node_threads, sc.ranks_per_node
@@ -161,10 +166,9 @@ class ScenarioRows:
                     delta = per_line / part.loops[-1].step
                     costs = []
                     for (code, w), (alpha, sigma, scaling, _) in zip(mix, nums):
-                        alpha_tau = float(scaling[threads - 1]) * rpn if len(scaling) >= threads else None
                         term = KernelTerm(part.name, part.kernel, regmod.code_regime(code, placed.lv).label, alpha,
-                                          sigma, beta, delta, slot.executions, alpha_tau)
-                        costs.append((w, kernel_cost(term, clock, threads)))
+                                          sigma, beta, delta, slot.executions)
+                        costs.append((w, regime_cost(term, regime_rate(alpha, sigma, scaling, clock, threads, rpn))))
                     by_unit[key] = mixed_cost(costs, self._label(mix))
             out.append(by_unit[key])
         return out

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from autotune.arith import ordered_sum
 from autotune.errors import InputError
 from autotune.pipeline.tune import run_key_of
 from autotune.results.plan import PlanStatusResult, ScenarioStatus
@@ -124,7 +125,7 @@ def job_seconds(entry: dict) -> float:
     """Time limit of a scenario's job: builds, then every run at a margin over its prediction,
     at most every run at its timeout; at least MIN_TIME_S."""
     run, variants = entry["run"], entry["variants"]
-    compute = sum(v["predicted_s"] for v in variants) * run["steps"] * run["reps"]
+    compute = ordered_sum(v["predicted_s"] for v in variants) * run["steps"] * run["reps"]
     ceiling = len(variants) * (BUILD_S + run["reps"] * run["timeout"]) + START_S
     return max(MIN_TIME_S, min(ceiling, START_S + BUILD_S * len(variants) + MARGIN * compute))
 

@@ -16,7 +16,7 @@ from autotune.errors import InputError
 from autotune.model.ranking import Rule
 from autotune.model.scaling import Point, analyse
 from autotune.model.scaling import Rule as ScaleRule
-from autotune.pipeline.predict import rank_many
+from autotune.pipeline.predict import rank_many, require_predictions
 from autotune.request.scenario import SweepSpec
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
@@ -68,6 +68,7 @@ def run_sweep(spec: SweepSpec, rule: Rule, store: Store,
         reasons = sorted({s["reason"] for s in skipped})
         raise InputError("no scenario of the sweep can run: " + "; ".join(reasons[:3]))
     results = rank_many(items, rule, store, progress, jobs, detail=False)
+    require_predictions(results)
     return SweepResult(results, requested, skipped, results[0].analyses_run, rule, selected_only)
 
 
@@ -78,8 +79,6 @@ def run_scale(spec: SweepSpec, rule: ScaleRule, store: Store, progress=None, job
     sweep = run_sweep(spec, Rule("top", 1), store, progress, jobs)
     rows = sweep.rows()
     points = [Point(r.name, r.nodes, r.predicted_s, r.node_s, r.comm_s) for r in rows if r.predicted_s is not None]
-    if not points:
-        raise InputError("no variant could be predicted at any node count")
     analysis = analyse(points, rule)
     extra = {(r.name, r.nodes): r for r in rows}
     for r in analysis.rows:

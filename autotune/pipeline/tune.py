@@ -13,6 +13,7 @@ import statistics
 import time
 from typing import Callable
 
+from autotune.arith import ordered_sum
 from autotune.tools import build as buildmod
 from autotune.model.check import check_sample, draw_sample
 from autotune.model.compare import compare
@@ -189,7 +190,7 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
         summary.best_paper_form = best_paper["name"]
         summary.best_over_paper_form = min(r["measured_s"] for r in ok) / best_paper["measured_s"]
     summary.skipped = len(skipped)
-    summary.skipped_predicted_cost_s = sum(t for _, t in skipped) * (plan.steps * plan.reps)
+    summary.skipped_predicted_cost_s = ordered_sum(t for _, t in skipped) * (plan.steps * plan.reps)
     if sample:
         summary.check = TuneCheck(**check_sample(rows, len(pool), ranked.rule.describe(), sample.seed))
     return TuneResult(sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads, plan.steps,

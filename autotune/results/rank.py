@@ -79,7 +79,8 @@ class RankResult:
     """One scenario ranked: its variants best first (failed predictions last), the pre-selected
     ones, and what kept the others out.  `ordered` and `preselected` may come from a source that
     builds them when first read (a sweep reads a few rows of each scenario): an object with
-    ordered(), preselected() and brief(selected_only), as pipeline.ranked.ScenarioRows."""
+    ordered(), preselected(), predicted_any() and brief(selected_only), as
+    pipeline.ranked.ScenarioRows."""
 
     def __init__(self, scenario: Scenario, rule: Rule, ordered: list[VariantResult] | None = None,
                  preselected: set[str] | None = None, excluded: dict[str, str] | None = None,
@@ -127,6 +128,13 @@ class RankResult:
             out.append((i, r.variant) + ((p.total_s, p.node_s, p.comm_s, p.barrier_s) if p else (None,) * 4)
                        + (r.variant.name in pre, r.failed_parts))
         return out
+
+    @property
+    def predicted_any(self) -> bool:
+        """Whether some variant has a prediction (none: every one needs a kernel part that failed)."""
+        if self._source is not None and self._ordered is None:
+            return self._source.predicted_any()
+        return any(r.prediction is not None for r in self.ordered)
 
     @property
     def bound_s(self) -> float | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from autotune.arith import ordered_sum
 from autotune.specs import polynomials as poly
 from autotune.errors import InputError
 from autotune.specs.shipped import shipped_dir
@@ -71,7 +72,7 @@ def _solve(M: list[list[float]], rhs: list[float]) -> list[float]:
                 a[r][c] -= f * a[k][c]
     x = [0.0] * n
     for k in reversed(range(n)):
-        x[k] = (a[k][n] - sum(a[k][c] * x[c] for c in range(k + 1, n))) / a[k][k]
+        x[k] = (a[k][n] - ordered_sum(a[k][c] * x[c] for c in range(k + 1, n))) / a[k][k]
     return x
 
 

@@ -9,6 +9,13 @@ cores) or, with jobs='mpi', the other MPI ranks: autotune started as
 `mpiexec -n P python -m mpi4py.futures -m autotune ...` runs on rank 0 and
 hands the analyses to the P - 1 ranks of mpi4py.futures' shared pool.  Both
 go through one loop (_run_pool), so results, progress and failures are alike.
+
+A worker that cannot set kerncraft up (a module missing, kerncraft failing to
+import) keeps the cause instead of dying, and answers every analysis with a
+fatal result that names it; the loop then cancels what is left and raises a
+ToolError with that cause.  A pool whose worker process died (killed, or
+crashed in a C extension) stops the same way.  An analysis that fails on its
+own is a result like any other (the kernel part is reported as failed).
 """
 from __future__ import annotations
 
@@ -16,16 +23,17 @@ import os
 import shutil
 import sys
 import tempfile
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, as_completed
 from typing import Callable
 
-from autotune.errors import InputError
+from autotune.errors import InputError, ToolError
 from autotune.tools import kerncraft_backend
 
 MPI_JOBS = "mpi"
 MPI_START = "mpiexec -n 3 python -m mpi4py.futures -m autotune ... --jobs mpi"
 
 _initialised = False
+_init_error: str | None = None    # why kerncraft could not be set up in this process
 
 
 def default_jobs() -> int:
@@ -63,16 +71,34 @@ def check_jobs(jobs: int | str | None) -> None:
 def init_worker_once() -> None:
     """kerncraft_backend.init_worker, once per process: mpi4py.futures' shared pool runs an
     executor's initializer on its (long-lived) workers each time an executor starts, and
-    init_worker patches kerncraft, which must not happen twice."""
-    global _initialised
-    if not _initialised:
+    init_worker patches kerncraft, which must not happen twice.  A failure is kept, not raised:
+    an initializer that raises breaks a process pool without its cause ("terminated abruptly")
+    and lets an MPI pool fail every task alike; analyse() reports it instead."""
+    global _initialised, _init_error
+    if _initialised:
+        return
+    _initialised = True
+    try:
         kerncraft_backend.init_worker()
-        _initialised = True
+    except Exception as e:   # any failure to set up: analyse() reports it with its cause
+        _init_error = cause_of(e)
+
+
+def cause_of(e: BaseException) -> str:
+    """An exception as one line: its message (with its type where the message alone is vague)."""
+    text = " ".join(str(e).split())
+    if isinstance(e, ImportError) and text:
+        return text                              # "No module named 'distutils'"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def analyse(task: dict) -> dict:
     """kerncraft_backend.analyse in the task's scratch directory, made where missing (an MPI
-    worker on another node than rank 0 has no such directory)."""
+    worker on another node than rank 0 has no such directory).  Where kerncraft could not be set
+    up in this worker, a fatal result naming why."""
+    if _init_error is not None:
+        return {"ok": False, "fatal": True, "error": f"kerncraft cannot start in the analysis workers: "
+                f"{_init_error}", "log": ""}
     os.makedirs(task["scratch"], exist_ok=True)
     return kerncraft_backend.analyse(task)
 
@@ -114,8 +140,15 @@ def _run_pool(make_pool: Callable[[], Executor], tasks: list[dict], on_result: C
                 task = futures[fut]
                 try:
                     result = fut.result()
-                except Exception as e:  # a crashed worker: report it like a failed analysis
-                    result = {"ok": False, "error": f"worker failed: {e}", "log": "", "transient": True}
+                except BrokenExecutor as e:   # a worker process died: every task left fails alike
+                    result = {"ok": False, "fatal": True, "error": f"an analysis worker died ({cause_of(e)})"}
+                except Exception as e:  # a task that could not reach a worker: report it like a failed analysis
+                    result = {"ok": False, "error": f"worker failed: {cause_of(e)}", "log": "", "transient": True}
+                if result.get("fatal"):
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    kept = f"{done} of {len(tasks)} kernel analyses finished and stored" if done else \
+                        f"none of {len(tasks)} kernel analyses ran"
+                    raise ToolError(f"{result['error']}; {kept}")
                 failures += not result.get("ok")
                 done += 1
                 on_result(task, result)

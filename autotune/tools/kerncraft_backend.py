@@ -16,6 +16,11 @@ What we change in kerncraft's behaviour, and why:
   the assembly loop is the component loop j; one of its iterations then covers
   `unroll` source iterations per component, so the increment is scaled by it.
 - OSACA's assembly parsers are built once per process instead of per call.
+- kerncraft's ECM model and in-core model and OSACA's port model add floats with
+  sum(), which compensates since Python 3.12: the same analysis would end in other
+  last bits on 3.11 than on 3.12 (and a store shared between them would hold
+  whichever ran first).  Their modules get autotune.arith's left-to-right sum, the
+  one sum() was up to 3.11, so results are the same on every Python.
 """
 from __future__ import annotations
 
@@ -35,10 +40,15 @@ def init_worker() -> None:
     from kerncraft.kerncraft import create_parser
     from kerncraft.kernel import KernelCode
     from kerncraft.machinemodel import MachineModel
+    from kerncraft.models import ecm
+    from osaca.semantics import arch_semantics
 
+    from autotune.arith import ordered_sum
     from autotune.tools.asm import store_increment
 
     incore_model.get_parser = functools.lru_cache(maxsize=None)(incore_model.get_parser)
+    for module in (ecm, incore_model, arch_semantics):
+        module.sum = ordered_sum     # a module's global shadows the built-in sum()
 
     def make_increment(original):
         def pointer_increment(block):
