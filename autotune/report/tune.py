@@ -54,7 +54,8 @@ def tune_table(result: TuneResult) -> str:
                     if len(s.get("predicted_best_tied", [])) > 1 else ""))
               + ("" if not s["deviation_pct_range"] else
                  f", deviation {s['deviation_pct_range'][0]:.1f} .. {s['deviation_pct_range'][1]:.1f} %"
-                 f" (median |deviation| {s['median_abs_deviation_pct']:.1f} %)")]
+                 + ("" if s.get("median_abs_deviation_pct") is None else
+                    f" (median |deviation| {s['median_abs_deviation_pct']:.1f} %)"))]
     if s.get("phase_ratio"):
         lines.append("measured / predicted by phase (median over variants, range): " + ", ".join(
             f"{ph} {q['median']:.2f} ({q['min']:.2f}..{q['max']:.2f})" for ph, q in s["phase_ratio"].items()))
