@@ -14,14 +14,9 @@ from pathlib import Path
 from typing import Callable
 
 from autotune.errors import ToolError
-from autotune.specs.hostmachine import KERNELS, Cache, HostInfo
+from autotune.specs.hostmachine import KERNELS, REPEATS, Cache, HostInfo
 
 FILL = 0.5
-# runs per (level, kernel, threads) point; the median is kept.  The best of a few runs picks a
-# shared node's quiet moment (two calibrations of one 2-core guest a minute apart gave 47 and
-# 74 GB/s for the 2-thread memory load), while tune reports medians: the model should see the
-# bandwidth the runs will see.
-REPEATS = 5
 
 
 def _cpu_list_len(text: str) -> int:
