@@ -51,10 +51,11 @@ def _quiet(_msg: str) -> None:
 def rank(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = None, method: str = DEFAULT_METHOD,
          comm=None, variant_filter: str | None = None, top: int | None = None, within: float | None = None,
          store=None, jobs: int | str | None = None,
-         progress: Progress = None) -> RankResult:
+         progress: Progress = None, model: str | None = None) -> RankResult:
     """Every applicable variant of one scenario (those variant_filter keeps: "key=a|b,...",
-    "paper"), best first, with the pre-selection."""
-    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm, variant_filter)
+    "paper"), best first, with the pre-selection.  model "ecm": without the factors the machine
+    learned from its runs (the default uses them where it has them; .model says which)."""
+    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm, variant_filter, model)
     if req.sweep_spec().is_sweep:
         raise InputError(": rank takes one scenario; use autotune.sweep for lists and ranges", field="ivp")
     check_jobs(jobs)
@@ -65,10 +66,10 @@ def rank(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
 def sweep(ivps, *, n=None, nodes=None, threads=None, machine: str | None = None, method: str = DEFAULT_METHOD,
           comm=None, variant_filter: str | None = None, top: int | None = None, within: float | None = None,
           store=None, jobs: int | str | None = None,
-          progress: Progress = None, selected_only: bool = False) -> SweepResult:
+          progress: Progress = None, selected_only: bool = False, model: str | None = None) -> SweepResult:
     """Many scenarios at once (ivps: a name, a list or 'all'; n, nodes, threads: a value, a list or a
     range such as "1e6:1e8:20log" or "1:64:x2"); .to_frame() is the long table."""
-    req = ScenarioRequest(ivps, n, nodes, threads, machine, method, comm, variant_filter)
+    req = ScenarioRequest(ivps, n, nodes, threads, machine, method, comm, variant_filter, model)
     spec = req.sweep_spec()
     from autotune.pipeline.sweep import run_sweep
     check_jobs(jobs)
@@ -79,9 +80,9 @@ def sweep(ivps, *, n=None, nodes=None, threads=None, machine: str | None = None,
 def scale(ivp: str, *, n=None, nodes="1:64", threads=None, machine: str | None = None,
           method: str = DEFAULT_METHOD, comm=None, variant_filter: str | None = None,
           rule: str = "efficiency:0.5", store=None,
-          jobs: int | str | None = None, progress: Progress = None) -> ScaleResult:
+          jobs: int | str | None = None, progress: Progress = None, model: str | None = None) -> ScaleResult:
     """Predicted scalability over node counts: speedup, efficiency, bound, crossovers, advice."""
-    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm, variant_filter)
+    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm, variant_filter, model)
     check_jobs(jobs)
     with _store(store) as st:
         return entry.scale(req, rule, st, progress, jobs)
@@ -89,9 +90,10 @@ def scale(ivp: str, *, n=None, nodes="1:64", threads=None, machine: str | None =
 
 def explain(ivp: str, *, variant: str, nodes=None, threads=None, n=None, machine: str | None = None,
             method: str = DEFAULT_METHOD, store=None, jobs: int | str | None = None,
-            progress: Progress = None) -> ExplainResult:
-    """One variant's prediction, kernel part by kernel part."""
-    req = ScenarioRequest(ivp, n, nodes, threads, machine, method)
+            progress: Progress = None, model: str | None = None) -> ExplainResult:
+    """One variant's prediction, kernel part by kernel part (with learned factors: each part's
+    time with and without them)."""
+    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, model=model)
     check_jobs(jobs)
     with _store(store) as st:
         return entry.explain(req, variant, selection(), st, progress, jobs)
@@ -103,14 +105,15 @@ def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
          within: float | None = None, steps: int = 10, warmup: int = 2, reps: int = 3, h: float | None = None,
          flags: str | None = None, launcher: str | None = None, timeout: float = 600.0,
          sample: int | None = None, seed: int = 0, store=None, jobs: int | str | None = None,
-         progress: Progress = None, say: Callable[[str], None] | None = None) -> TuneResult:
+         progress: Progress = None, say: Callable[[str], None] | None = None,
+         model: str | None = None) -> TuneResult:
     """Build and run variants for real and compare with the predictions.  select: 'preselected'
     (top/within, default within 10 %) or 'all'; variants: names to run instead.  sample: also run
     that many variants drawn at random (random.Random(seed)) from the others with a prediction;
     .summary.check then says whether the pre-selection held against them."""
     if select not in ("preselected", "all"):
         raise InputError(f"{select!r}: expected 'preselected' or 'all'", field="select")
-    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, None, variant_filter)
+    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, None, variant_filter, model)
     rule = selection(top, within, select == "all")
     check = sample_of(sample, seed, rule, bool(variants))
     run = RunOptions(steps, warmup, reps, h, flags, launcher, timeout)

@@ -35,7 +35,8 @@ def progress_line(command: str):
 
 def scenario_request(args) -> ScenarioRequest:
     return ScenarioRequest(args.ivp, args.n, args.nodes, args.threads, args.machine, args.method,
-                           getattr(args, "comm", None), getattr(args, "variant_filter", None))
+                           getattr(args, "comm", None), getattr(args, "variant_filter", None),
+                           getattr(args, "model", None))
 
 
 def rule_of(args):
@@ -192,6 +193,28 @@ def _new_machine(args, say) -> int:
     return 0
 
 
+def _learn(args, say) -> int:
+    """calibrate --from-runs: the node model fitted to the machine's stored runs."""
+    from autotune.pipeline.learn import learn, write_learned
+    machine = load_machine(args.machine, "ecm")
+    target = args.out or Path(machine.path)
+    if not args.dry_run:
+        check_output_path(target, "out", "machine")
+    holdout = tuple(x.strip() for x in (args.holdout or "").split(",") if x.strip())
+    from autotune.specs.ivp import ivp_names
+    unknown = [x for x in holdout if x not in ivp_names()]
+    if unknown:
+        raise InputError(f"{unknown[0]}: unknown IVP (known: {', '.join(ivp_names())})", field="holdout")
+    with open_store(args) as store:
+        res, learned = learn(machine, store, say, args.folds, holdout)
+    res.dry_run = args.dry_run
+    if learned is not None and not args.dry_run:
+        write_learned(Path(machine.path), target, learned, res)
+        res.machine_file = str(target)
+    emit(render(res, args.format))
+    return 0
+
+
 def cmd_calibrate(args, progress) -> int:
     say = progress_line("calibrate")
     if args.plot:
@@ -205,9 +228,14 @@ def cmd_calibrate(args, progress) -> int:
     if not args.machine:
         raise InputError(": expected a machine to calibrate (or --node / --from-kerncraft to make one)",
                          field="machine")
+    if args.from_runs:
+        return _learn(args, say)
+    for flag in ("folds", "holdout"):
+        if getattr(args, flag) not in (None, "scenario"):
+            raise InputError(f"{getattr(args, flag)}: only with --from-runs", field=flag)
     from autotune.pipeline.calibrate import calibrate
     from autotune.request.calibrate import calibration_plan
-    machine = load_machine(args.machine)
+    machine = load_machine(args.machine, "ecm")
     check_output_path(args.out or Path(machine.path), "out", "machine")
     if args.raw:
         check_output_path(args.raw, "raw", "raw")

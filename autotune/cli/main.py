@@ -10,6 +10,7 @@ from pathlib import Path
 from autotune.errors import InputError, ToolError
 from autotune.request.run import RunOptions
 from autotune.request.scenario import DEFAULT_METHOD
+from autotune.specs.machine import MODELS
 from autotune.request.selection import DEFAULT_WITHIN_PCT
 
 
@@ -56,6 +57,8 @@ def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required
     p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")
     p.add_argument("--method", default=DEFAULT_METHOD, help=f"ODE method (default: {DEFAULT_METHOD})")
     p.add_argument("--store", type=Path, help="SQLite store (default: $AUTOTUNE_STORE or the user cache dir)")
+    p.add_argument("--model", choices=MODELS, help="'ecm': predict without the factors the machine learned from "
+                   "its runs (calibrate --from-runs); default: with them, where it has them")
     p.add_argument("--jobs", type=_jobs_arg, help="parallel kerncraft analyses (default: available cores), or "
                    "'mpi' for the other ranks of `mpiexec -n P python -m mpi4py.futures -m autotune ...`")
 
@@ -110,7 +113,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--uarch", help="with --node: the microarchitecture (OSACA's name, e.g. zen4) where the CPU "
                                    "is not identified; recorded as assumed")
     c.add_argument("--dry-run", action="store_true", help="with --node: print what was identified and the file "
-                                                          "that would be written; measure and write nothing")
+                                                          "that would be written; measure and write nothing; with "
+                                                          "--from-runs: fit and report, write nothing")
+    c.add_argument("--from-runs", action="store_true", help="fit the node model's factors (ECM transfer terms, "
+                   "in-core terms per kernel class) to the runs of --machine in the store, cross-validate, and write "
+                   "them into the machine file (cluster.learned)")
+    c.add_argument("--folds", choices=("scenario", "size", "ivp"), default="scenario",
+                   help="with --from-runs: what each cross-validation fold leaves out (default: one scenario)")
+    c.add_argument("--holdout", help="with --from-runs: comma-separated IVPs whose runs no fit sees; they are "
+                   "predicted by the fit of all the others")
     c.add_argument("--min-seconds", type=float, default=0.1, help="with --node: seconds per bandwidth run")
     c.add_argument("--procs", default="2", help="process counts, e.g. 2,4,8 (default 2)")
     c.add_argument("--threads", default="1,2", help="thread counts for the barrier benchmark (default 1,2)")

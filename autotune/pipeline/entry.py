@@ -2,6 +2,7 @@
 call.  Each returns a typed result (autotune.results) and renders nothing."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from autotune.errors import InputError, ToolError
@@ -56,6 +57,9 @@ def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progre
     ranked = rank_scenario(sc, variants, rule, store, excluded, progress, jobs)
     require_predictions([ranked])
     res = ranked.explain(v.name)
+    if sc.machine.learned:      # each part's time by the ECM model alone beside it
+        alone = replace(sc, machine=replace(sc.machine, learned=None))
+        res.ecm = rank_scenario(alone, variants, rule, store, excluded, progress, jobs)
     if res.predicted_s is None:
         failed = {part: ranked.failures[part] for part in res.result.failed_parts if part in ranked.failures}
         raise ToolError(f"kerncraft: {v.name} cannot be predicted{failure_cause(failed)}")

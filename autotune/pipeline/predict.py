@@ -126,13 +126,28 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
         ran += n
     out: list[RankResult | None] = [None] * len(items)
     for index, batch in planned:
-        got = results[batch.first.machine.path]
-        priced = price(batch, lambda part, reg: got[(part.code, reg.data, reg.layer)], session)
+        priced = price(batch, result_source(batch.first.machine, results[batch.first.machine.path]), session)
         for i, rows in zip(index, rank_priced(priced, rule, detail)):
             sc, _, excluded = items[i]
             out[i] = RankResult(sc, rule, excluded=excluded or {}, analyses_run=ran, failures=rows.failures(),
                                 bound=priced.bounds[rows.index], source=rows)
     return out
+
+
+def result_source(machine: Machine, got: dict[tuple, dict]) -> Callable[[KernelPart, regmod.Regime], dict]:
+    """result_of(part, regime) for pricing: the stored ECM result, with the machine's learned
+    factors applied where it has them (model.learned)."""
+    learned = machine.learned
+    if learned is None:
+        return lambda part, reg: got[(part.code, reg.data, reg.layer)]
+    installed = package_version("kerncraft")
+    if learned.kerncraft != installed:
+        raise InputError(f"{machine.path}: field 'cluster.learned': fitted on kerncraft {learned.kerncraft}'s "
+                         f"analyses, and kerncraft {installed} is installed: fit again with `autotune calibrate "
+                         f"--machine {machine.name} --from-runs`, or predict without it (--model ecm)")
+    from autotune.model.learned import adjust
+    return lambda part, reg: adjust(got[(part.code, reg.data, reg.layer)], part.kernel, learned.factors,
+                                    machine.numa_cores, machine.cores)
 
 
 def require_predictions(results: list[RankResult]) -> None:

@@ -122,6 +122,25 @@ class ScenarioRows:
                 out[part.name] = {k: r.get(k) for k in ("error", "log")} | {"regime": self._label(mix)}
         return out
 
+    def work(self, name: str) -> list[tuple]:
+        """A variant's kernel parts in this scenario as (part, regime code, ECM result, lines): its kernel seconds
+        are the sum over them of lines x alpha / divisor of the result's rate at the scenario's
+        cores (model.pricing: w x executions x beta / delta per level the part's data comes from).
+        What the learned model's fit (model.learnfit) prices again with scaled ECM terms."""
+        p, layout = self.priced, self.priced.batch.layout
+        placed, sc = p.batch.placed, p.batch.first
+        per_line = sc.machine.cacheline / DOUBLE
+        j = next(i for i, v in enumerate(layout.variants) if v.name == name)
+        out = []
+        for s in layout.forms[layout.form_of[j]].slots:
+            slot = layout.slots[s]
+            part = layout.units[slot.unit].part
+            beta = part.iterations_per_m * _at(placed.m[slot.unit], self.index)
+            delta = per_line / part.loops[-1].step
+            for code, w in self._mix(slot.unit):
+                out.append((part, code, p.results[(part.code, code)], w * slot.executions * beta / delta))
+        return out
+
     # the breakdowns
 
     def _mix(self, unit: int) -> tuple[tuple[int, float], ...]:

@@ -32,7 +32,7 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
     """(scenario, variants, excluded schemes) for every combination that can run, the size asked
     for each, and the skipped ones with their reason.  Input wrong for every scenario (threads
     beyond the machine's cores, an unknown comm scheme) is an error, not a skip."""
-    machine = load_machine(spec.machine)
+    machine = load_machine(spec.machine, spec.model)
     method = load_method(spec.method)
     threads = spec.threads or [machine.cores]
     for t in threads:

@@ -139,7 +139,8 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
             row["measured_s"] = statistics.median(row["runs_s"])
             row["phases"] = _phases(by_name[name], phase_runs[name])
         store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row["measured_s"], dict(
-            row, n=sc.n, nodes=sc.nodes, threads=sc.threads, steps=plan.steps, warmup=plan.warmup,
+            row, method=sc.method.name, model=ranked.model, n=sc.n, nodes=sc.nodes, threads=sc.threads,
+            steps=plan.steps, warmup=plan.warmup,
             h=plan.h, flags=list(plan.flags), compiler=compiler_version(mpicc) if mpicc else None,
             kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z")))
 
@@ -195,4 +196,4 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
         summary.check = TuneCheck(**check_sample(rows, len(pool), ranked.rule.describe(), sample.seed))
     return TuneResult(sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads, plan.steps,
                       plan.warmup, plan.reps, plan.h, list(plan.flags), ranked.rule.describe(),
-                      [TuneRow.of(r) for r in rows], summary)
+                      [TuneRow.of(r) for r in rows], summary, ranked.model)

@@ -22,7 +22,7 @@ def rank_table(res: RankResult) -> str:
     w = name_width(v["name"] for v in d["variants"])
     lines = [
         f"IVP {d['ivp']}, method {d['method']}, machine {d['machine']}, n = {d['n']:,}, "
-        f"nodes = {d['nodes']}, threads = {d['threads']}",
+        f"nodes = {d['nodes']}, threads = {d['threads']}" + (f", model {d['model']}" if "model" in d else ""),
         "",
         f"{'rank':>4}  {'sel':3}  {'variant':{w}} {'s/step':>11} {'node %':>7} {'comm %':>7}",
     ]
@@ -63,18 +63,21 @@ def explain_table(ex: ExplainResult) -> str:
         lines.append(f"no prediction: kerncraft failed on {', '.join(r.failed_parts)}")
         return "\n".join(lines) + "\n"
     total = r.prediction.total_s
+    learned = ex.ecm is not None
     lines.append(f"{'kernel part':26} {'regime':12} {'alpha cy/CL':>11} {'sigma':>6} {'beta':>12} "
-                 f"{'exec':>5} {'seconds':>11} {'share':>6}")
-    for k in d["kernels"]:
+                 f"{'exec':>5} {'seconds':>11} {'share':>6}" + (f" {'ECM alone':>11}" if learned else ""))
+    for k in ex.kernel_rows():
         sig = "-" if k["sigma"] is None else f"{k['sigma']:g}"
         lines.append(f"{k['name']:26} {k['regime']:12} {k['alpha']:11.2f} {sig:>6} {k['beta']:12.4g} "
-                     f"{k['executions']:>5} {k['seconds']:11.4e} {100 * k['seconds'] / total:5.1f}%")
+                     f"{k['executions']:>5} {k['seconds']:11.4e} {100 * k['seconds'] / total:5.1f}%"
+                     + (f" {k['ecm_s']:11.4e}" if learned else ""))
     lines += ["",
               f"barriers: {r.barriers} per step, {r.prediction.barrier_s:.4e} s",
               f"node total (theta): {r.prediction.node_s:.4e} s",
               f"communication: {r.comm_phases} phases of comm={r.variant.comm}, {r.prediction.comm_s:.4e} s"
               + (f", {r.prediction.hidden_s:.4e} s of it behind the interior (overlap)" if r.prediction.hidden_s else ""),
-              f"predicted (psi): {total:.4e} s per step"]
+              f"predicted (psi): {total:.4e} s per step"
+              + (f" ({res.model}; ECM alone {ex.ecm.variant(name).predicted_s:.4e} s)" if learned else "")]
     for n in res.notes():
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"

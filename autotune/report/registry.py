@@ -7,7 +7,7 @@ import importlib
 from typing import Callable
 
 _RENDERERS: dict[tuple[type, str], Callable] = {}
-_MODULES = ("rank", "sweep", "scale", "tune", "calibrate")
+_MODULES = ("rank", "sweep", "scale", "tune", "calibrate", "learn")
 _loaded = False
 
 

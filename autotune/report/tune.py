@@ -37,7 +37,8 @@ def tune_table(result: TuneResult) -> str:
     w = name_width(v["name"] for v in res["variants"])
     lines = [f"IVP {res['ivp']}, machine {res['machine']}, n = {res['n']:,}, nodes = {res['nodes']}, "
              f"threads = {res['threads']}, {res['reps']} x {res['steps']} steps ({res['warmup']} warm-up), "
-             f"h = {res['h']:.3g}, flags {' '.join(res['flags'])}", "",
+             f"h = {res['h']:.3g}, flags {' '.join(res['flags'])}"
+             + (f", model {res['model']}" if res.get("model", "ecm") != "ecm" else ""), "",
              f"{'variant':{w}} {'predicted s':>12} {'measured s':>12} {'dev %':>8} {'rank p/m':>9} {'x bound':>8}"]
     for v in res["variants"]:
         if v["measured_s"] is None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from autotune.errors import InputError
 from autotune.request.values import parse_names, parse_values
 from autotune.specs.ivp import ivp_names, load_ivp
-from autotune.specs.machine import load_machine
+from autotune.specs.machine import MODELS, load_machine
 from autotune.specs.method import load_method
 from autotune.specs.scenario import Scenario, check_scenario
 from autotune.specs.variants import Filter, parse_filter
@@ -52,6 +52,12 @@ def comm_list(value: str | list | tuple | None) -> tuple[str, ...] | None:
     return names or None
 
 
+def model_of(model: str | None) -> str | None:
+    if model is not None and model not in MODELS:
+        raise InputError(f"{model}: expected one of {', '.join(MODELS)}", field="model")
+    return model
+
+
 @dataclass(frozen=True)
 class SweepSpec:
     """A batch of scenarios: every combination of the IVPs, sizes, node and thread counts."""
@@ -63,6 +69,7 @@ class SweepSpec:
     method: str
     comm: list[str] | None = None
     variant_filter: Filter | None = None
+    model: str | None = None      # "ecm": without the machine's learned factors
 
     @property
     def is_sweep(self) -> bool:
@@ -81,6 +88,7 @@ class ScenarioRequest:
     method: str = DEFAULT_METHOD
     comm: str | list | tuple | None = None
     variant_filter: str | None = None
+    model: str | None = None      # "learned" (default: where the machine has them) or "ecm"
 
     def sweep_spec(self) -> SweepSpec:
         ivps = self.ivp if isinstance(self.ivp, str) else ",".join(map(str, self.ivp))
@@ -88,7 +96,7 @@ class ScenarioRequest:
         return SweepSpec(parse_names(ivps, "ivp", ivp_names), values_of(self.n, "n"),
                          values_of(self.nodes, "nodes"), values_of(self.threads, "threads"),
                          self.machine, self.method or DEFAULT_METHOD, list(comm) if comm else None,
-                         parse_filter(self.variant_filter))
+                         parse_filter(self.variant_filter), model_of(self.model))
 
     def scenario(self) -> Scenario:
         """The one scenario asked for, loaded and checked (InputError for a sweep or bad input)."""
@@ -99,7 +107,7 @@ class ScenarioRequest:
                 raise InputError(f"{','.join(map(str, values))}: expected one value here", field=field)
         ivp = load_ivp(spec.ivps[0])
         method = load_method(spec.method)
-        machine = load_machine(spec.machine)
+        machine = load_machine(spec.machine, spec.model)
         n = spec.ns[0] if spec.ns else ivp.default_n
         nodes = spec.nodes[0] if spec.nodes else machine.nodes
         threads = spec.threads[0] if spec.threads else machine.cores

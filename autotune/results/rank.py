@@ -154,8 +154,22 @@ class RankResult:
     def rank_of(self, name: str) -> int:
         return next(i for i, r in enumerate(self.ordered, 1) if r.variant.name == name)
 
+    def work(self, name: str) -> list[tuple]:
+        """A variant's kernel work as (part, regime code, ECM result, lines): what the learned model's
+        fit prices again (pipeline.ranked.ScenarioRows.work); [] for a result made without it."""
+        return self._source.work(name) if self._source is not None else []
+
+    @property
+    def model(self) -> str:
+        """What the predictions rest on: "ecm", or "ecm+learned (N runs)" (calibrate --from-runs)."""
+        return self.scenario.machine.model_label
+
     def notes(self) -> list[str]:
         sc, out = self.scenario, []
+        learned = sc.machine.learned
+        if learned:
+            out.append(f"model {learned.label()}: ECM terms scaled by factors fitted on {learned.date or '?'} to "
+                       f"{learned.runs} measured runs in {learned.scenarios} scenarios (--model ecm: without them)")
         net = sc.machine.network
         if net.get("model") == "datasheet":
             out.append(f"communication model from the data sheet, not calibrated ({net['provenance']})")
@@ -178,7 +192,7 @@ class RankResult:
         m = sc.machine
         return {
             "ivp": sc.ivp.name, "method": sc.method.name, "machine": m.name,
-            "n": sc.n, "nodes": sc.nodes, "threads": sc.threads,
+            "n": sc.n, "nodes": sc.nodes, "threads": sc.threads, **self._model_field(),
             "selection": {"rule": self.rule.kind, "value": self.rule.value, "description": self.rule.describe()},
             "comm_model": dict(m.network), "barrier_model": dict(m.barrier),
             "notes": self.notes(),
@@ -189,6 +203,10 @@ class RankResult:
             "variants": [r.to_dict(i + 1, r.variant.name in self.preselected, self.bound_s)
                          for i, r in enumerate(self.ordered)],
         }
+
+    def _model_field(self) -> dict:
+        """{"model": ...} where learned factors are in use (the output without them is as it was)."""
+        return {"model": self.model} if self.scenario.machine.learned else {}
 
     def rows(self) -> list[dict]:
         """One flat row per variant (COLUMNS)."""
@@ -219,6 +237,15 @@ class ExplainResult:
     """One variant's prediction, kernel part by kernel part, in its ranked scenario."""
     ranking: RankResult
     name: str
+    ecm: RankResult | None = None     # where learned factors are in use: the same scenario without them
+
+    def kernel_rows(self) -> list[dict]:
+        """Per kernel part; with learned factors also its seconds by the ECM model alone (ecm_s)."""
+        rows = self.result.kernel_rows()
+        if self.ecm is not None:
+            for row, base in zip(rows, self.ecm.variant(self.name).kernel_rows()):
+                row["ecm_s"] = base["seconds"]
+        return rows
 
     @property
     def result(self) -> VariantResult:
@@ -233,8 +260,10 @@ class ExplainResult:
         d = self.result.to_dict(res.rank_of(self.name), self.name in res.preselected, res.bound_s)
         d.update(ivp=sc.ivp.name, machine=sc.machine.name, n=sc.n, nodes=sc.nodes, threads=sc.threads,
                  notes=res.notes(), bound_s=res.bound_s, bound=res.bound.to_dict() if res.bound else None)
+        if self.ecm is not None:
+            d.update(model=res.model, kernels=self.kernel_rows(), ecm_predicted_s=self.ecm.variant(self.name).predicted_s)
         return d
 
     def to_frame(self):
         """One row per kernel part."""
-        return frame(self.result.kernel_rows(), KERNEL_COLUMNS)
+        return frame(self.kernel_rows(), KERNEL_COLUMNS + (["ecm_s"] if self.ecm is not None else []))

@@ -87,6 +87,7 @@ class TuneResult:
     selection: str
     variants: list[TuneRow]
     summary: TuneSummary
+    model: str = "ecm"                     # what the predictions rest on (RankResult.model)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autotune.errors import InputError
+from autotune.specs.learned import Learned, valid_parameter
 from autotune.specs.shipped import shipped_dir, user_machine_dir
 from autotune.specs.cpus import host_isa
 from autotune.specs.isa import isa_part
@@ -44,6 +45,13 @@ class Machine:
                                                                  # (fastest measured kernel)
     isa: str = "x86"                      # x86 | aarch64 (the file's `isa`)
     compilers: tuple[str, ...] = ()       # every compiler the file names (kerncraft takes the first found)
+    numa_cores: int = 0                   # cores per NUMA domain (kerncraft's saturation rule)
+    learned: Learned | None = None        # factors fitted to measured runs (None: the ECM model alone)
+
+    @property
+    def model_label(self) -> str:
+        """What a prediction on this machine rests on."""
+        return self.learned.label() if self.learned else "ecm"
 
     @property
     def isa_flags(self) -> tuple[str, ...]:
@@ -117,7 +125,8 @@ KERNCRAFT_FILE_HINT = ("a kerncraft machine file? make it a cluster machine with
                        "--from-kerncraft {path} --name NAME --nodes N")
 
 
-def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
+def parse_machine(data: dict, path: Path | str, name: str, model: str | None = None) -> Machine:
+    """The machine of a file's data; model "ecm": without its learned factors."""
     if isinstance(data, dict) and "cluster" not in data and "memory hierarchy" in data:
         raise InputError(f"{path}: field 'cluster': required field is missing ("
                          + KERNCRAFT_FILE_HINT.format(path=path) + ")")
@@ -146,19 +155,42 @@ def parse_machine(data: dict, path: Path | str, name: str) -> Machine:
     kc = {k: v for k, v in data.items() if k != "cluster"}
     digest = hashlib.sha256(json.dumps(kc, sort_keys=True, default=str).encode()).hexdigest()
     cl = data["cluster"]
-    return Machine(name, str(path), str(data["model name"] or name), clock, int(data["cores per socket"]),
+    cores = int(data["cores per socket"])
+    return Machine(name, str(path), str(data["model name"] or name), clock, cores,
                    cacheline, tuple(caches), compiler, flags, str(osaca[0]), int(cl["nodes"]),
                    dict(cl["network"]), dict(cl["barrier"]), digest, _bandwidths(data, path),
-                   host_isa(str(data.get("isa") or "x86")), tuple(str(c) for c, _ in _compilers(data)))
+                   host_isa(str(data.get("isa") or "x86")), tuple(str(c) for c, _ in _compilers(data)),
+                   int(data.get("cores per NUMA domain") or cores),
+                   _learned(cl.get("learned"), digest, path, name) if model != "ecm" else None)
 
 
-def load_machine(name_or_path: str | None) -> Machine:
+MODELS = ("learned", "ecm")    # --model: the learned factors where the machine has them, or ECM alone
+
+
+def _learned(section: dict | None, digest: str, path, name: str) -> Learned | None:
+    """cluster.learned, refused where the node part it was fitted for has changed since."""
+    if not section:
+        return None
+    bad = [p for p in section["factors"] if not valid_parameter(p)]
+    if bad:
+        raise InputError(f"{path}: field 'cluster.learned.factors.{bad[0]}': unknown parameter (expected "
+                         f"core:<class> or an interface such as L3-MEM)")
+    if section["node_digest"] != digest:
+        raise InputError(f"{path}: field 'cluster.learned': fitted for another node part (the file's kerncraft "
+                         f"part changed since): fit again with `autotune calibrate --machine {name} --from-runs`, "
+                         f"or predict without it (--model ecm)")
+    return Learned({k: float(v) for k, v in section["factors"].items()}, int(section["runs"]),
+                   int(section["scenarios"]), str(section["kerncraft"]), str(section["node_digest"]),
+                   str(section.get("date") or ""))
+
+
+def load_machine(name_or_path: str | None, model: str | None = None) -> Machine:
     path = resolve(name_or_path or DEFAULT_MACHINE, shipped_dir("machines"), "machine", user_machine_dir())
     try:
         text = path.read_text()
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror})") from None
-    return parse_machine(parse_yaml(text, path), path, path.stem)
+    return parse_machine(parse_yaml(text, path), path, path.stem, model)
 
 
 def machine_names() -> list[str]:

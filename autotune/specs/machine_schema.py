@@ -82,6 +82,23 @@ _COST_MODEL = {
         "error_pct": {"type": ["object", "null"]},
     },
 }
+# cluster.learned: factors on the ECM terms fitted to measured runs (calibrate --from-runs)
+_LEARNED = {
+    "type": "object",
+    "required": ["factors", "runs", "scenarios", "kerncraft", "node_digest"],
+    "properties": {
+        "factors": {"type": "object", "additionalProperties": POSITIVE},
+        "runs": COUNT,
+        "scenarios": COUNT,
+        "kerncraft": {"type": "string"},
+        "node_digest": {"type": "string"},
+        "date": {"type": "string"},
+        "provenance": {"type": "string"},
+        "residual_pct": {"type": "object"},
+        "benchmarked": {"type": "object"},
+    },
+}
+
 SCHEMA = {
     "type": "object",
     "required": ["model name", "clock", "cores per socket", "cacheline size", "memory hierarchy",
@@ -114,6 +131,7 @@ SCHEMA = {
                 "threads_per_core": COUNT,
                 "network": _COST_MODEL,
                 "barrier": dict(_COST_MODEL, required=["model", "provenance", "per_doubling_s"]),
+                "learned": _LEARNED,
             },
         },
     },

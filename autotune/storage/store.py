@@ -253,6 +253,12 @@ class Store:
         rows = self._read("SELECT result FROM runs WHERE key = ? ORDER BY rowid", (key,))
         return [json.loads(r) for (r,) in rows]
 
+    def measured_runs(self, machine: str) -> list[tuple[str, str, str, dict]]:
+        """(key, ivp, variant, result) of every finished measurement on a machine, oldest first."""
+        rows = self._read("SELECT key, ivp, variant, result FROM runs WHERE machine = ? AND measured_s IS NOT NULL "
+                          "ORDER BY rowid", (machine,))
+        return [(k, ivp, v, json.loads(r)) for k, ivp, v, r in rows]
+
     def count_ecm(self) -> int:
         return self._read("SELECT COUNT(*) FROM ecm")[0][0]
 

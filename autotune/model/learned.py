@@ -1,0 +1,99 @@
+"""Learned node parameters (specs.learned) applied to an analysis' result before it is priced:
+each ECM term scaled by its parameter's factor, then recombined.  Pure.
+
+The ECM structure is kerncraft's and stays: the single-core time is max(sum of the
+non-overlapping terms, each overlapping term), the memory interface saturates after
+kerncraft's own utilisation rule, and which terms a part has comes from its regime (a part whose
+data lives in L2 has no L3 or memory term to scale).  A factor of 1 everywhere gives kerncraft's
+numbers back.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from autotune.arith import ordered_sum
+from autotune.specs.learned import core_parameter
+
+IN_CORE_TERMS = ("T_comp", "T_RegL1")
+_TRANSFER = re.compile(r"^T_(L\d+)(L\d+|MEM)$")
+OVERLAPPING = " (overlapping)"
+
+
+def term_parameter(term: str, kernel: str, bandwidth_kernel: str = "") -> str | None:
+    """The parameter that scales one ECM term of a part of this kernel group (None: none does,
+    such as kerncraft's penalty cycles).  The transfer from main memory is priced by the bandwidth
+    of the benchmark kernel kerncraft matched to the part's streams (copy, triad, update, ...):
+    each such bandwidth is a measurement of its own, so each has its own factor."""
+    base = term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term
+    if base in IN_CORE_TERMS:
+        return core_parameter(kernel)
+    m = _TRANSFER.match(base)
+    if not m:
+        return None
+    name = f"{m.group(1)}-{m.group(2)}"
+    return f"{name}:{bandwidth_kernel}" if m.group(2) == "MEM" and bandwidth_kernel else name
+
+
+def parameters_of(result: dict, kernel: str) -> set[str]:
+    """The parameters that can change this analysis' time (its non-zero terms)."""
+    out = set()
+    bw = str(result.get("memory_bandwidth_kernel") or "")
+    for term, value in (result.get("terms") or {}).items():
+        p = term_parameter(term, kernel, bw)
+        if p is not None and value:
+            out.add(p)
+    return out
+
+
+def scaling(t_ecm: float, t_mem: float, numa_cores: int, socket_cores: int) -> tuple[float, list[float]]:
+    """kerncraft's saturation point and multi-core prediction (cycles per cache line on 1, 2, ...
+    cores) from the single-core time and the memory term, by its rule: core c adds c * T_MEM of
+    memory-interface demand until that exceeds the single-core time plus the queueing of the
+    cores before it."""
+    if t_mem == 0.0:
+        return math.inf, [t_ecm / c for c in range(1, socket_cores + 1)]
+    util, saturated = [0], math.inf
+    for c in range(1, numa_cores + 1):
+        load = t_ecm + util[c - 1] * (c - 1) * t_mem / 2
+        if c * t_mem > load:
+            util.append(1.0)
+            saturated = min(saturated, c)
+        else:
+            util.append(c * t_mem / load)
+    util = util[1:]
+    out = []
+    for cores in range(1, socket_cores + 1):
+        in_numa = t_ecm / (t_ecm / t_mem) if cores <= saturated else t_mem
+        if cores <= numa_cores:
+            out.append(in_numa / util[cores - 1])
+        else:
+            out.append(in_numa / util[numa_cores - 1] * numa_cores / cores)
+    return saturated, out
+
+
+def adjust(result: dict, kernel: str, factors: dict, numa_cores: int, socket_cores: int) -> dict:
+    """An analysis' result with its terms scaled by the factors and recombined as kerncraft
+    combines them (a failed analysis, or one without terms, as it is)."""
+    terms = result.get("terms")
+    if not result.get("ok") or not terms:
+        return result
+    scaled, overlapping, serial, t_mem = {}, [], [], 0.0
+    bw = str(result.get("memory_bandwidth_kernel") or "")
+    for term, value in terms.items():
+        p = term_parameter(term, kernel, bw)
+        v = value * factors.get(p, 1.0) if p is not None else value
+        scaled[term] = v
+        (overlapping if term.endswith(OVERLAPPING) else serial).append(v)
+        base = term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term
+        if _TRANSFER.match(base):
+            t_mem = v            # the last transfer: into main memory (cycles[-1] in kerncraft)
+    t_ecm = max(ordered_sum(serial), *overlapping) if overlapping else ordered_sum(serial)
+    saturated, curve = scaling(t_ecm, t_mem, numa_cores, socket_cores)
+    core = factors.get(core_parameter(kernel), 1.0)
+    out = dict(result, terms=scaled, cy_per_cl=t_ecm, saturation_cores=saturated,
+               t_comp=float(result.get("t_comp") or 0.0) * core)
+    if result.get("scaling_cy_per_cl"):
+        out["scaling_cy_per_cl"] = curve[:len(result["scaling_cy_per_cl"])]
+    return out
+
