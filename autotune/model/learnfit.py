@@ -28,10 +28,11 @@ from autotune.model.ecm import as_sigma
 from autotune.model.learned import adjust, parameters_of
 from autotune.model.pricing import regime_rate
 
-PRIOR_RUNS = 10.0
+PRIOR_RUNS = 4.0
 LIMIT = 4.0
 HUBER = 1.345
-MIN_SCALE = 0.02        # a log-ratio scale below 2 % is noise on these machines, not signal
+MIN_SCALE = 0.1         # repeated runs on a shared machine differ by 10 % and more: no tighter scale
+ROBUST_FROM = 10        # observations below which no run is called an outlier (their spread is no scale)
 ROUNDS = 5              # reweighting rounds
 
 
@@ -105,8 +106,9 @@ def _median_abs_pct(measured: list[float], predicted: list[float]) -> float | No
     return statistics.median(devs) if devs else None
 
 
-def fit(obs: list[Observation], pricer: Pricer, prior_runs: float = PRIOR_RUNS) -> Fit:
-    """The factors that make the priced observations meet the measured ones (see the module)."""
+def fit(obs: list[Observation], pricer: Pricer, prior_runs: float = PRIOR_RUNS, rounds: int = ROUNDS) -> Fit:
+    """The factors that make the priced observations meet the measured ones (see the module);
+    rounds = 1: plain least squares, without the robust reweighting."""
     import numpy as np
     from scipy.optimize import least_squares
 
@@ -134,7 +136,7 @@ def fit(obs: list[Observation], pricer: Pricer, prior_runs: float = PRIOR_RUNS) 
     weights = np.ones(len(obs))
     prior = math.sqrt(prior_runs)
     limit = math.log(LIMIT)
-    for _ in range(ROUNDS):
+    for _ in range(rounds if len(obs) >= ROBUST_FROM else 1):
         sw = np.sqrt(weights)
         res = least_squares(lambda t: np.concatenate([sw * residual(t), prior * t]), theta,
                             bounds=(-limit, limit), diff_step=1e-3, xtol=1e-6, ftol=1e-8)

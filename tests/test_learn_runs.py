@@ -1,0 +1,121 @@
+"""`calibrate --from-runs` end to end: measured runs in the store (made here by pricing with known
+factors, so that the truth is known), the fit, its cross-validation, the machine file it writes,
+and how rank and explain use and mark the learned factors."""
+import json
+import shutil
+from dataclasses import replace
+
+import pytest
+
+import autotune
+from autotune.pipeline.tune import run_key_of
+from autotune.specs.learned import Learned
+from autotune.specs.machine import load_machine
+from autotune.storage.store import Store
+from autotune.tools.toolchain import package_version
+
+from .conftest import run_cli
+
+SCENARIOS = [("heat2d", 35808256, 4), ("heat2d", 35808256, 8), ("inverterchain", 36000000, 8)]
+TRUTH = {"L3-MEM:copy": 0.75, "L2-L3": 1.25, "core:RHS": 0.8}
+
+
+@pytest.fixture()
+def measured(own_replay_store, tmp_path):
+    """A copy of the reference machine and a store whose runs are what that machine with the TRUTH
+    factors predicts (8 variants per scenario, every phase but COMM)."""
+    path = tmp_path / "hw.yaml"
+    shutil.copy(load_machine(None).path, path)
+    truth = replace(load_machine(str(path)), learned=Learned(TRUTH, 1, 1, package_version("kerncraft"), "x"))
+    store = Store(own_replay_store)
+    from autotune.pipeline.predict import rank_scenario
+    from autotune.model.ranking import Rule
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.method import load_method
+    from autotune.specs.scenario import Scenario, applicable_variants
+    for ivp, n, nodes in SCENARIOS:
+        sc = Scenario(load_ivp(ivp), load_method("radauIIA7"), truth, n, nodes, 8)
+        variants, _ = applicable_variants(sc)
+        ranked = rank_scenario(sc, variants[::50], Rule("all"), store)
+        assert ranked.analyses_run == 0
+        for r in ranked.ordered[:8]:
+            phases = {ph: {"measured_s": s} for ph, s in r.predicted_phases().items() if ph != "COMM" and s > 0}
+            name = r.variant.name
+            store.put_run(run_key_of("hw", ivp, "radauIIA7", n, nodes, 8, name, []), "hw", ivp, name,
+                          r.predicted_s, {"name": name, "measured_s": r.predicted_s, "phases": phases, "n": n,
+                                          "nodes": nodes, "threads": 8, "flags": []})
+    store.close()
+    return path, own_replay_store
+
+
+def test_from_runs_fits_cross_validates_and_writes_the_machine(measured, capsys):
+    path, store = measured
+    before_rank = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--machine", path, "--store", store,
+                          "--format", "json")[1]
+    code, out, err = run_cli(capsys, "calibrate", "--machine", path, "--from-runs", "--store", store,
+                             "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)
+    assert (res["runs"], res["scenarios"], res["folds"]) == (24, 3, "scenario")
+    fitted = {p["name"]: p["fitted"] for p in res["parameters"]}
+    assert fitted["L3-MEM:copy"] < 0.95 and fitted["core:RHS"] < 0.95
+    assert res["residual_after_pct"] < res["residual_before_pct"] / 2
+    # every scenario predicted by the fit of the other two: nearer the truth than ECM alone
+    assert len(res["cross_validation"]) == 3
+    for row in res["cross_validation"]:
+        assert row["runs"] == 8 and row["fitted_on"] == 2
+        assert row["median_abs_dev_after_pct"] < row["median_abs_dev_before_pct"]
+    assert "cross-validation [3/3]" in err
+    # the file now carries them, with what they rest on; the node part is untouched
+    m = load_machine(str(path))
+    assert m.learned.runs == 24 and m.learned.factors == pytest.approx(fitted, rel=1e-5)
+    assert m.kerncraft_digest == m.learned.node_digest
+    # rank marks its predictions; --model ecm gives the very bytes of before
+    code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--machine", path, "--store", store,
+                           "--format", "json")
+    d = json.loads(out)
+    assert d["model"] == "ecm+learned (24 runs)" and any("ecm+learned" in n for n in d["notes"])
+    assert d["variants"][0]["predicted_s"] != json.loads(before_rank)["variants"][0]["predicted_s"]
+    assert run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--machine", path, "--store", store,
+                   "--format", "json", "--model", "ecm")[1] == before_rank
+    table = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--machine", path, "--store", store)[1]
+    assert "model ecm+learned (24 runs)" in table.splitlines()[0]
+    # explain shows each part with the factors and by ECM alone
+    e = autotune.explain("heat2d", nodes=8, variant="lc=jil,comm=neighbour", machine=str(path), store=store)
+    rows = e.to_dict()["kernels"]
+    assert all("ecm_s" in k for k in rows) and any(k["ecm_s"] != k["seconds"] for k in rows)
+    alone = autotune.explain("heat2d", nodes=8, variant="lc=jil,comm=neighbour", machine=str(path), store=store,
+                             model="ecm")
+    assert [k["seconds"] for k in alone.to_dict()["kernels"]] == [k["ecm_s"] for k in rows]
+    assert "ECM alone" in run_cli(capsys, "explain", "--ivp", "heat2d", "--nodes", "8", "--variant",
+                                  "lc=jil,comm=neighbour", "--machine", path, "--store", store)[1]
+
+
+def test_folds_holdout_dry_run_and_refusals(measured, capsys):
+    path, store = measured
+    text = path.read_text()
+    code, out, err = run_cli(capsys, "calibrate", "--machine", path, "--from-runs", "--store", store, "--folds",
+                             "ivp", "--holdout", "inverterchain", "--dry-run")
+    assert code == 0, err
+    assert "one ivp left out" in out and "held-out IVPs" in out and "inverterchain 8x8" in out
+    assert "dry run: nothing written" in out and path.read_text() == text
+    # bad input: one line, exit 2
+    code, _, err = run_cli(capsys, "calibrate", "--machine", path, "--from-runs", "--store", store,
+                           "--holdout", "nosuch")
+    assert code == 2 and "--holdout nosuch: unknown IVP" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run_cli(capsys, "calibrate", "--machine", path, "--holdout", "heat2d")
+    assert code == 2 and "--holdout heat2d: only with --from-runs" in err
+    code, _, err = run_cli(capsys, "calibrate", "--machine", "zen4-epyc-vm-2core", "--from-runs", "--store", store)
+    assert code == 2 and "holds no measured runs of machine zen4-epyc-vm-2core" in err
+    assert run_cli(capsys, "calibrate", "--machine", path, "--from-runs", "--store", store)[0] == 0
+    # a fit on another kerncraft's analyses, or for another node part, is refused
+    written = path.read_text()
+    installed = package_version("kerncraft")
+    assert f"\n    kerncraft: {installed}\n" in written
+    path.write_text(written.replace(f"\n    kerncraft: {installed}\n", "\n    kerncraft: 0.0.1\n"))
+    code, _, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--machine", path, "--store", store)
+    assert code == 2 and "fitted on kerncraft 0.0.1's analyses" in err and "--model ecm" in err
+    path.write_text(written.replace("clock: 2.4 GHz", "clock: 2.5 GHz", 1))
+    assert "clock: 2.5 GHz" in path.read_text()
+    code, _, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--machine", path, "--store", store)
+    assert code == 2 and "fitted for another node part" in err and "--from-runs" in err
