@@ -2,7 +2,7 @@
 beyond the last-level cache", on this host.
 
     python -m autotune.bench_sizes measure --out DIR [--machine localhost] [--set cover|all]
-    python -m autotune.bench_sizes report DIR [--json out.json]
+    python -m autotune.bench_sizes report DIR [--json out.json] [--learn loo|SIZES]
 
 `measure` runs `autotune tune` for every IVP x configuration (nodes x threads) x size and keeps
 each run's JSON in DIR (a run already there is not repeated: an interrupted benchmark resumes).
@@ -11,7 +11,10 @@ of the dimensions and a fixed random sample (the same names at every size), --se
 variant.  `report` predicts the same scenarios with the model of this checkout and compares with
 the stored measurements: Spearman, Kendall, tie-aware top-1 loss, median |deviation| per size,
 and the median measured/predicted ratio per solver phase.  Predicting the measured runs again
-lets two models be compared on identical measurements.
+lets two models be compared on identical measurements.  With --learn the model learns from the
+measured runs (calibrate --from-runs' fit) and each cell is predicted with factors fitted on runs
+it is not among: `loo` fits on every other size (leave one size out), a list of sizes (1.5e6,4e6)
+fits on those and reports the others.
 """
 from __future__ import annotations
 
@@ -112,13 +115,62 @@ def _fmt(x, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
+def size_class(ivp: str, n: int) -> int:
+    """The benchmark size a run's n stands for (heat2d's squares lie just below)."""
+    return min(SIZES, key=lambda s: abs(valid_n(ivp, s) - n))
+
+
+def learned_cells(runs: list[dict], machine_name: str, store_path, learn: str) -> list[dict]:
+    """Each measured cell predicted with factors fitted on the cells of other sizes (learn = "loo")
+    or of the sizes listed; the cells of the listed sizes themselves are left out."""
+    from contextlib import closing
+
+    from autotune.model.learnfit import Pricer
+    from autotune.pipeline import learn as lm
+    from autotune.specs.machine import load_machine
+    from autotune.storage.paths import default_store_path
+    from autotune.storage.store import Store
+    machine = load_machine(machine_name, "ecm")
+    fit_sizes = None if learn == "loo" else {size_class("", int(float(x))) for x in learn.split(",")}
+    with closing(Store(store_path or default_store_path())) as store:
+        flat = [r for run in runs for r in lm.runs_of_tune(run)]
+        groups, observed, _ = lm.price_groups(flat, machine, store, lambda msg: None)
+        pricer = Pricer(observed.units)
+        out = []
+        for g in groups:
+            size = size_class(g.key[0], g.key[2])
+            if fit_sizes is not None and size in fit_sizes:
+                continue
+            train = [h for h in groups if size_class(h.key[0], h.key[2]) != size
+                     and (fit_sizes is None or size_class(h.key[0], h.key[2]) in fit_sizes)]
+            learned = lm.fit_groups(machine, train, observed, pricer)
+            pred = lm.predict_with(g, learned, store)
+            rows = [{"name": r.variant, "predicted_s": pred[r.variant], "measured_s": r.measured_s} for r in g.runs]
+            out.append(_cell(g.key, rows, learned))
+    return out
+
+
+def _cell(key: tuple, rows: list[dict], learned) -> dict:
+    from autotune.model.compare import compare
+    summary = compare(rows)
+    devs = [abs(r["deviation_pct"]) for r in rows if r["deviation_pct"] is not None]
+    return {"ivp": key[0], "config": f"{key[3]}x{key[4]}", "n": key[2], "variants": len(rows),
+            "spearman": summary["spearman"], "kendall": summary["kendall"], "top1_loss_pct": summary["top1_loss_pct"],
+            "median_abs_dev_pct": statistics.median(devs) if devs else None, "phase_ratio": {},
+            "factors": dict(sorted(learned.factors.items())) if learned else {}}
+
+
 def report(args) -> None:
     files = sorted(args.dir.glob("*.json"))
     if not files:
         raise SystemExit(f"bench_sizes: {args.dir}: no measured runs (run `measure` first)")
-    out = []
-    for f in files:
-        out.append(report_one(json.loads(f.read_text()), args.machine, args.store))
+    runs = [json.loads(f.read_text()) for f in files]
+    if args.learn:
+        out = learned_cells(runs, args.machine, args.store, args.learn)
+        print(f"learned ({'leave one size out' if args.learn == 'loo' else 'fitted on ' + args.learn}): "
+              "each cell predicted with factors fitted on other sizes' runs")
+    else:
+        out = [report_one(run, args.machine, args.store) for run in runs]
     out.sort(key=lambda r: (r["ivp"], r["config"], r["n"]))
     print(f"{'ivp':14} {'cfg':4} {'n':>8} {'var':>4} {'spear':>6} {'kend':>6} {'top1%':>6} {'|dev|%':>6}  "
           + " ".join(f"{p[:6]:>6}" for p in PHASES))
@@ -127,6 +179,9 @@ def report(args) -> None:
               f"{_fmt(r['kendall'], '6.3f')} {_fmt(r['top1_loss_pct'], '6.1f')} {_fmt(r['median_abs_dev_pct'], '6.1f')}  "
               + " ".join(_fmt(r["phase_ratio"].get(p), "6.2f") for p in PHASES))
     print("targets: spearman >= 0.8, top-1 loss <= 5 %, median |dev| <= 20 % (phase columns: measured/predicted)")
+    devs = [r["median_abs_dev_pct"] for r in out if r["median_abs_dev_pct"] is not None]
+    print(f"cells with median |dev| <= 15 %: {sum(d <= 15 for d in devs)} of {len(devs)}; <= 20 %: "
+          f"{sum(d <= 20 for d in devs)}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
 
@@ -152,6 +207,7 @@ def main(argv=None) -> None:
     r.add_argument("--machine", default="localhost")
     r.add_argument("--store", type=Path)
     r.add_argument("--json", type=Path)
+    r.add_argument("--learn", help="'loo' (fit on the other sizes) or the sizes to fit on (e.g. 1.5e6,4e6)")
     args = ap.parse_args(argv)
     (measure if args.cmd == "measure" else report)(args)
 

@@ -17,7 +17,7 @@ from autotune.tools.toolchain import package_version
 from .conftest import run_cli
 
 SCENARIOS = [("heat2d", 35808256, 4), ("heat2d", 35808256, 8), ("inverterchain", 36000000, 8)]
-TRUTH = {"L3-MEM:copy": 0.75, "L2-L3": 1.25, "core:RHS": 0.8}
+TRUTH = {"LC/L3-MEM:copy": 0.75, "RHS/L3-MEM:copy": 0.75, "LC/L2-L3": 1.25, "RHS/core": 0.8}
 
 
 @pytest.fixture()
@@ -58,7 +58,7 @@ def test_from_runs_fits_cross_validates_and_writes_the_machine(measured, capsys)
     res = json.loads(out)
     assert (res["runs"], res["scenarios"], res["folds"]) == (24, 3, "scenario")
     fitted = {p["name"]: p["fitted"] for p in res["parameters"]}
-    assert fitted["L3-MEM:copy"] < 0.95 and fitted["core:RHS"] < 0.95
+    assert fitted["LC/L3-MEM:copy"] < 0.95 and fitted["RHS/core"] < 0.95
     assert res["residual_after_pct"] < res["residual_before_pct"] / 2
     # every scenario predicted by the fit of the other two: nearer the truth than ECM alone
     assert len(res["cross_validation"]) == 3

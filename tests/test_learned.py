@@ -42,13 +42,13 @@ def test_a_factor_scales_its_term_and_the_structure_recombines():
     r = rec["result"]
     t = r["terms"]
     bw = r["memory_bandwidth_kernel"]
-    a = adjust(r, "LC", {f"L3-MEM:{bw}": 0.5, "core:LC": 2.0}, 8, 8)
+    a = adjust(r, "LC", {f"LC/L3-MEM:{bw}": 0.5, "LC/core": 2.0}, 8, 8)
     serial = t["T_RegL1"] * 2.0 + t["T_L1L2"] + t["T_L2L3"] + t["T_L3MEM"] * 0.5
     assert a["terms"]["T_L3MEM"] == t["T_L3MEM"] * 0.5
     assert a["cy_per_cl"] == pytest.approx(max(serial, t["T_comp (overlapping)"] * 2.0))
     assert a["t_comp"] == r["t_comp"] * 2.0
     # another kernel's memory factor, or another class's in-core factor, changes nothing
-    same = adjust(r, "LC", {"L3-MEM:nokernel": 0.5, "core:RHS": 3.0}, 8, 8)
+    same = adjust(r, "LC", {"LC/L3-MEM:nokernel": 0.5, f"RHS/L3-MEM:{bw}": 0.5, "RHS/core": 3.0}, 8, 8)
     assert same["cy_per_cl"] == pytest.approx(r["cy_per_cl"], rel=1e-12)
 
 
@@ -67,15 +67,15 @@ def test_kerncraft_saturation_rule_by_hand():
 
 
 def test_parameter_names():
-    assert term_parameter("T_comp (overlapping)", "RHSLC") == "core:RHS"
-    assert term_parameter("T_RegL1", "UPDATE") == "core:APPROX+UPDATE"
-    assert term_parameter("T_L2L3 (overlapping)", "LC") == "L2-L3"
-    assert term_parameter("T_L3MEM", "LC", "triad") == "L3-MEM:triad"
-    assert term_parameter("T_L3MEM", "LC") == "L3-MEM"
+    assert term_parameter("T_comp (overlapping)", "RHSLC") == "RHS/core"
+    assert term_parameter("T_RegL1", "UPDATE") == "APPROX+UPDATE/core"
+    assert term_parameter("T_L2L3 (overlapping)", "LC") == "LC/L2-L3"
+    assert term_parameter("T_L3MEM", "PACK", "triad") == "COPY/L3-MEM:triad"
+    assert term_parameter("T_L3MEM", "LC") == "LC/L3-MEM"
     assert term_parameter("T_penalty", "LC") is None
-    for good in ("L1-L2", "L3-MEM", "L3-MEM:copy", "core:RHS", "core:COPY"):
+    for good in ("LC/L1-L2", "RHS/L3-MEM", "LC/L3-MEM:copy", "RHS/core", "COPY/core"):
         assert valid_parameter(good)
-    for bad in ("L3MEM", "core:FOO", "MEM", "L3-MEM:", ""):
+    for bad in ("L3-MEM", "LC/L3MEM", "FOO/core", "RHS/MEM", "LC/L3-MEM:", "core:RHS", ""):
         assert not valid_parameter(bad)
 
 
@@ -101,8 +101,8 @@ def _observations(pricer, truth, noise=None):
 
 def test_fit_recovers_the_factors_that_made_the_measurements():
     pricer = Pricer(_units())
-    kernels = {p.split(":")[1] for u in pricer.units for p in parameters_of(u.result, u.kernel) if p.startswith("L3-MEM:")}
-    truth = {f"L3-MEM:{k}": 0.7 for k in kernels} | {"core:RHS": 1.3}
+    truth = {p: 0.7 for u in pricer.units for p in parameters_of(u.result, u.kernel) if "/L3-MEM:" in p}
+    truth["RHS/core"] = 1.3
     obs = _observations(pricer, truth)
     # without shrinkage the fit finds the factors exactly
     exact = fit(obs, pricer, prior_runs=1e-3)
@@ -114,8 +114,8 @@ def test_fit_recovers_the_factors_that_made_the_measurements():
     # with it, the well-observed parameters still land near the truth, the rest stay nearer 1
     f = fit(obs, pricer)
     assert f.residual_after_pct < f.residual_before_pct / 3
-    assert f.factors["L3-MEM:copy"] == pytest.approx(0.7, rel=0.1)
-    assert f.factors["core:RHS"] == pytest.approx(1.3, rel=0.1)
+    assert f.factors["LC/L3-MEM:copy"] == pytest.approx(0.7, rel=0.1)
+    assert f.factors["RHS/core"] == pytest.approx(1.3, rel=0.1)
     assert all(abs(math.log(f.factors[p])) <= abs(math.log(v)) + 1e-9 for p, v in truth.items())
 
 
@@ -127,7 +127,7 @@ def test_few_runs_move_a_factor_little_and_outliers_do_not_pull_it():
     result = {"ok": True, "terms": terms, "cy_per_cl": 10.0, "scaling_cy_per_cl": [10.0, 10.0],
               "saturation_cores": 1.0, "memory_bandwidth_kernel": "copy", "t_comp": 1.0}
     pricer = Pricer([Unit(result, "LC", 2e9, 1, 1, 2, 2)])
-    param, k = "L3-MEM:copy", 0
+    param, k = "LC/L3-MEM:copy", 0
     truth = {param: 0.5}
     obs = _observations(pricer, truth)
     one = fit(obs, pricer)
@@ -137,8 +137,7 @@ def test_few_runs_move_a_factor_little_and_outliers_do_not_pull_it():
     assert fit(obs * 40, pricer).factors[param] == pytest.approx(0.5 ** (40 / 44), rel=0.02)
     # a quarter of the runs disturbed 3x (a shared machine): the robust fit stays near the clean one
     pricer = Pricer(_units())
-    kernels = {p for u in pricer.units for p in parameters_of(u.result, u.kernel) if p.startswith("L3-MEM:")}
-    truth = {p: 0.7 for p in kernels}
+    truth = {p: 0.7 for u in pricer.units for p in parameters_of(u.result, u.kernel) if "/L3-MEM:" in p}
     clean = fit(_observations(pricer, truth), pricer)
     noisy = fit(_observations(pricer, truth, lambda k: 3.0 if k % 4 == 0 else 1.0), pricer)
     plain = fit(_observations(pricer, truth, lambda k: 3.0 if k % 4 == 0 else 1.0), pricer, rounds=1)
@@ -155,17 +154,17 @@ def _machine_text(learned: str) -> str:
 
 def test_a_machine_file_carries_learned_factors_and_refuses_stale_ones(tmp_path):
     base = load_machine("zen4-epyc-vm-2core")
-    good = (f"  learned:\n    factors: {{L3-MEM:copy: 0.8, core:RHS: 0.6}}\n    runs: 30\n    scenarios: 2\n"
+    good = (f"  learned:\n    factors: {{LC/L3-MEM:copy: 0.8, RHS/core: 0.6}}\n    runs: 30\n    scenarios: 2\n"
             f"    kerncraft: '0.8.18'\n    node_digest: {base.kerncraft_digest}\n    date: '2026-11-25'\n")
     m = parse_machine(parse_yaml(_machine_text(good), "m.yaml"), "m.yaml", "m")
-    assert m.learned.factors == {"L3-MEM:copy": 0.8, "core:RHS": 0.6}
+    assert m.learned.factors == {"LC/L3-MEM:copy": 0.8, "RHS/core": 0.6}
     assert m.model_label == "ecm+learned (30 runs)" and m.numa_cores == 2
     assert parse_machine(parse_yaml(_machine_text(good), "m.yaml"), "m.yaml", "m", "ecm").learned is None
     stale = good.replace(base.kerncraft_digest, "f" * 64)
     with pytest.raises(InputError, match=r"cluster.learned': fitted for another node part.*--from-runs.*--model ecm"):
         parse_machine(parse_yaml(_machine_text(stale), "m.yaml"), "m.yaml", "m")
-    bad = good.replace("core:RHS", "core:FOO")
-    with pytest.raises(InputError, match=r"cluster.learned.factors.core:FOO': unknown parameter"):
+    bad = good.replace("RHS/core", "FOO/core")
+    with pytest.raises(InputError, match=r"cluster.learned.factors.FOO/core': unknown parameter"):
         parse_machine(parse_yaml(_machine_text(bad), "m.yaml"), "m.yaml", "m")
     negative = good.replace("0.8,", "-0.8,")
     with pytest.raises(InputError, match="learned.factors"):

@@ -277,8 +277,13 @@ def cmd_list(args) -> int:
     elif args.what == "machines":
         items = {}
         for n in machine_names():
-            m = load_machine(n)
-            items[n] = f"{m.model_name}; {m.nodes} node(s) x {m.cores} cores; network: {m.network['model']}"
+            m = load_machine(n, "ecm")     # a stale learned section must not hide the machine
+            try:
+                model = load_machine(n).model_label
+            except InputError:
+                model = "ecm (its learned factors are stale: calibrate --from-runs)"
+            items[n] = f"{m.model_name}; {m.nodes} node(s) x {m.cores} cores; network: {m.network['model']}" \
+                + ("" if model == "ecm" else f"; model: {model}")
     else:
         items = {}
         for n in method_names():

@@ -13,7 +13,7 @@ import math
 import re
 
 from autotune.arith import ordered_sum
-from autotune.specs.learned import core_parameter
+from autotune.specs.learned import parameter
 
 IN_CORE_TERMS = ("T_comp", "T_RegL1")
 _TRANSFER = re.compile(r"^T_(L\d+)(L\d+|MEM)$")
@@ -21,18 +21,17 @@ OVERLAPPING = " (overlapping)"
 
 
 def term_parameter(term: str, kernel: str, bandwidth_kernel: str = "") -> str | None:
-    """The parameter that scales one ECM term of a part of this kernel group (None: none does,
-    such as kerncraft's penalty cycles).  The transfer from main memory is priced by the bandwidth
-    of the benchmark kernel kerncraft matched to the part's streams (copy, triad, update, ...):
-    each such bandwidth is a measurement of its own, so each has its own factor."""
+    """The parameter (specs.learned) that scales one ECM term of a part of this kernel group
+    (None: none does, such as kerncraft's penalty cycles).  The transfer from main memory is
+    priced by the bandwidth of the benchmark kernel kerncraft matched to the part's streams."""
     base = term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term
     if base in IN_CORE_TERMS:
-        return core_parameter(kernel)
+        return parameter(kernel, "core")
     m = _TRANSFER.match(base)
     if not m:
         return None
     name = f"{m.group(1)}-{m.group(2)}"
-    return f"{name}:{bandwidth_kernel}" if m.group(2) == "MEM" and bandwidth_kernel else name
+    return parameter(kernel, f"{name}:{bandwidth_kernel}" if m.group(2) == "MEM" and bandwidth_kernel else name)
 
 
 def parameters_of(result: dict, kernel: str) -> set[str]:
@@ -90,7 +89,7 @@ def adjust(result: dict, kernel: str, factors: dict, numa_cores: int, socket_cor
             t_mem = v            # the last transfer: into main memory (cycles[-1] in kerncraft)
     t_ecm = max(ordered_sum(serial), *overlapping) if overlapping else ordered_sum(serial)
     saturated, curve = scaling(t_ecm, t_mem, numa_cores, socket_cores)
-    core = factors.get(core_parameter(kernel), 1.0)
+    core = factors.get(parameter(kernel, "core"), 1.0)
     out = dict(result, terms=scaled, cy_per_cl=t_ecm, saturation_cores=saturated,
                t_comp=float(result.get("t_comp") or 0.0) * core)
     if result.get("scaling_cy_per_cl"):

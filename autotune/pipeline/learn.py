@@ -146,6 +146,21 @@ def _learned(machine: Machine, f: Fit, runs: int, scenarios: int) -> Learned:
                    time.strftime("%Y-%m-%d"))
 
 
+def runs_of_tune(result: dict) -> list[Run]:
+    """The measured runs of one `tune --format json` output."""
+    key = (result["ivp"], result["method"], int(result["n"]), int(result["nodes"]), int(result["threads"]))
+    return [Run(key, v["name"], float(v["measured_s"]),
+                {ph: q["measured_s"] for ph, q in (v.get("phases") or {}).items() if q.get("measured_s")})
+            for v in result["variants"] if v.get("measured_s")]
+
+
+def fit_groups(machine: Machine, groups: list[Group], observed: Observed, pricer: Pricer) -> Learned | None:
+    """The factors fitted to the observations of these groups (None: nothing to fit)."""
+    labels = {describe(g.key) for g in groups}
+    f = fit([o for o in observed.obs if o.group in labels], pricer)
+    return _learned(machine, f, sum(len(g.runs) for g in groups), len(groups)) if f.factors else None
+
+
 def predict_with(group: Group, learned: Learned | None, store: Store) -> dict:
     """Variant -> predicted seconds of a group's runs with these factors (None: ECM alone)."""
     if learned is None:
@@ -208,10 +223,9 @@ def learn(machine: Machine, store: Store, progress: Callable[[str], None], folds
     fold_keys = sorted({fold_of(g.key) for g in used}, key=str)
     for i, fk in enumerate(fold_keys, 1):
         out = [g for g in used if fold_of(g.key) == fk]
-        rest = {describe(g.key) for g in used if fold_of(g.key) != fk}
+        rest = [g for g in used if fold_of(g.key) != fk]
         progress(f"cross-validation [{i}/{len(fold_keys)}]: without {_fold_label(folds, fk, out)}")
-        f = fit([o for o in train if o.group in rest], pricer) if rest else Fit({}, {}, None, None)
-        lr = _learned(machine, f, n_runs, len(rest)) if f.factors else None
+        lr = fit_groups(machine, rest, observed, pricer) if rest else None
         cv.append(_fold_row(_fold_label(folds, fk, out), out, lr, store, len(rest)))
     held_rows = [_fold_row(describe(g.key), [g], learned, store, len(used)) for g in held]
     params = [ParameterRow(p, 1.0, final.factors.get(p, 1.0), final.observations.get(p, 0))

@@ -36,9 +36,11 @@ def _fold_lines(rows) -> list[str]:
 def learn_table(res: LearnResult) -> str:
     lines = [f"machine {res.machine}: {res.runs} measured runs in {res.scenarios} scenarios"
              + (f" ({res.skipped} stored runs skipped: IVP, method or variant no longer known)" if res.skipped else ""),
-             "", f"{'parameter':20} {'benchmarked':>11} {'fitted':>8} {'observations':>12}"]
+             ""]
+    w = max([len(p.name) for p in res.parameters] + [9])
+    lines.append(f"{'parameter':{w}} {'benchmarked':>11} {'fitted':>8} {'observations':>12}")
     for p in res.parameters:
-        lines.append(f"{p.name:20} {p.benchmarked:11.3f} {p.fitted:8.3f} {p.observations:>12}")
+        lines.append(f"{p.name:{w}} {p.benchmarked:11.3f} {p.fitted:8.3f} {p.observations:>12}")
     lines.append(f"phase residual (median |measured/predicted - 1|): {_f(res.residual_before_pct, '.1f')} % with ECM "
                  f"alone, {_f(res.residual_after_pct, '.1f')} % fitted")
     lines += ["", f"cross-validation, one {res.folds} left out at a time (step time of runs the fit did not see):"]

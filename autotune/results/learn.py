@@ -9,7 +9,7 @@ from autotune.results.frames import frame
 
 @dataclass
 class ParameterRow:
-    name: str                 # L3-MEM, core:RHS, ...
+    name: str                 # RHS/core, LC/L2-L3, LC/L3-MEM:copy, ...
     benchmarked: float        # the factor the ECM model alone uses (1)
     fitted: float
     observations: int         # phase measurements that depend on it

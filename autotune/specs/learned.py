@@ -1,13 +1,17 @@
 """Learned node parameters as a machine file holds them (`cluster.learned`, written by
-`calibrate --from-runs`): factors on the terms of kerncraft's ECM model, by parameter name.
+`calibrate --from-runs`): factors on the terms of kerncraft's ECM model, by parameter name
+"<class>/<term>", one per kernel class (RHS, LC, APPROX+UPDATE, COPY) and term:
 
-- "L1-L2", "L2-L3", ...: one per memory-hierarchy interface, scaling the cycles kerncraft
-  gives the transfers across it; the transfer from main memory has one per benchmark kernel
-  whose bandwidth kerncraft priced it with ("L3-MEM:copy", "L3-MEM:triad", ...);
-- "core:RHS", "core:LC", "core:APPROX+UPDATE", "core:COPY": one per in-core class, scaling the
-  port-model terms (T_comp, T_RegL1) of the kernel parts of that class.
+- "<class>/core": the port-model terms (T_comp, T_RegL1) of the class's kernel parts;
+- "<class>/L1-L2", "<class>/L2-L3", ...: the cycles kerncraft gives the transfers across one
+  memory-hierarchy interface;
+- "<class>/L3-MEM:copy", "<class>/L3-MEM:triad", ...: the transfer from main memory, priced by
+  the bandwidth of the benchmark kernel kerncraft matched to the part's streams (each such
+  bandwidth is a measurement of its own).
 
-How they are applied is model.learned; how they are fitted, model.learnfit.
+By class, because the classes differ in what kerncraft cannot see: the solver's LC, update and
+copy sweeps are the same code for every IVP, the RHS is the IVP's own.  How the factors are
+applied is model.learned; how they are fitted, model.learnfit.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 CORE_CLASS = {"LC": "LC", "LCD": "LC", "RHS": "RHS", "RHSALL": "RHS", "RHSLC": "RHS", "RHSLCD": "RHS",
               "RHSAU": "RHS", "APPROX": "APPROX+UPDATE", "UPDATE": "APPROX+UPDATE", "COPY": "COPY",
               "PACK": "COPY"}
-_INTERFACE = re.compile(r"L\d+-(L\d+|MEM(:[a-z0-9_]+)?)")
+_TERM = re.compile(r"core|L\d+-(L\d+|MEM(:[a-z0-9_]+)?)")
 
 
 @dataclass(frozen=True)
@@ -35,11 +39,11 @@ class Learned:
         return f"ecm+learned ({self.runs} runs)"
 
 
-def core_parameter(kernel: str) -> str:
-    return f"core:{CORE_CLASS[kernel]}"
+def parameter(kernel: str, term: str) -> str:
+    """The name of the factor on one term ("core", "L2-L3", "L3-MEM:copy") of a kernel group's parts."""
+    return f"{CORE_CLASS[kernel]}/{term}"
 
 
 def valid_parameter(name: str) -> bool:
-    if name.startswith("core:"):
-        return name[5:] in set(CORE_CLASS.values())
-    return _INTERFACE.fullmatch(name) is not None
+    cls, _, term = name.partition("/")
+    return cls in set(CORE_CLASS.values()) and _TERM.fullmatch(term) is not None

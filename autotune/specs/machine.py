@@ -174,7 +174,7 @@ def _learned(section: dict | None, digest: str, path, name: str) -> Learned | No
     bad = [p for p in section["factors"] if not valid_parameter(p)]
     if bad:
         raise InputError(f"{path}: field 'cluster.learned.factors.{bad[0]}': unknown parameter (expected "
-                         f"core:<class> or an interface such as L3-MEM)")
+                         f"<class>/<term> such as RHS/core, LC/L2-L3 or LC/L3-MEM:copy)")
     if section["node_digest"] != digest:
         raise InputError(f"{path}: field 'cluster.learned': fitted for another node part (the file's kerncraft "
                          f"part changed since): fit again with `autotune calibrate --machine {name} --from-runs`, "
