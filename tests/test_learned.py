@@ -114,8 +114,8 @@ def test_fit_recovers_the_factors_that_made_the_measurements():
     # with it, the well-observed parameters still land near the truth, the rest stay nearer 1
     f = fit(obs, pricer)
     assert f.residual_after_pct < f.residual_before_pct / 3
-    assert f.factors["LC/L3-MEM:copy"] == pytest.approx(0.7, rel=0.1)
-    assert f.factors["RHS/core"] == pytest.approx(1.3, rel=0.1)
+    for p in ("LC/L3-MEM:copy", "RHS/core"):      # more than half of the way, in log space
+        assert 0.5 < math.log(f.factors[p]) / math.log(truth[p]) <= 1.0, p
     assert all(abs(math.log(f.factors[p])) <= abs(math.log(v)) + 1e-9 for p, v in truth.items())
 
 
