@@ -5,7 +5,7 @@
 
 rank, sweep, scale, explain, tune and calibrate are the commands of the command line as
 functions (autotune.api), with identify_cpu, calibrate_node and import_kerncraft for a new
-cluster's machine file; bad input raises InputError.
+cluster's machine file and learn for calibrate --from-runs; bad input raises InputError.
 """
 
 __version__ = "0.1.0"
@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 from autotune.errors import InputError, ToolError  # noqa: E402
 
 _API = ("rank", "sweep", "scale", "explain", "tune", "calibrate", "identify_cpu", "calibrate_node",
-        "import_kerncraft")
+        "import_kerncraft", "learn")
 __all__ = [*_API, "InputError", "ToolError", "__version__"]
 
 

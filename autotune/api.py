@@ -122,6 +122,17 @@ def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
         return entry.tune(req, rule, run, st, say or _quiet, variants, progress, jobs, check)
 
 
+def learn(machine: str, *, store=None, folds: str = "scenario", holdout=(), dry_run: bool = False, out=None,
+          say: Callable[[str], None] | None = None):
+    """calibrate --from-runs: fit the node model's factors to the runs of `machine` in the store,
+    cross-validate (folds: scenario, size or ivp; holdout: IVPs no fit sees) and, unless dry_run,
+    write them into its machine file (or `out`).  Returns a LearnResult (.to_frame(): one row
+    per fold)."""
+    with _store(store) as st:
+        return entry.learn(machine, st, say or _quiet, folds, tuple([holdout] if isinstance(holdout, str) else holdout),
+                           dry_run, out)
+
+
 def calibrate(machine: str, *, procs="2", threads="1,2", ops=None, launcher: str | None = None,
               min_bytes: int = 8, max_bytes: int = 64 * 2**20, factor: float = 2.0, max_seconds: float = 0.5,
               timeout: float = 900.0, out=None, fresh: bool = False, store=None,

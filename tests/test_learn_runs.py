@@ -99,6 +99,14 @@ def test_folds_holdout_dry_run_and_refusals(measured, capsys):
     assert code == 0, err
     assert "one ivp left out" in out and "held-out IVPs" in out and "inverterchain 8x8" in out
     assert "dry run: nothing written" in out and path.read_text() == text
+    # the same from Python: one row per fold and held-out scenario
+    res = autotune.learn(str(path), store=store, folds="size", holdout="inverterchain", dry_run=True)
+    df = res.to_frame()
+    assert list(df["kind"]) == ["cv", "held-out"] and df["runs"].tolist() == [16, 8]
+    assert res.cross_validation[0].label == "size 35808256" and path.read_text() == text
+    with pytest.raises(autotune.InputError) as e:
+        autotune.learn(str(path), store=store, folds="nodes")
+    assert e.value.field == "folds"
     # bad input: one line, exit 2
     code, _, err = run_cli(capsys, "calibrate", "--machine", path, "--from-runs", "--store", store,
                            "--holdout", "nosuch")

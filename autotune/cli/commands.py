@@ -195,22 +195,9 @@ def _new_machine(args, say) -> int:
 
 def _learn(args, say) -> int:
     """calibrate --from-runs: the node model fitted to the machine's stored runs."""
-    from autotune.pipeline.learn import learn, write_learned
-    machine = load_machine(args.machine, "ecm")
-    target = args.out or Path(machine.path)
-    if not args.dry_run:
-        check_output_path(target, "out", "machine")
     holdout = tuple(x.strip() for x in (args.holdout or "").split(",") if x.strip())
-    from autotune.specs.ivp import ivp_names
-    unknown = [x for x in holdout if x not in ivp_names()]
-    if unknown:
-        raise InputError(f"{unknown[0]}: unknown IVP (known: {', '.join(ivp_names())})", field="holdout")
     with open_store(args) as store:
-        res, learned = learn(machine, store, say, args.folds, holdout)
-    res.dry_run = args.dry_run
-    if learned is not None and not args.dry_run:
-        write_learned(Path(machine.path), target, learned, res)
-        res.machine_file = str(target)
+        res = entry.learn(args.machine, store, say, args.folds, holdout, args.dry_run, args.out)
     emit(render(res, args.format))
     return 0
 

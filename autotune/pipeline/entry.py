@@ -95,3 +95,28 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: C
     else:
         chosen = [r.variant.name for r in ranked.ordered if r.variant.name in ranked.preselected]
     return run_tune(ranked, chosen, plan, store, say, sample=sample)
+
+
+def learn(machine_name: str, store: Store, say: Callable[[str], None], folds: str = "scenario",
+          holdout: tuple[str, ...] = (), dry_run: bool = False, out=None):
+    """calibrate --from-runs: the node model fitted to the machine's stored runs, cross-validated,
+    and (unless dry_run) written into its machine file (or `out`)."""
+    from pathlib import Path
+
+    from autotune.pipeline.learn import learn as fit_runs, write_learned
+    from autotune.specs.ivp import ivp_names
+    from autotune.specs.machine import load_machine
+    from autotune.storage.paths import check_output_path
+    unknown = [x for x in holdout if x not in ivp_names()]
+    if unknown:
+        raise InputError(f"{unknown[0]}: unknown IVP (known: {', '.join(ivp_names())})", field="holdout")
+    machine = load_machine(machine_name, "ecm")
+    target = Path(out) if out else Path(machine.path)
+    if not dry_run:
+        check_output_path(target, "out", "machine")
+    res, learned = fit_runs(machine, store, say, folds, tuple(holdout))
+    res.dry_run = dry_run
+    if learned is not None and not dry_run:
+        write_learned(Path(machine.path), target, learned, res)
+        res.machine_file = str(target)
+    return res
