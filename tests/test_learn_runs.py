@@ -103,7 +103,7 @@ def test_folds_holdout_dry_run_and_refusals(measured, capsys):
     res = autotune.learn(str(path), store=store, folds="size", holdout="inverterchain", dry_run=True)
     df = res.to_frame()
     assert list(df["kind"]) == ["cv", "held-out"] and df["runs"].tolist() == [16, 8]
-    assert res.cross_validation[0].label == "size 35808256" and path.read_text() == text
+    assert res.cross_validation[0].label == "n ~ 3.6e+07" and path.read_text() == text
     with pytest.raises(autotune.InputError) as e:
         autotune.learn(str(path), store=store, folds="nodes")
     assert e.value.field == "folds"

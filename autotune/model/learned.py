@@ -13,7 +13,7 @@ import math
 import re
 
 from autotune.arith import ordered_sum
-from autotune.specs.learned import parameter
+from autotune.specs.learned import CLOCK, parameter
 
 IN_CORE_TERMS = ("T_comp", "T_RegL1")
 _TRANSFER = re.compile(r"^T_(L\d+)(L\d+|MEM)$")
@@ -34,14 +34,23 @@ def term_parameter(term: str, kernel: str, bandwidth_kernel: str = "") -> str | 
     return parameter(kernel, f"{name}:{bandwidth_kernel}" if m.group(2) == "MEM" and bandwidth_kernel else name)
 
 
+def term_parameters(term: str, kernel: str, bandwidth_kernel: str = "") -> tuple[str, ...]:
+    """Every parameter that scales the term: its own, and the clock for the terms counted in core
+    cycles (in-core and cache transfers; the memory transfer is bytes over a bandwidth, which the
+    clock converts to cycles and back)."""
+    own = term_parameter(term, kernel, bandwidth_kernel)
+    if own is None:
+        return ()
+    return (own,) if ":" in own or own.endswith("-MEM") else (own, CLOCK)
+
+
 def parameters_of(result: dict, kernel: str) -> set[str]:
     """The parameters that can change this analysis' time (its non-zero terms)."""
     out = set()
     bw = str(result.get("memory_bandwidth_kernel") or "")
     for term, value in (result.get("terms") or {}).items():
-        p = term_parameter(term, kernel, bw)
-        if p is not None and value:
-            out.add(p)
+        if value:
+            out.update(term_parameters(term, kernel, bw))
     return out
 
 
@@ -80,8 +89,9 @@ def adjust(result: dict, kernel: str, factors: dict, numa_cores: int, socket_cor
     scaled, overlapping, serial, t_mem = {}, [], [], 0.0
     bw = str(result.get("memory_bandwidth_kernel") or "")
     for term, value in terms.items():
-        p = term_parameter(term, kernel, bw)
-        v = value * factors.get(p, 1.0) if p is not None else value
+        v = value
+        for p in term_parameters(term, kernel, bw):
+            v = v * factors.get(p, 1.0)
         scaled[term] = v
         (overlapping if term.endswith(OVERLAPPING) else serial).append(v)
         base = term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term
@@ -89,7 +99,7 @@ def adjust(result: dict, kernel: str, factors: dict, numa_cores: int, socket_cor
             t_mem = v            # the last transfer: into main memory (cycles[-1] in kerncraft)
     t_ecm = max(ordered_sum(serial), *overlapping) if overlapping else ordered_sum(serial)
     saturated, curve = scaling(t_ecm, t_mem, numa_cores, socket_cores)
-    core = factors.get(parameter(kernel, "core"), 1.0)
+    core = factors.get(parameter(kernel, "core"), 1.0) * factors.get(CLOCK, 1.0)
     out = dict(result, terms=scaled, cy_per_cl=t_ecm, saturation_cores=saturated,
                t_comp=float(result.get("t_comp") or 0.0) * core)
     if result.get("scaling_cy_per_cl"):

@@ -34,7 +34,8 @@ from autotune.tools.toolchain import package_version
 
 FIT_PHASES = ("RHS", "LC", "APPROX+UPDATE", "COPY")   # COMM is the network model's, not the node's
 # what a cross-validation fold leaves out: one scenario, one size, or one IVP at a time
-FOLDS = {"scenario": lambda key: key, "size": lambda key: key[2], "ivp": lambda key: key[0]}
+# (sizes within a few per cent are one size: heat2d's n is the square just below)
+FOLDS = {"scenario": lambda key: key, "size": lambda key: float(f"{key[2]:.2g}"), "ivp": lambda key: key[0]}
 
 
 @dataclass
@@ -239,7 +240,7 @@ def learn(machine: Machine, store: Store, progress: Callable[[str], None], folds
 def _fold_label(folds: str, fk, groups: list[Group]) -> str:
     if folds == "scenario":
         return describe(fk)
-    return f"{folds} {fk}"
+    return f"n ~ {fk:.2g}" if folds == "size" else f"{folds} {fk}"
 
 
 def _pooled(rows: list[FoldRow]) -> dict:

@@ -9,6 +9,10 @@
   the bandwidth of the benchmark kernel kerncraft matched to the part's streams (each such
   bandwidth is a measurement of its own).
 
+- "clock": the machine file's clock over the clock the cores run at, on every term counted in
+  core cycles (in-core and cache transfers; not the memory transfer, whose cycles are bytes over
+  a bandwidth): one number for what a virtual machine's or a turbo clock hides from the file.
+
 By class, because the classes differ in what kerncraft cannot see: the solver's LC, update and
 copy sweeps are the same code for every IVP, the RHS is the IVP's own.  How the factors are
 applied is model.learned; how they are fitted, model.learnfit.
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 CORE_CLASS = {"LC": "LC", "LCD": "LC", "RHS": "RHS", "RHSALL": "RHS", "RHSLC": "RHS", "RHSLCD": "RHS",
               "RHSAU": "RHS", "APPROX": "APPROX+UPDATE", "UPDATE": "APPROX+UPDATE", "COPY": "COPY",
               "PACK": "COPY"}
+CLOCK = "clock"
 _TERM = re.compile(r"core|L\d+-(L\d+|MEM(:[a-z0-9_]+)?)")
 
 
@@ -45,5 +50,7 @@ def parameter(kernel: str, term: str) -> str:
 
 
 def valid_parameter(name: str) -> bool:
+    if name == CLOCK:
+        return True
     cls, _, term = name.partition("/")
     return cls in set(CORE_CLASS.values()) and _TERM.fullmatch(term) is not None
