@@ -20,6 +20,11 @@ def test_tune_runs_the_preselection_and_compares(replay_store, tmp_path, capsys)
     assert code == 0, err
     res = json.loads(out)
     assert (res["ivp"], res["n"], res["nodes"], res["threads"], res["reps"]) == ("heat2d", 1440000, 2, 1, 2)
+    assert res["model"] == "ecm"        # the reference machine has no learned factors
+    # every stored run says which scenario it measured, method included (calibrate --from-runs reads it)
+    from autotune.storage.store import Store
+    stored = [r for _, _, _, r in Store(replay_store).measured_runs("haswell-ep-e5-2630v3") if r["n"] == 1440000]
+    assert stored and all(r["method"] == "radauIIA7" and r["model"] == "ecm" and r["phases"] for r in stored)
     rows = res["variants"]
     assert len(rows) == 4 and all(r["preselected"] for r in rows)
     for r in rows:

@@ -9,7 +9,6 @@ observations to the pure fit, and predicts every held-out fold again through the
 from __future__ import annotations
 
 import io
-import json
 import statistics
 import time
 from dataclasses import dataclass, replace
@@ -262,13 +261,14 @@ def write_learned(source: Path, target: Path, learned: Learned, res: LearnResult
     with open(source) as f:
         data = yaml.load(f)
     data["cluster"]["learned"] = {
-        "factors": {p: float(f"{v:.6g}") for p, v in sorted(learned.factors.items())},
+        "factors": {p: float(f"{v:.6g}") for p, v in sorted(learned.factors.items()) if abs(v - 1.0) > 1e-4},
         "runs": learned.runs, "scenarios": learned.scenarios, "kerncraft": learned.kerncraft,
         "node_digest": learned.node_digest, "date": learned.date,
         "provenance": (f"fitted by autotune calibrate --from-runs on {learned.date} to {learned.runs} measured runs "
                        f"in {learned.scenarios} scenarios; robust least squares on log phase ratios, shrunk "
                        f"toward the ECM model"),
-        "residual_pct": json.loads(json.dumps({"before": res.residual_before_pct, "after": res.residual_after_pct})),
+        "residual_pct": {k: round(v, 2) for k, v in (("before", res.residual_before_pct),
+                                                      ("after", res.residual_after_pct)) if v is not None},
     }
     buf = io.StringIO()
     yaml.dump(data, buf)
