@@ -66,7 +66,7 @@ class Observation:
 @dataclass
 class Fit:
     factors: dict                             # parameter -> fitted factor
-    observations: dict                        # parameter -> observations that depend on it
+    observations: dict                        # parameter -> observations whose time moves with it
     residual_before_pct: float | None         # median |measured / predicted - 1| over the observations
     residual_after_pct: float | None
     used: int = 0
@@ -147,5 +147,16 @@ def fit(obs: list[Observation], pricer: Pricer, prior_runs: float = PRIOR_RUNS, 
         weights = np.where(z <= 1.0, 1.0, 1.0 / np.maximum(z, 1e-12))
     factors = factors_of(theta)
     after = pricer.predict(obs, factors)
-    return Fit(factors, counts, _median_abs_pct(measured, [before[i] for i in keep]),
+    return Fit(factors, sensitive(obs, pricer, factors, params, after), _median_abs_pct(measured, [before[i] for i in keep]),
                _median_abs_pct(measured, after), len(obs), weights.tolist())
+
+
+def sensitive(obs: list[Observation], pricer: Pricer, factors: dict, params: list[str], at: list[float]) -> dict:
+    """Per parameter: the observations whose predicted time moves with it at these factors (by at
+    least a tenth of a 1 % change of the factor; a term below the maximum of an overlapping
+    combination does not count)."""
+    out = {}
+    for p in params:
+        moved = pricer.predict(obs, dict(factors, **{p: factors.get(p, 1.0) * 1.01}))
+        out[p] = sum(abs(m / a - 1.0) > 1e-3 for m, a in zip(moved, at) if a > 0)
+    return out

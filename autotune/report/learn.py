@@ -37,10 +37,14 @@ def learn_table(res: LearnResult) -> str:
     lines = [f"machine {res.machine}: {res.runs} measured runs in {res.scenarios} scenarios"
              + (f" ({res.skipped} stored runs skipped: IVP, method or variant no longer known)" if res.skipped else ""),
              ""]
-    w = max([len(p.name) for p in res.parameters] + [9])
+    shown = [p for p in res.parameters if p.observations]
+    w = max([len(p.name) for p in shown] + [9])
     lines.append(f"{'parameter':{w}} {'benchmarked':>11} {'fitted':>8} {'observations':>12}")
-    for p in res.parameters:
+    for p in shown:
         lines.append(f"{p.name:{w}} {p.benchmarked:11.3f} {p.fitted:8.3f} {p.observations:>12}")
+    idle = [p.name for p in res.parameters if not p.observations]
+    if idle:
+        lines.append(f"(no measured phase moves with {', '.join(idle)}: they stay at 1)")
     lines.append(f"phase residual (median |measured/predicted - 1|): {_f(res.residual_before_pct, '.1f')} % with ECM "
                  f"alone, {_f(res.residual_after_pct, '.1f')} % fitted")
     lines += ["", f"cross-validation, one {res.folds} left out at a time (step time of runs the fit did not see):"]

@@ -12,7 +12,7 @@ class ParameterRow:
     name: str                 # RHS/core, LC/L2-L3, LC/L3-MEM:copy, ...
     benchmarked: float        # the factor the ECM model alone uses (1)
     fitted: float
-    observations: int         # phase measurements that depend on it
+    observations: int         # phase measurements whose predicted time moves with it (at the fit)
 
 
 @dataclass
