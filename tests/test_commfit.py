@@ -10,9 +10,9 @@ SIZES = [2 ** k for k in range(3, 25)]          # 8 B .. 16 MiB
 
 def synthetic(op, ps, lat, bw, switch=None, noise=0.0, seed=1):
     """Ground truth: two protocols, eager below `switch` bytes, rendezvous above."""
-    from autotune.model.commfit import STRUCTURE
+    from autotune.specs.schemes import OPERATIONS
     rng = np.random.default_rng(seed)
-    L, W = STRUCTURE[op]
+    L, W = OPERATIONS[op].rounds, OPERATIONS[op].volume
     pts = []
     for p in ps:
         for m in SIZES:

@@ -186,3 +186,33 @@ def test_machine_numbers_are_checked_when_the_file_is_loaded(tmp_path, capsys, m
 def test_kerncraft_quantities_are_read(text, kind, value):
     from autotune.specs.units import kerncraft_form, quantity
     assert quantity(text, kind) == pytest.approx(value) and kerncraft_form(text)
+
+
+def test_specs_import_nothing_of_the_layers_above():
+    """specs/ is the bottom layer: data and its validation.  One MPI operation is declared once
+    (its benchmark and its cost form, specs.schemes.OPERATIONS), so the machine file's network
+    section is checked without the model."""
+    import ast
+    from pathlib import Path
+
+    import autotune.specs
+    above = ("autotune.model", "autotune.pipeline", "autotune.tools", "autotune.codegen", "autotune.report",
+             "autotune.results", "autotune.cli", "autotune.storage", "autotune.request", "autotune.api")
+    for f in sorted(Path(autotune.specs.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                assert not name.startswith(above), f"{f.name} imports {name}"
+
+
+def test_every_operation_has_a_benchmark_and_a_cost_form():
+    from autotune.specs.schemes import OPERATIONS
+    assert set(OPERATIONS) == {"allgather", "neighbour", "pairwise"}
+    for op in OPERATIONS.values():
+        assert op.benchmark.startswith("benchmarks_mpi.")
+        assert op.rounds(1) == 0 and op.volume(1) == 0      # one rank: nothing sent
+        assert op.rounds(8) >= 1 and op.volume(8) >= 1
+    assert [OPERATIONS["allgather"].rounds(p) for p in (2, 3, 8)] == [1, 2, 3]
+    assert [OPERATIONS["allgather"].volume(p) for p in (2, 8)] == [1, 7]
+    assert [OPERATIONS["neighbour"].volume(p) for p in (1, 2, 4)] == [0, 1, 2]

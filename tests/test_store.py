@@ -284,3 +284,21 @@ def test_eight_concurrent_writer_processes_lose_nothing(memory_dir, mode, busy_s
 def test_nfs_server_pseudo_fs_is_local_and_nfs_clients_are_network():
     from autotune.storage.filesystems import classify
     assert classify("nfsd") == "local" and classify("nfs4") == "network" and classify("nfs") == "network"
+
+
+def test_a_machine_file_edited_in_place_keeps_every_number_it_did_not_touch():
+    """ruamel alone writes 7.00683833402276e-11 back as ...275e-11: an edit of one section
+    (calibrate --from-runs) would change the predictions that use another."""
+    from autotune.specs.loading import parse_yaml
+    from autotune.storage.yamlfile import dump_text, round_trip_yaml
+    text = ("# comment kept\ncluster:\n  network:\n    per_byte_s: 7.00683833402276e-11\n    b: 7.730978613986903e-11\n"
+            "    c: 5e-07\n    d: 2.0\n    e: .inf\n  barrier: {x: 1.2345678901234567}\n")
+    yaml = round_trip_yaml()
+    data = yaml.load(text)
+    data["cluster"]["learned"] = {"factors": {"clock": 0.871234}}
+    out = dump_text(yaml, data)
+    assert out.startswith("# comment kept\n")
+    before, after = parse_yaml(text, "a"), parse_yaml(out, "b")
+    assert after["cluster"]["network"] == before["cluster"]["network"]
+    assert after["cluster"]["barrier"] == before["cluster"]["barrier"]
+    assert after["cluster"]["learned"] == {"factors": {"clock": 0.871234}}

@@ -10,18 +10,18 @@ import math
 from typing import Callable
 
 from autotune.arith import ordered_sum
-from autotune.model.commmodel import STRUCTURE, OpFit, Segment
-from autotune.specs.schemes import DOUBLE, SCHEMES, PhaseContext
+from autotune.model.commmodel import OpFit, Segment
+from autotune.specs.schemes import DOUBLE, OPERATIONS, SCHEMES, PhaseContext
 
 
 def datasheet_op_seconds(op: str, nbytes: float, p: int, latency: float, bandwidth: float) -> float:
     """Latency/bandwidth (Hockney) cost of one operation with one rank per node: the fitted
-    model's form (commmodel.STRUCTURE) with one segment, a = latency and b = 1/bandwidth.
+    model's form (the operation's rounds and volume) with one segment, a = latency and b = 1/bandwidth.
 
     allgather: ceil(log2 p) rounds, p-1 blocks through each link; neighbour: both
     neighbours at once, two messages share the link; pairwise: one exchange.
     """
-    if op not in STRUCTURE:
+    if op not in OPERATIONS:
         raise ValueError(f"unknown operation {op!r}")
     return _sheet_fit(op, latency, bandwidth).predict(nbytes, p)
 
@@ -34,7 +34,7 @@ def network_model(network: dict) -> Callable[[str, float, int], float]:
     """op_seconds(op, bytes, p) of a machine's network section: fitted operations use their
     fits, the others the data-sheet latency and bandwidth."""
     fits = {op: OpFit.from_dict(op, d) for op, d in (network.get("fits") or {}).items()}
-    sheet = {op: _sheet_fit(op, network["latency_s"], network["bandwidth_Bps"]) for op in STRUCTURE if op not in fits}
+    sheet = {op: _sheet_fit(op, network["latency_s"], network["bandwidth_Bps"]) for op in OPERATIONS if op not in fits}
     models = {**sheet, **fits}
 
     def op_seconds(op: str, nbytes: float, p: int) -> float:

@@ -23,10 +23,11 @@ import numpy as np
 from scipy.optimize import nnls
 
 from autotune.arith import ordered_sum
-from autotune.model.commmodel import STRUCTURE, OpFit, Segment
+from autotune.model.commmodel import OpFit, Segment
+from autotune.specs.schemes import OPERATIONS
 
 def _design(op: str, points: list[tuple[int, float, float]]):
-    lat, vol = STRUCTURE[op]
+    lat, vol = OPERATIONS[op].rounds, OPERATIONS[op].volume
     X = np.array([[lat(p), vol(p) * m] for p, m, _ in points], dtype=float)
     y = np.array([t for _, _, t in points], dtype=float)
     return X, y

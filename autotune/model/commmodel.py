@@ -2,18 +2,14 @@
 
 The fitting itself (numpy/scipy) lives in commfit.py; `rank` only evaluates.
     t(m, p) = a_k * L(p) + b_k * W(p) * m   for m in size segment k
+with L (latency rounds) and W (link volume) declared with the operation (specs.schemes.OPERATIONS).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-STRUCTURE = {
-    "allgather": (lambda p: math.ceil(math.log2(p)) if p > 1 else 0, lambda p: p - 1),
-    "neighbour": (lambda p: 1 if p > 1 else 0, lambda p: 0 if p < 2 else (1 if p == 2 else 2)),
-    "pairwise": (lambda p: 1 if p > 1 else 0, lambda p: 1 if p > 1 else 0),
-}
-
+from autotune.specs.schemes import OPERATIONS
 
 @dataclass(frozen=True)
 class Segment:
@@ -47,7 +43,8 @@ class OpFit:
     def predict(self, nbytes: float, p: int) -> float:
         if p <= 1 or nbytes <= 0:
             return 0.0
-        lat, vol = STRUCTURE[self.op]
+        op = OPERATIONS[self.op]
+        lat, vol = op.rounds, op.volume
         segments = self.segments
         for q, segs in self.per_p:
             if q == p:

@@ -158,5 +158,5 @@ def sensitive(obs: list[Observation], pricer: Pricer, factors: dict, params: lis
     out = {}
     for p in params:
         moved = pricer.predict(obs, dict(factors, **{p: factors.get(p, 1.0) * 1.01}))
-        out[p] = sum(abs(m / a - 1.0) > 1e-3 for m, a in zip(moved, at) if a > 0)
+        out[p] = len([m for m, a in zip(moved, at) if a > 0 and abs(m / a - 1.0) > 1e-3])
     return out

@@ -8,7 +8,6 @@ model into the machine file.
 """
 from __future__ import annotations
 
-import io
 import json
 import re
 import subprocess
@@ -125,10 +124,9 @@ def fit_all(raw: dict[str, list[dict]]) -> dict:
 
 def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
     """Update the cluster section of a machine file (comments and the rest kept as they are)."""
-    import ruamel.yaml
+    from autotune.storage.yamlfile import dump_text, round_trip_yaml
 
-    yaml = ruamel.yaml.YAML()
-    yaml.width = 100
+    yaml = round_trip_yaml()
     with open(source) as f:
         data = yaml.load(f)
     when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
@@ -147,9 +145,7 @@ def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
         bar["provenance"] = f"fitted by autotune calibrate on {when} for {','.join(map(str, plan.threads))} threads"
         bar["per_doubling_s"] = float(result["barrier"]["per_doubling_s"])
         bar["error_pct"] = result["barrier"]["error_pct"]
-    buf = io.StringIO()
-    yaml.dump(data, buf)
-    replace_file(target, buf.getvalue())
+    replace_file(target, dump_text(yaml, data))
 
 
 def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], None],

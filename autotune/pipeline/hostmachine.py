@@ -22,14 +22,11 @@ CC = "gcc"
 
 
 def _dump(data: dict) -> str:
-    import ruamel.yaml
+    from autotune.storage.yamlfile import dump_text, round_trip_yaml
 
-    yaml = ruamel.yaml.YAML()
-    yaml.width = 100
+    yaml = round_trip_yaml()
     yaml.default_flow_style = False
-    buf = io.StringIO()
-    yaml.dump(data, buf)
-    return buf.getvalue()
+    return dump_text(yaml, data)
 
 
 def replace_file(target: Path, text: str) -> None:
@@ -151,8 +148,9 @@ def import_kerncraft(source: Path, target: Path, name: str, nodes: int) -> HostM
 
     _check_nodes(nodes)
     t0 = time.perf_counter()
-    yaml = ruamel.yaml.YAML()
-    yaml.width = 100
+    from autotune.storage.yamlfile import round_trip_yaml
+
+    yaml = round_trip_yaml()
     try:
         with open(source) as f:
             data = yaml.load(f)

@@ -8,7 +8,6 @@ observations to the pure fit, and predicts every held-out fold again through the
 """
 from __future__ import annotations
 
-import io
 import statistics
 import time
 from dataclasses import dataclass, replace
@@ -253,11 +252,9 @@ def _pooled(rows: list[FoldRow]) -> dict:
 
 def write_learned(source: Path, target: Path, learned: Learned, res: LearnResult) -> None:
     """cluster.learned of a machine file (comments and the rest kept as they are)."""
-    import ruamel.yaml
-
     from autotune.pipeline.hostmachine import replace_file
-    yaml = ruamel.yaml.YAML()
-    yaml.width = 100
+    from autotune.storage.yamlfile import dump_text, round_trip_yaml
+    yaml = round_trip_yaml()
     with open(source) as f:
         data = yaml.load(f)
     data["cluster"]["learned"] = {
@@ -270,6 +267,4 @@ def write_learned(source: Path, target: Path, learned: Learned, res: LearnResult
         "residual_pct": {k: round(v, 2) for k, v in (("before", res.residual_before_pct),
                                                       ("after", res.residual_after_pct)) if v is not None},
     }
-    buf = io.StringIO()
-    yaml.dump(data, buf)
-    replace_file(target, buf.getvalue())
+    replace_file(target, dump_text(yaml, data))

@@ -18,9 +18,14 @@ DOUBLE = 8
 
 @dataclass(frozen=True)
 class Operation:
+    """One MPI operation, declared once: what it is, the micro-benchmark that measures it, and the
+    form of its cost, t(m, p) = a * rounds(p) + b * volume(p) * m (a: seconds per latency round,
+    b: seconds per byte through one link; model.commmodel fits and evaluates a and b)."""
     name: str
     description: str
-    benchmark: str      # module of benchmarks_mpi that measures it (python -m <module>)
+    benchmark: str                      # module of benchmarks_mpi that measures it (python -m <module>)
+    rounds: Callable[[int], float]      # latency rounds on p ranks
+    volume: Callable[[int], float]      # messages of m bytes through the busiest link on p ranks
 
 
 OPERATIONS: dict[str, Operation] = {}
@@ -33,9 +38,14 @@ def register_operation(op: Operation) -> Operation:
     return op
 
 
-register_operation(Operation("allgather", "MPI_Allgather of one block per rank", "benchmarks_mpi.allgather"))
-register_operation(Operation("neighbour", "Isend/Irecv with the ranks p-1 and p+1", "benchmarks_mpi.neighbour"))
-register_operation(Operation("pairwise", "one Isend/Irecv exchange between two ranks", "benchmarks_mpi.sparse"))
+# allgather: ceil(log2 p) rounds, p-1 blocks through each link; neighbour: both neighbours at once,
+# two messages share the link; pairwise: one exchange
+register_operation(Operation("allgather", "MPI_Allgather of one block per rank", "benchmarks_mpi.allgather",
+                             lambda p: math.ceil(math.log2(p)) if p > 1 else 0, lambda p: p - 1))
+register_operation(Operation("neighbour", "Isend/Irecv with the ranks p-1 and p+1", "benchmarks_mpi.neighbour",
+                             lambda p: 1 if p > 1 else 0, lambda p: 0 if p < 2 else (1 if p == 2 else 2)))
+register_operation(Operation("pairwise", "one Isend/Irecv exchange between two ranks", "benchmarks_mpi.sparse",
+                             lambda p: 1 if p > 1 else 0, lambda p: 1 if p > 1 else 0))
 
 
 @dataclass(frozen=True)
