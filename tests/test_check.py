@@ -9,7 +9,7 @@ import autotune
 from autotune.model.check import HELD_MARGIN_PCT, check_sample, draw_sample
 from autotune.model.ranking import Rule
 from autotune.request.selection import Sample, sample_of
-from autotune.report.registry import render
+from autotune.report.render import render
 from autotune.results.tune import TuneCheck, TuneResult, TuneRow, TuneSummary
 
 from .conftest import run_cli

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from autotune.errors import InputError
 from autotune.pipeline import entry
-from autotune.report.registry import plot, render
+from autotune.report.render import plot, render
 from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
 from autotune.storage.paths import check_output_path

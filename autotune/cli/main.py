@@ -64,7 +64,7 @@ def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from autotune.report.registry import formats
+    from autotune.report.render import formats
     from autotune.results.calibrate import CalibrateResult
     from autotune.results.plan import PlanResult
     from autotune.results.rank import ExplainResult, RankResult

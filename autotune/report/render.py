@@ -1,0 +1,46 @@
+"""What a front end asks of the renderers: `render(result, fmt)`, the `formats` a result type
+offers (they drive the command line's --format choices) and its `plot`.  The renderer modules
+are found by name and imported on first use (the figures, which need matplotlib, only when a
+figure is asked for)."""
+from __future__ import annotations
+
+import importlib
+
+from autotune.report.registry import RENDERERS
+
+MODULES = ("rank", "sweep", "scale", "tune", "calibrate", "learn")
+FIGURES = "plots"
+_loaded = False
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for name in MODULES:
+            importlib.import_module(f"autotune.report.{name}")
+
+
+def formats(result_type: type) -> list[str]:
+    _load()
+    return [fmt for (t, fmt) in RENDERERS if t is result_type and fmt != "plot"]
+
+
+def render(result, fmt: str) -> str:
+    """The result as text in format fmt (table, csv, json, ...)."""
+    _load()
+    fn = RENDERERS.get((type(result), fmt))
+    if fn is None:
+        raise ValueError(f"no {fmt} rendering of {type(result).__name__} (have: "
+                         f"{', '.join(formats(type(result)))})")
+    return fn(result)
+
+
+def plot(result, path) -> None:
+    """Write the figure of a result (InputError for a path or extension the writer refuses)."""
+    _load()
+    importlib.import_module(f"autotune.report.{FIGURES}")
+    fn = RENDERERS.get((type(result), "plot"))
+    if fn is None:
+        raise ValueError(f"no figure of {type(result).__name__}")
+    fn(result, path)
