@@ -22,7 +22,6 @@ import argparse
 import json
 import math
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -103,10 +102,9 @@ def report_one(run: dict, machine: str, store) -> dict:
         rows.append({"name": m["name"], "predicted_s": vr.prediction.total_s, "measured_s": m["measured_s"],
                      "phases": phases})
     summary = compare(rows)
-    devs = [abs(r["deviation_pct"]) for r in rows if r["deviation_pct"] is not None]
     return {"ivp": run["ivp"], "config": f"{run['nodes']}x{run['threads']}", "n": run["n"],
             "variants": len(rows), "spearman": summary["spearman"], "kendall": summary["kendall"],
-            "top1_loss_pct": summary["top1_loss_pct"], "median_abs_dev_pct": statistics.median(devs) if devs else None,
+            "top1_loss_pct": summary["top1_loss_pct"], "median_abs_dev_pct": summary.get("median_abs_deviation_pct"),
             "bound_s": ranked.bound_s, "best_measured_s": min((r["measured_s"] for r in rows), default=None),
             "phase_ratio": {ph: v["median"] for ph, v in summary["phase_ratio"].items()}}
 
@@ -153,10 +151,9 @@ def learned_cells(runs: list[dict], machine_name: str, store_path, learn: str) -
 def _cell(key: tuple, rows: list[dict], learned) -> dict:
     from autotune.model.compare import compare
     summary = compare(rows)
-    devs = [abs(r["deviation_pct"]) for r in rows if r["deviation_pct"] is not None]
     return {"ivp": key[0], "config": f"{key[3]}x{key[4]}", "n": key[2], "variants": len(rows),
             "spearman": summary["spearman"], "kendall": summary["kendall"], "top1_loss_pct": summary["top1_loss_pct"],
-            "median_abs_dev_pct": statistics.median(devs) if devs else None, "phase_ratio": {},
+            "median_abs_dev_pct": summary.get("median_abs_deviation_pct"), "phase_ratio": {},
             "factors": dict(sorted(learned.factors.items())) if learned else {}}
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from autotune.model.ecm import as_sigma
 from autotune.model.learned import adjust, parameters_of
@@ -69,8 +69,6 @@ class Fit:
     observations: dict                        # parameter -> observations whose time moves with it
     residual_before_pct: float | None         # median |measured / predicted - 1| over the observations
     residual_after_pct: float | None
-    used: int = 0
-    weights: list = field(default_factory=list)
 
 
 class Pricer:
@@ -113,17 +111,13 @@ def fit(obs: list[Observation], pricer: Pricer, prior_runs: float = PRIOR_RUNS, 
     from scipy.optimize import least_squares
 
     obs = [o for o in obs if o.measured_s > 0 and o.work]
-    counts: dict[str, int] = {}
-    for o in obs:
-        for p in {p for k, _ in o.work for p in pricer.params[k]}:
-            counts[p] = counts.get(p, 0) + 1
-    params = sorted(counts)
+    params = sorted({p for o in obs for k, _ in o.work for p in pricer.params[k]})
     measured = [o.measured_s for o in obs]
     before = pricer.predict(obs, {})
     keep = [i for i, b in enumerate(before) if b > 0 and math.isfinite(b)]
     obs, measured = [obs[i] for i in keep], [measured[i] for i in keep]
     if not obs or not params:
-        return Fit({}, counts, _median_abs_pct(measured, [before[i] for i in keep]), None, len(obs))
+        return Fit({}, {}, _median_abs_pct(measured, [before[i] for i in keep]), None)
     y = np.log(measured)
 
     def factors_of(theta) -> dict:
@@ -147,8 +141,8 @@ def fit(obs: list[Observation], pricer: Pricer, prior_runs: float = PRIOR_RUNS, 
         weights = np.where(z <= 1.0, 1.0, 1.0 / np.maximum(z, 1e-12))
     factors = factors_of(theta)
     after = pricer.predict(obs, factors)
-    return Fit(factors, sensitive(obs, pricer, factors, params, after), _median_abs_pct(measured, [before[i] for i in keep]),
-               _median_abs_pct(measured, after), len(obs), weights.tolist())
+    return Fit(factors, sensitive(obs, pricer, factors, params, after),
+               _median_abs_pct(measured, [before[i] for i in keep]), _median_abs_pct(measured, after))
 
 
 def sensitive(obs: list[Observation], pricer: Pricer, factors: dict, params: list[str], at: list[float]) -> dict:

@@ -59,7 +59,7 @@ def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progre
     res = ranked.explain(v.name)
     if sc.machine.learned:      # each part's time by the ECM model alone beside it
         alone = replace(sc, machine=replace(sc.machine, learned=None))
-        res.ecm = rank_scenario(alone, variants, rule, store, excluded, progress, jobs)
+        res.ecm = rank_scenario(alone, [v], rule, store, excluded, progress, jobs)
     if res.predicted_s is None:
         failed = {part: ranked.failures[part] for part in res.result.failed_parts if part in ranked.failures}
         raise ToolError(f"kerncraft: {v.name} cannot be predicted{failure_cause(failed)}")

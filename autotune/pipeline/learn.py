@@ -172,8 +172,7 @@ def predict_with(group: Group, learned: Learned | None, store: Store) -> dict:
 def _summary(rows: list[dict]) -> tuple:
     """(median |deviation| %, Spearman, top-1 loss %) of {name, predicted_s, measured_s} rows."""
     s = compare(rows)
-    devs = [abs(r["deviation_pct"]) for r in rows if r.get("deviation_pct") is not None]
-    return (statistics.median(devs) if devs else None), s["spearman"], s["top1_loss_pct"]
+    return s.get("median_abs_deviation_pct"), s["spearman"], s["top1_loss_pct"]
 
 
 def _fold_row(label: str, groups: list[Group], learned: Learned | None, store: Store, fitted_on: int) -> FoldRow:
