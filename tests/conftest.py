@@ -129,3 +129,16 @@ def cold_heat2d(session_store):
                      "--store", str(session_store)])
     assert code == 0, err.getvalue()
     return json.loads(out.getvalue()), err.getvalue()
+
+
+def pool_size(ivp: str = "heat2d") -> int:
+    """How many variants an IVP has: every combination of the registry's values (comm: those the
+    IVP allows) that breaks no rule.  Tests take the count from here, never as a literal."""
+    from itertools import product
+
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.variants import DIMENSIONS, broken_rule
+    allowed = load_ivp(ivp).comm
+    keys = list(DIMENSIONS)
+    values = [[v for v in DIMENSIONS[k].values if k != "comm" or v in allowed] for k in keys]
+    return sum(1 for combo in product(*values) if broken_rule(dict(zip(keys, combo))) is None)

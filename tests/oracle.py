@@ -1,5 +1,5 @@
 """The model written out plainly, one scenario at a time, as METHOD.md states it: what the tests
-check the production model (model.pricing over numbers and arrays, model.reuse, model.regime)
+check the production model (model.steptime over numbers and arrays, model.reuse, model.regime)
 against.  Not used by the package.  Sums run left to right (autotune.arith.ordered_sum), the
 order the model promises, so an oracle's bits are the same on every Python.
 """

@@ -9,7 +9,7 @@ import autotune
 from autotune.results.rank import COLUMNS, RankResult
 from autotune.results.sweep import FIELDS, SweepResult
 
-from .conftest import run_cli
+from .conftest import pool_size, run_cli
 
 
 def test_rank_is_the_cli_json_as_a_typed_result(replay_store, capsys):
@@ -23,7 +23,7 @@ def test_rank_is_the_cli_json_as_a_typed_result(replay_store, capsys):
     assert r.best.name == r.ordered[0].variant.name and r.best.predicted_s == min(
         v.predicted_s for v in r.ordered)
     df = r.to_frame()
-    assert isinstance(df, pd.DataFrame) and list(df.columns) == COLUMNS and len(df) == 396
+    assert isinstance(df, pd.DataFrame) and list(df.columns) == COLUMNS and len(df) == pool_size()
     assert list(df["name"]) == [v["name"] for v in json.loads(cli)["variants"]]
     assert df["predicted_s"].is_monotonic_increasing and df["preselected"].dtype == bool
 
@@ -32,7 +32,7 @@ def test_sweep_scale_and_explain(replay_store):
     s = autotune.sweep(["heat2d", "inverterchain"], n="3e7:3.6e7:3log", nodes=[4, 8], store=replay_store)
     assert isinstance(s, SweepResult)
     df = s.to_frame()
-    assert list(df.columns) == list(FIELDS) and len(df) == 2 * 3 * 2 * 396
+    assert list(df.columns) == list(FIELDS) and len(df) == 2 * 3 * 2 * pool_size()
     assert set(df.groupby(["ivp", "n", "nodes"])["rank"].min()) == {1}
     top = autotune.sweep(["heat2d", "inverterchain"], n="3e7:3.6e7:3log", nodes=[4, 8], top=5, selected_only=True,
                          store=replay_store).to_frame()

@@ -7,7 +7,7 @@ import pytest
 
 import autotune
 from autotune.model.check import HELD_MARGIN_PCT, check_sample, draw_sample
-from autotune.model.ranking import Rule
+from autotune.model.preselect import Rule
 from autotune.request.selection import Sample, sample_of
 from autotune.report.render import render
 from autotune.results.tune import TuneCheck, TuneResult, TuneRow, TuneSummary

@@ -5,12 +5,14 @@ import json
 
 import pytest
 
-from autotune.codegen.parts import FUSED_GROUPS, copy_part, fused_parts, method_parts, rhs_parts
+from autotune.codegen.parts import copy_part, fused_parts, rhs_parts
 from autotune.specs.ivp import load_ivp
 from autotune.specs.method import load_method
+from autotune.specs.step import FUSED_GROUPS
 from autotune.specs.variants import lc_values
 
-from .conftest import run_cli
+from .conftest import pool_size, run_cli
+from .forms import parts
 
 pytestmark = pytest.mark.kerncraft
 
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.kerncraft
 def _distinct_parts(ivp_name):
     m = load_method("radauIIA7")
     names = {p.name for o in lc_values() for au in ("split", "fused") for pred in ("copy", "direct")
-             for p in method_parts(m, o, au, pred)}
+             for p in parts(m, o, au, pred)}
     # the predictor's copy has the code of the pack: one analysis serves both
     # the RHS of one argument vector, and of all s in one sweep (rhs=onepass)
     # and the fused sweeps (fuse=rhs-lc)
@@ -37,7 +39,7 @@ def test_cold_rank_runs_each_part_once_and_follows_the_json_contract(cold_heat2d
     assert (d["ivp"], d["method"], d["machine"]) == ("heat2d", "radauIIA7", "haswell-ep-e5-2630v3")
     assert (d["n"], d["nodes"], d["threads"]) == (35808256, 8, 8)
     vs = d["variants"]
-    assert len(vs) == 396 and [v["rank"] for v in vs] == list(range(1, 397))
+    assert len(vs) == pool_size() and [v["rank"] for v in vs] == list(range(1, pool_size() + 1))
     times = [v["predicted_s"] for v in vs]
     assert times == sorted(times) and all(t > 0 for t in times)
     for v in vs:
@@ -95,11 +97,11 @@ def test_table_csv_and_explain(cold_heat2d, session_store, capsys):
     code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--format", "csv",
                            "--store", session_store)
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert len(rows) == 396 and rows[0]["rank"] == "1" and float(rows[0]["predicted_s"]) > 0
+    assert len(rows) == pool_size() and rows[0]["rank"] == "1" and float(rows[0]["predicted_s"]) > 0
     best = cold_heat2d[0]["variants"][0]["name"]
     code, out, _ = run_cli(capsys, "explain", "--ivp", "heat2d", "--nodes", "8", "--variant", best,
                            "--store", session_store)
-    assert code == 0 and "rank 1 of 396" in out and "rhslc.heat2d.interior" in out and "barriers: 21" in out
+    assert code == 0 and f"rank 1 of {pool_size()}" in out and "rhslc.heat2d.interior" in out and "barriers: 21" in out
     code, out, _ = run_cli(capsys, "explain", "--ivp", "heat2d", "--nodes", "8", "--variant", best,
                            "--format", "json", "--store", session_store)
     d = json.loads(out)

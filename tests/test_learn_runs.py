@@ -29,7 +29,7 @@ def measured(own_replay_store, tmp_path):
     truth = replace(load_machine(str(path)), learned=Learned(TRUTH, 1, 1, package_version("kerncraft"), "x"))
     store = Store(own_replay_store)
     from autotune.pipeline.predict import rank_scenario
-    from autotune.model.ranking import Rule
+    from autotune.model.preselect import Rule
     from autotune.specs.ivp import load_ivp
     from autotune.specs.method import load_method
     from autotune.specs.scenario import Scenario, applicable_variants

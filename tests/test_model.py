@@ -5,23 +5,24 @@ import pytest
 from autotune.model.comm import PhaseContext, SCHEMES, barrier_seconds, datasheet_op_seconds, phase_seconds
 from autotune.model.ecm import KernelTerm, as_sigma, regime_cost
 from autotune.model.ops import SCALAR
-from autotune.model.pricing import form_times, regime_rate, regime_seconds, variant_times
-from autotune.model.ranking import Rule, preselect, rank
-from autotune.model.schedule import step_counts, step_events
+from autotune.model.steptime import form_times, regime_rate, regime_seconds, variant_times
+from autotune.model.preselect import Rule, preselect, rank
 from autotune.specs.method import build, load_method
+
+from .forms import form
 
 
 def test_step_counts_are_derived_from_the_method():
-    c = step_counts(load_method("radauIIA7"))            # s = 4, m = 6
+    c = form(load_method("radauIIA7")).counts            # s = 4, m = 6
     assert c.comm_phases == 1 + 6 * 4 == 25
     assert c.executions == {"RHS": 25, "COPY": 3, "LC": 6, "APPROX": 1, "UPDATE": 1}
     assert c.barriers == 3 * 6 + 4
-    c3 = step_counts(build("radauIIA", 3))               # s = 3, m = 4
+    c3 = form(build("radauIIA", 3)).counts               # s = 3, m = 4
     assert (c3.comm_phases, c3.executions["LC"], c3.executions["COPY"], c3.barriers) == (13, 4, 2, 16)
-    assert "COPY" not in step_counts(build("radauIIA", 1)).executions   # one stage: nothing to copy
-    assert step_events(build("gauss", 2))[0].kind == "comm"
+    assert "COPY" not in form(build("radauIIA", 1)).counts.executions   # one stage: nothing to copy
+    assert form(build("gauss", 2)).events()[0].kind == "comm"
     # rhs=onepass: the predictor's RHS of one vector, then one sweep over all s per iteration
-    one = step_counts(load_method("radauIIA7"), rhs="onepass")
+    one = form(load_method("radauIIA7"), rhs="onepass").counts
     assert one.executions == {"RHS": 1, "RHSALL": 6, "COPY": 3, "LC": 6, "APPROX": 1, "UPDATE": 1}
     assert (one.comm_phases, one.barriers) == (c.comm_phases, c.barriers)
 

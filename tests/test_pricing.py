@@ -11,14 +11,14 @@ import pytest
 
 import autotune.model
 from autotune.arith import ordered_sum
-from autotune.codegen.parts import method_parts, rhs_parts
+from autotune.codegen.parts import rhs_parts
 from autotune.model.batch import NUMPY, rank_table
 from autotune.model.ecm import KernelTerm, mixed_cost, regime_cost
-from autotune.model.pricing import FormTimes, form_times, per_execution, regime_rate, variant_times
+from autotune.model.steptime import FormTimes, form_times, per_execution, regime_rate, variant_times
 from autotune.model.ops import SCALAR
-from autotune.model.ranking import Rule, preselect, rank
+from autotune.model.preselect import Rule, preselect, rank
 from autotune.model.regime import code_regime, node_levels, regime_codes, regime_in
-from autotune.model.reuse import Sweep, level_reach, level_shares_of, reuse_distances, step_sweeps
+from autotune.model.reuse import level_reach, level_shares_of, reuse_distances
 from autotune.pipeline.predict import rank_many, rank_scenario
 from autotune.pipeline.sweep import scenarios
 from autotune.request.scenario import ScenarioRequest
@@ -26,10 +26,13 @@ from autotune.results.sweep import SweepResult
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
+from autotune.specs.step import Sweep
 from autotune.specs.variants import enumerate_variants
 from autotune.storage.store import Store
 
 from . import oracle
+from .forms import form
+from .forms import parts as method_parts
 
 RADAU = load_method("radauIIA7")
 
@@ -52,17 +55,17 @@ def distances_by_definition(sweeps):
 def test_reuse_distances_follow_the_definition():
     forms = sorted({(v.lc, v.au, v.pred, v.buf, v.rhs, v.fuse) for v in enumerate_variants(("neighbour",))})
     for lc, au, pred, buf, rhs, fuse in forms:
-        sweeps = step_sweeps(RADAU, tuple(method_parts(RADAU, lc, au, pred, buf, fuse)), pred, au, buf, rhs, fuse)
+        sweeps = form(RADAU, lc, au, pred, buf, rhs, fuse).sweeps()
         assert reuse_distances(sweeps) == distances_by_definition(sweeps)
     rng = random.Random(7)
     for _ in range(500):
-        sweeps = [Sweep("X", str(i), tuple(rng.choices("abcdefg", k=rng.randint(1, 4))))
+        sweeps = [Sweep("X", str(i), tuple(dict.fromkeys(rng.choices("abcdefg", k=rng.randint(1, 4)))))
                   for i in range(rng.randint(1, 8))]
         assert reuse_distances(sweeps) == distances_by_definition(sweeps)
 
 
 def test_pricing_is_the_model_arithmetic():
-    """model.pricing (numbers and arrays) and the breakdown of model.ecm against the oracle's eqs
+    """model.steptime (numbers and arrays) and the breakdown of model.ecm against the oracle's eqs
     8-11, one scenario at a time: the same bits."""
     rng = random.Random(5)
     clock, threads, ranks = 2.4e9, 8, 1
@@ -144,7 +147,7 @@ def test_level_shares_of_numbers_and_arrays_follow_the_definition(machine, cores
 
 def test_regime_codes_of_numbers_and_arrays_are_the_regime():
     machine = load_machine("haswell-ep-e5-2630v3")
-    parts = [p for p in method_parts(RADAU, "ilj", "split", "copy")] + method_parts(RADAU, "jli", "fused", "direct")
+    parts = method_parts(RADAU, "ilj", "split", "copy") + method_parts(RADAU, "jli", "fused", "direct")
     parts += rhs_parts(load_ivp("heat2d")) + rhs_parts(load_ivp("wave1d"), RADAU.stages)
     ms = [int(10 ** e) for e in np.linspace(1, 8, 120)]
     halos = [max(1, int(math.sqrt(m))) for m in ms]

@@ -1,12 +1,14 @@
 """Where a part's data comes from (model.reuse): distances over the step, level shares, reach."""
 import pytest
 
-from autotune.codegen.parts import method_parts
 from autotune.model.ops import SCALAR
-from autotune.model.reuse import (Sweep, level_reach, level_shares_of, part_distances, reuse_distances, step_sweeps,
-                                  touched_rows)
+from autotune.model.reuse import level_reach, level_shares_of, part_distances, reuse_distances
+from autotune.specs import methodparts as mp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
+from autotune.specs.step import Sweep
+
+from .forms import form
 
 RADAU = load_method("radauIIA7")   # s = 4, m = 6
 
@@ -43,8 +45,7 @@ def test_level_shares_by_hand():
 
 def test_shares_move_gradually_from_cache_to_memory():
     reach = level_reach(load_machine("zen4-epyc-vm-2core"), 2)
-    dist = part_distances(step_sweeps(RADAU, tuple(method_parts(RADAU, "jli", "split", "copy")), "copy",
-                                      "split", "pack", "stages"))["lc.acc.jli"]
+    dist = part_distances(form(RADAU, "jli").sweeps())["lc.acc.jli"]
     mem = [level_shares(dist, 8.0 * n, reach)[-1] for n in range(100_000, 2_000_001, 50_000)]
     assert mem[0] == 0.0 and mem[-1] == 1.0
     assert all(b >= a for a, b in zip(mem, mem[1:]))                     # more memory as n grows
@@ -59,22 +60,21 @@ def test_reach_of_victim_and_inclusive_caches():
 
 
 def test_rows_a_part_touches():
-    first, acc, fin = method_parts(RADAU, "jli", "split", "copy")[:3]
-    assert touched_rows(first) == {"Y": (0, 1, 2, 3), "F": (0,)}
-    assert touched_rows(acc) == {"Y": (0, 1, 2, 3), "F": (1, 2, 3)}
-    assert touched_rows(fin) == {"Y": (0, 1, 2, 3), "y": (0,)}
+    first, acc, fin = mp.lc_specs(RADAU.stages, "jli")
+    assert first.rows() == {"Y": (0, 1, 2, 3), "F": (0,)}
+    assert acc.rows() == {"Y": (0, 1, 2, 3), "F": (1, 2, 3)}
+    assert fin.rows() == {"Y": (0, 1, 2, 3), "y": (0,)}
 
 
 def test_step_sweeps_of_a_paper_form_and_of_all_fast_forms():
-    paper = step_sweeps(RADAU, tuple(method_parts(RADAU, "jli", "split", "copy")), "copy", "split", "pack", "stages")
+    paper = form(RADAU, "jli").sweeps()
     # predictor: pack y, f(y), 3 copies; 6 x (3 LC parts, 4 packs, 4 RHS); APPROX (2 parts), UPDATE
     assert len(paper) == 1 + 1 + 3 + 6 * 11 + 3
-    assert paper[1] == Sweep("RHS", None, ("By", "F1"))
-    assert paper[5].vectors == ("Y1", "Y2", "Y3", "Y4", "F1")                 # lc.first
+    assert paper[1] == Sweep("RHS", None, ("By",), ("F1",))
+    assert (paper[5].reads, paper[5].writes) == (("F1",), ("Y1", "Y2", "Y3", "Y4"))    # lc.first
     assert [s.vectors for s in paper[8:10]] == [("Y1", "B1"), ("Y2", "B2")]  # packs after LC
-    fast = step_sweeps(RADAU, tuple(method_parts(RADAU, "jl-onepass", "fused", "direct", "ghost")), "direct",
-                       "fused", "ghost", "onepass")
+    fast = form(RADAU, "jl-onepass", "fused", "direct", "ghost", "onepass").sweeps()
     # f(y) in place; LC from F_1 and one RHS sweep; 5 x (LC, RHS sweep); fused APPROX/UPDATE
     assert [s.part or s.group for s in fast] == (["RHS", "lc.direct.jl", "RHSALL"] + ["lc.onepass.jl", "RHSALL"] * 5
                                                  + ["approx_update.fused"])
-    assert fast[2].vectors == ("Y1", "Y2", "Y3", "Y4", "F1", "F2", "F3", "F4")
+    assert (fast[2].reads, fast[2].writes) == (("Y1", "Y2", "Y3", "Y4"), ("F1", "F2", "F3", "F4"))

@@ -3,20 +3,22 @@ import re
 
 import pytest
 
-from autotune.codegen.parts import FUSED_GROUPS, fused_parts, method_parts, pack_part
+from autotune.codegen.parts import fused_parts, pack_part
 from autotune.codegen.solver import tile_components
 from autotune.errors import InputError
 from autotune.model.bound import compulsory_vectors
 from autotune.model.ecm import interior_share
 from autotune.model.ops import SCALAR
-from autotune.model.pricing import FormTimes, variant_times
-from autotune.model.reuse import step_sweeps
-from autotune.model.schedule import step_counts
+from autotune.model.steptime import FormTimes, variant_times
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.shipped import shipped_dir
+from autotune.specs.step import FUSED_GROUPS
 from autotune.specs.variants import DIMENSIONS, broken_rule, enumerate_variants, parse_filter, parse_variant, matches
+
+from .conftest import pool_size
+from .forms import form, parts
 
 METHOD = load_method("radauIIA7")
 FUSED = "lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l2"
@@ -25,7 +27,7 @@ FUSED = "lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass
 @pytest.mark.parametrize("ivp", ["heat2d", "inverterchain"])
 def test_pool_is_large_and_every_value_occurs(ivp):
     pool = enumerate_variants(load_ivp(ivp).comm)
-    assert len(pool) == 396 and len({v.name for v in pool}) == 396    # 2 x 128 + 128 overlapped + 12 fused
+    assert len(pool) == pool_size(ivp) and len({v.name for v in pool}) == len(pool)
     for key, dim in DIMENSIONS.items():
         assert {getattr(v, key) for v in pool} == set(dim.values) - ({"sparse"} if key == "comm" else set()), key
     assert all(broken_rule(v.fields()) is None for v in pool)
@@ -65,13 +67,14 @@ def test_fused_step_moves_exactly_the_compulsory_traffic():
     """fuse=rhs-lc with ghost buffers touches y, s old and s new argument vectors per iteration:
     the floor's 2ms + m + 2 vectors (y written by the last sweep counts once more)."""
     s, m = METHOD.stages, METHOD.iterations
-    sweeps = step_sweeps(METHOD, (), "direct", "fused", "ghost", "onepass", "rhs-lc")
+    step = form(METHOD, "jl-onepass", "fused", "direct", "ghost", "onepass", "rhs-lc")
+    sweeps = step.sweeps()
     assert [sw.group for sw in sweeps] == ["RHSLCD"] + ["RHSLC"] * (m - 1) + ["RHSAU"]
     assert sum(len(sw.vectors) for sw in sweeps) + 1 == compulsory_vectors(s, m) == 56
-    c = step_counts(METHOD, "direct", "fused", "onepass", "rhs-lc")
+    c = step.counts
     assert c.executions == {"RHSLCD": 1, "RHSLC": m - 1, "RHSAU": 1} and c.comm_phases == 1 + m * s
-    assert method_parts(METHOD, "jl-onepass", "fused", "direct", "ghost", "rhs-lc") == []
-    assert [p.name for p in method_parts(METHOD, "jl-onepass", "fused", "direct", "pack", "rhs-lc")] == [
+    assert parts(METHOD, "jl-onepass", "fused", "direct", "ghost", "rhs-lc") == []
+    assert [p.name for p in parts(METHOD, "jl-onepass", "fused", "direct", "pack", "rhs-lc")] == [
         pack_part(METHOD).name]
 
 

@@ -19,8 +19,10 @@ from autotune.errors import InputError
 from autotune.specs.formula import FormulaError, evaluate
 from autotune.specs.shipped import shipped_dir
 from autotune.specs.ivp import IVP, RhsPart
+from autotune.specs import methodparts as mp
+from autotune.specs.methodparts import PartSpec
 from autotune.specs.parts import KernelPart, Loop
-from autotune.specs.variants import ONE_PASS_SUFFIX
+from autotune.specs.step import FUSED_GROUPS, Group, StepForm
 from autotune.specs.method import Method
 
 
@@ -44,97 +46,53 @@ def _unroll(loops: tuple[Loop, ...]) -> int:
     return math.prod(lp.trips for lp in loops[names.index("j") + 1:])
 
 
-def _method_part(name, kernel, loops, body, arrays, coefficients, s) -> KernelPart:
-    """A part of LC/APPROX/UPDATE: vectors of M components, method coefficients a (s x s), b (s), h."""
-    shapes = {"a": f"[{s}][{s}]", "b": f"[{s}]", "c": f"[{s}]", "h": ""}
-    decls = [f"double {arr}[{rows}][M]" if rows > 1 else f"double {arr}[M]" for arr, rows in arrays]
-    decls += [f"double {c}{shapes[c]}" for c in coefficients]
-    loops = tuple(loops)
-    iters = float(math.prod(lp.trips for lp in loops if lp.var != "j"))
-    return KernelPart(name, kernel, _render(decls, loops, body), loops, tuple(arrays),
-                      iterations_per_m=iters, unroll=_unroll(loops), constants=tuple(coefficients), body=body)
+def render_part(spec: PartSpec) -> KernelPart:
+    """A method part (LC, APPROX, UPDATE, the copies) rendered from its declaration: vectors of M
+    components, method coefficients a (s x s), b (s), c (s), h."""
+    return _render_part(spec)
 
 
-def _range(var: str, s: int) -> Loop:
-    return {"i": Loop("i", "1", str(s)), "l": Loop("l", "0", str(s)), "j": Loop("j", "0", "M")}[var]
+@lru_cache(maxsize=256)
+def _render_part(spec: PartSpec) -> KernelPart:
+    rows = max(r for _, r in spec.arrays)     # s: the stage vectors' rows
+    shapes = {"a": f"[{rows}][{rows}]", "b": f"[{rows}]", "c": f"[{rows}]", "h": ""}
+    decls = [f"double {arr}[{n}][M]" if n > 1 else f"double {arr}[M]" for arr, n in spec.arrays]
+    decls += [f"double {c}{shapes[c]}" for c in spec.coefficients]
+    body = str(getattr(macros(), spec.macro)(*spec.macro_args))
+    iters = float(math.prod(lp.trips for lp in spec.loops if lp.var != "j"))
+    return KernelPart(spec.name, spec.group, _render(decls, spec.loops, body), spec.loops, spec.arrays,
+                      iterations_per_m=iters, unroll=_unroll(spec.loops), constants=spec.coefficients, body=body,
+                      accesses=spec.accesses)
 
 
 def lc_parts(method: Method, order: str) -> list[KernelPart]:
-    """LC in the loop order `order` (outermost first): first summand, the others, finish; or, for a
-    one-pass form ("jl-onepass"), one perfect nest with the stage sum rendered."""
-    s, m = method.stages, macros()
-    if order.endswith(ONE_PASS_SUFFIX):
-        outer = order[:-len(ONE_PASS_SUFFIX)]
-        return [_method_part(f"lc.onepass.{outer}", "LC", [_range(v, s) for v in outer], str(m.lc_onepass(s)),
-                             (("Y", s), ("F", s), ("y", 1)), ("a", "h"), s)]
-    outer = [v for v in order if v != "i"]
-    arrays_acc = (("Y", s), ("F", s))
-    parts = [_method_part(f"lc.first.{''.join(outer)}", "LC", [_range(v, s) for v in outer],
-                          str(m.lc_first()), arrays_acc, ("a",), s)]
-    if s > 1:  # one stage has no further summands
-        parts.append(_method_part(f"lc.acc.{order}", "LC", [_range(v, s) for v in order],
-                                  str(m.lc_acc()), arrays_acc, ("a",), s))
-    parts.append(_method_part(f"lc.fin.{''.join(outer)}", "LC", [_range(v, s) for v in outer],
-                              str(m.lc_fin()), (("Y", s), ("y", 1)), ("h",), s))
-    return parts
+    """LC in the loop order `order` (specs.methodparts.lc_specs), rendered."""
+    return [render_part(p) for p in mp.lc_specs(method.stages, order)]
 
 
 def approx_update_parts(method: Method, au: str = "split") -> list[KernelPart]:
-    """APPROX and UPDATE: dy = h sum_i b_i F_i, then y += dy (split, the paper's form), or
-    y += h sum_i b_i F_i in one pass with the sum written out (fused)."""
-    s, m = method.stages, macros()
-    j, i = Loop("j", "0", "M"), Loop("i", "1", str(s))
-    if au == "fused":
-        return [_method_part("approx_update.fused", "APPROX", [j], str(m.approx_update_fused(s)),
-                             (("y", 1), ("F", s)), ("b", "h"), s)]
-    parts = [_method_part("approx.first", "APPROX", [j], str(m.approx_first()),
-                          (("dy", 1), ("F", s)), ("b", "h"), s)]
-    if s > 1:
-        parts.append(_method_part("approx.acc.ji", "APPROX", [j, i], str(m.approx_acc()),
-                                  (("dy", 1), ("F", s)), ("b", "h"), s))
-    parts.append(_method_part("update", "UPDATE", [j], str(m.update()), (("y", 1), ("dy", 1)), (), s))
-    return parts
+    """APPROX and UPDATE (split or fused), rendered."""
+    return [render_part(p) for p in mp.approx_update_specs(method.stages, au)]
 
 
 def lc_direct_part(method: Method) -> KernelPart:
-    """The first corrector iteration's argument vectors straight from the predictor's F_1:
-    Y_l = y + h c_l F_1 (the row sums of A are c), instead of copying F_1 into every stage."""
-    s = method.stages
-    return _method_part("lc.direct.jl", "LCD", [_range("j", s), _range("l", s)], str(macros().lc_direct()),
-                        (("Y", s), ("F", s), ("y", 1)), ("c", "h"), s)
-
-
-def method_parts(method: Method, lc: str, au: str, pred: str, buf: str = "pack",
-                 fuse: str = "none") -> list[KernelPart]:
-    """The method's kernel parts of one variant (LC, the predictor's, APPROX/UPDATE, and the pack
-    where the argument vectors are copied into the communication buffers).  With fuse=rhs-lc the
-    fused sweeps (fused_parts) do the method's work: only the pack is left."""
-    if fuse != "none":
-        return [pack_part(method)] if buf == "pack" else []
-    parts = lc_parts(method, lc) + approx_update_parts(method, au)
-    if buf == "pack":
-        parts.append(pack_part(method))
-    if pred == "direct":
-        parts.append(lc_direct_part(method))
-    elif method.stages > 1:
-        parts.append(copy_part(method))
-    return parts
-
-
-def _copy(name: str, kernel: str, method: Method) -> KernelPart:
-    return _method_part(name, kernel, [Loop("j", "0", "M")], str(macros().pack()), (("b", 1), ("v", 1)), (),
-                        method.stages)
+    return render_part(mp.lc_direct_spec(method.stages))
 
 
 def pack_part(method: Method) -> KernelPart:
     """Copy of a node's block into the buffer the RHS reads (once per communication phase)."""
-    return _copy("comm.pack", "PACK", method)
+    return render_part(mp.pack_spec())
 
 
 def copy_part(method: Method) -> KernelPart:
-    """The predictor's copy F_l = F_1 (s - 1 times per step).  The same loop as comm.pack, so
-    the same code and the same ECM analysis."""
-    return _copy("predictor.copy", "COPY", method)
+    """The predictor's copy F_l = F_1 (s - 1 times per step): the same code as comm.pack."""
+    return render_part(mp.copy_spec())
+
+
+def method_parts(form: StepForm) -> list[KernelPart]:
+    """The method's kernel parts of one step form (LC, APPROX/UPDATE, the pack where the argument
+    vectors are copied into the communication buffers, the predictor's), rendered."""
+    return [render_part(p) for p in form.method_parts]
 
 
 _IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
@@ -206,7 +164,7 @@ def _rhs_part(ivp: IVP, part: RhsPart, m, stages: int | None = None) -> KernelPa
         expr, rhs = all_stages(part.expr, part.arrays), m.rhs_all
     code = _render(decls, loops, str(rhs(for_analysis(expr))))
     return KernelPart(f"rhs.{ivp.name}.{part.name}" + (".onepass" if stages else ""),
-                      "RHSALL" if stages else "RHS", code, loops, tuple((a, rows) for a in names), halo=halo,
+                      Group.RHSALL if stages else Group.RHS, code, loops, tuple((a, rows) for a in names), halo=halo,
                       size_parameter=ivp.size_parameter if symbolic else None,
                       iterations_per_m=rows / part.step, unroll=rows, components=part.components,
                       step=part.step, constants=scalars, body=str(rhs(expr)))
@@ -215,14 +173,11 @@ def _rhs_part(ivp: IVP, part: RhsPart, m, stages: int | None = None) -> KernelPa
 # fuse=rhs-lc: the RHS of a sweep's argument vectors consumed at once, per component, by the
 # linear combination that follows it.  Kernel group -> (rows of the argument vectors read,
 # the statements that consume the stage derivatives f0..f{s-1}, at component k = j - halo).
-FUSED_GROUPS = ("RHSLCD", "RHSLC", "RHSAU")
-
-
 def _consume(group: str, s: int) -> tuple[int, list[str], tuple[str, ...]]:
     fsum = lambda coef: " + ".join(f"{coef}[{i}]*f{i}" for i in range(s))   # noqa: E731
-    if group == "RHSLCD":   # the predictor's f(y), then the first iteration's Y_l = y + h c_l f
+    if group == Group.RHSLCD:   # the predictor's f(y), then the first iteration's Y_l = y + h c_l f
         return 1, [f"Yn[{l}][k] = u[k] + h * c[{l}] * f0;" for l in range(s)], ("c", "h")
-    if group == "RHSLC":    # Y_l = y + h sum_i a_li f_i
+    if group == Group.RHSLC:    # Y_l = y + h sum_i a_li f_i
         return s, [f"Yn[{l}][k] = u[k] + h * ({fsum(f'a[{l}]')});" for l in range(s)], ("a", "h")
     return s, [f"u[k] = u[k] + h * ({fsum('b')});"], ("b", "h")    # RHSAU: y += h sum_i b_i f_i
 
@@ -250,12 +205,25 @@ def fused_parts(ivp: IVP, method: Method, group: str) -> list[KernelPart]:
         body = "{ " + " ".join(stmts) + " }"
         shapes = {"a": f"[{s}][{s}]", "b": f"[{s}]", "c": f"[{s}]", "h": ""}
         decls = [f"double {a}[{rows}][{size}]" if rows > 1 else f"double {a}[{size}]" for a in names]
-        decls += ([f"double Yn[{s}][M]"] if group != "RHSAU" else []) + ["double u[M]"]
+        decls += ([f"double Yn[{s}][M]"] if group != Group.RHSAU else []) + ["double u[M]"]
         decls += [f"double {c}{shapes[c]}" for c in coefficients] + [f"double {c}" for c in rhs.constants]
         decls += [f"double f{i}" for i in range(rows)]
-        arrays = tuple((a, rows) for a in names) + ((("Yn", s),) if group != "RHSAU" else ()) + (("u", 1),)
+        arrays = tuple((a, rows) for a in names) + ((("Yn", s),) if group != Group.RHSAU else ()) + (("u", 1),)
         out.append(KernelPart(f"{group.lower()}.{ivp.name}.{spec.name}", group, _render(decls, rhs.loops, body),
                               rhs.loops, arrays, halo=halo, size_parameter=rhs.size_parameter,
                               iterations_per_m=1.0 / rhs.step, unroll=1, components=rhs.components,
                               step=rhs.step, constants=rhs.constants, body=body))
     return out
+
+
+def sweep_parts(ivp: IVP, method: Method, group: Group) -> list[KernelPart]:
+    """The IVP's parts of one RHS sweep group (specs.step.RHS_SWEEPS): of one argument vector, of
+    all s in one sweep, or of a fused sweep."""
+    if group in FUSED_GROUPS:
+        return fused_parts(ivp, method, group)
+    return rhs_parts(ivp, method.stages if group == Group.RHSALL else None)
+
+
+def step_rhs_parts(ivp: IVP, method: Method, step: StepForm) -> list[KernelPart]:
+    """The RHS parts one step form runs, group by group."""
+    return [p for g in step.rhs_groups for p in sweep_parts(ivp, method, g)]

@@ -9,9 +9,9 @@ from autotune.specs.ivp import IVP
 from autotune.specs.machine import Machine
 from autotune.specs.parts import DOUBLE
 from autotune.specs.method import Method
-from autotune.model.schedule import step_blocks
 from autotune.specs.schemes import SCHEMES
 from autotune.specs.shipped import shipped_dir
+from autotune.specs.stepvalues import step_form
 from autotune.specs.variants import Variant
 
 
@@ -92,7 +92,7 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
         lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method, variant.au),
         lc_direct_parts=[kmod.lc_direct_part(method)] if variant.pred == "direct" else [],
         rhs=rhs, comm=variant.comm, scheme_template=SCHEMES[variant.comm].template,
-        schedule=step_blocks(method, variant.pred, variant.au, variant.rhs, variant.fuse), ghost=variant.buf == "ghost",
+        schedule=step_form(method, variant).blocks, ghost=variant.buf == "ghost",
         fuse=variant.fuse != "none", block=variant.block, tile=tile_components(machine, variant.block, method.stages),
         overlap=variant.overlap != "none", has_post=SCHEMES[variant.comm].halo_only,
         rhs_onepass=onepass, block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,

@@ -1,5 +1,5 @@
 """numpy for the model over a batch of scenarios: the Ops of model.ops on arrays, and the ranking
-and pre-selection of model.ranking for a (scenarios x variants) table.  Pure.
+and pre-selection of model.preselect for a (scenarios x variants) table.  Pure.
 
 Imported only for batches (a sweep), so that one ranking does not pay numpy's import.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from autotune.model.ops import Ops
-from autotune.model.ranking import Rule
+from autotune.model.preselect import Rule
 
 NUMPY = Ops(where=np.where, minimum=np.minimum, maximum=np.maximum, isnan=np.isnan, any=np.any,
             take=lambda table, i: np.asarray(table, dtype=float)[i])
@@ -21,7 +21,7 @@ def column(value, size: int) -> np.ndarray:
 
 def rank_table(totals: np.ndarray, failed: np.ndarray, by_name: np.ndarray, rule: Rule
                ) -> tuple[np.ndarray, np.ndarray]:
-    """model.ranking.rank and preselect for every row of a (scenarios x variants) table: the
+    """model.preselect.rank and preselect for every row of a (scenarios x variants) table: the
     order of each row (variant indices, best first: by time, ties by name; failed last, by name)
     and how many lead it pre-selected (the pre-selected variants are always the first ones).
     by_name: the variant indices in the order of their names."""

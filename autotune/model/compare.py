@@ -6,11 +6,7 @@ import statistics
 
 from autotune.arith import ordered_sum
 
-# the solver times these phases of a step; the model's kernel groups fall into them
-# (a fused sweep is timed as the RHS it carries)
-PHASE_OF_KERNEL = {"LC": "LC", "LCD": "LC", "RHS": "RHS", "RHSALL": "RHS", "COPY": "COPY", "PACK": "COMM",
-                   "APPROX": "APPROX+UPDATE", "UPDATE": "APPROX+UPDATE",
-                   "RHSLCD": "RHS", "RHSLC": "RHS", "RHSAU": "RHS"}
+from autotune.specs.step import PHASE as PHASE_OF_KERNEL   # the solver phase that times each kernel group
 
 
 def predicted_phases(kernel_seconds: list[tuple[str, float]], comm_s: float) -> dict[str, float]:

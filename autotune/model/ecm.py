@@ -14,7 +14,7 @@ transfers (the Zen files) the single-core time already equals the saturated
 memory time and alpha / min(tau, sigma) would promise a speed-up that the
 memory interface cannot give (measured: 3x too optimistic on 2 threads).
 
-The arithmetic is model.pricing's, and only there: the ranking and the breakdowns built here
+The arithmetic is model.steptime's, and only there: the ranking and the breakdowns built here
 (regime_cost, mixed_cost) go through the same functions, so a kernel's seconds in a breakdown
 are the bits the ranking added up.
 """
@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 from autotune.model.ops import SCALAR
-from autotune.model.pricing import RegimeRate, regime_seconds, share_weighted
+from autotune.model.steptime import RegimeRate, regime_seconds, share_weighted
 
 
 @dataclass(frozen=True)
@@ -59,14 +59,14 @@ class Prediction:
 
 def regime_cost(term: KernelTerm, rate: RegimeRate) -> KernelCost:
     """One kernel part whose data comes from one level: eqs 8-9 at the rate of its regime
-    (model.pricing.regime_rate)."""
+    (model.steptime.regime_rate)."""
     per = regime_seconds(rate.alpha, term.beta, term.delta, rate.divisor)
     return KernelCost(term, rate.cores, per, per * term.executions)
 
 
 def mixed_cost(costs: list[tuple[float, KernelCost]], regime: str) -> KernelCost:
     """One kernel part whose data comes from one or several levels at once (shares summing to 1): the
-    share-weighted mean of its cost in each level's regime, added as model.pricing.per_execution
+    share-weighted mean of its cost in each level's regime, added as model.steptime.per_execution
     adds it.  ECM's transfer terms are per cache line crossing each interface, so lines from
     different levels add their terms linearly."""
     base = costs[0][1].term

@@ -4,7 +4,7 @@ scipy, no I/O).
 An observation is one solver phase (RHS, LC, APPROX+UPDATE, COPY) of one measured variant in one
 scenario: its measured seconds per step, and the kernel work the model prices it from, as
 (unit, lines) pairs, where a unit is one ECM result at one scenario's core count.  The model's
-seconds for it are the sum of lines x alpha / divisor of each unit's rate (model.pricing) after the
+seconds for it are the sum of lines x alpha / divisor of each unit's rate (model.steptime) after the
 unit's terms are scaled by the factors (model.learned.adjust).
 
 The fit minimises, over the log factors theta,
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from autotune.model.ecm import as_sigma
 from autotune.model.learned import adjust, parameters_of
-from autotune.model.pricing import regime_rate
+from autotune.model.steptime import regime_rate
 
 PRIOR_RUNS = 4.0
 LIMIT = 4.0

@@ -1,8 +1,8 @@
 """Where a kernel part's data comes from, decided by the whole step: a reuse-distance view of the
 step's sequence of sweeps.  Pure.
 
-One time step is a fixed sequence of sweeps (the schedule of model.schedule, with each kernel
-group split into the parts the variant runs).  Every sweep touches whole vectors of the node's
+One time step is a fixed sequence of sweeps (StepForm.sweeps of specs.step: each kernel group
+split into the parts the variant runs, with the vectors each reads and writes).  Every sweep touches whole vectors of the node's
 n_p components: y, the argument vectors Y_l, the stage derivatives F_l, dy, and the buffers B_l
 (By for y) that buf=pack copies the argument vectors into.  The step repeats, so the first sweep
 of a step follows the last one of the step before (the steady state).
@@ -27,96 +27,16 @@ its sweeps of the step.
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
-from dataclasses import dataclass
 from functools import lru_cache
 
 from autotune.arith import ordered_sum
 from autotune.model.ops import Ops
-from autotune.model.schedule import step_events
 from autotune.specs.machine import Machine
-from autotune.specs.method import Method
-from autotune.specs.parts import KernelPart
+from autotune.specs.step import Sweep
 
-_ROW = re.compile(r"\b([A-Za-z_]\w*)\[(\w+)\]\[j\]")
+
 MIN_SHARE = 0.02    # a level serving less than this of a part's data is left out (one analysis less)
-
-
-@dataclass(frozen=True)
-class Sweep:
-    group: str                   # kernel group, or the RHS evaluation ("RHS", "RHSALL")
-    part: str | None             # the method part it runs (None: all RHS parts of the group)
-    vectors: tuple[str, ...]     # the vectors it touches
-
-
-def touched_rows(part: KernelPart) -> dict[str, tuple[int, ...]]:
-    """Rows of each array that the part's body touches: a literal row index is that row, a loop
-    index the loop's range; a one-row array its row 0."""
-    ranges = {lp.var: range(int(lp.start), int(lp.stop), lp.step) for lp in part.loops
-              if lp.start.isdigit() and lp.stop.isdigit()}
-    rows: dict[str, set] = {name: {0} for name, count in part.arrays if count == 1}
-    for name, index in _ROW.findall(part.body):
-        got = rows.setdefault(name, set())
-        got.update([int(index)] if index.isdigit() else ranges.get(index, range(0)))
-    return {name: tuple(sorted(r)) for name, r in rows.items()}
-
-
-def _method_sweep(part: KernelPart) -> Sweep:
-    """A method part's sweep: its arrays as the step's vectors (Y row l -> Y_l+1, F row i -> F_i+1)."""
-    return _sweep_of(part.kernel, part.name, part.loops, part.arrays, part.body)
-
-
-@lru_cache(maxsize=1024)
-def _sweep_of(kernel: str, name: str, loops, arrays, body: str) -> Sweep:
-    vectors = []
-    for array, rows in touched_rows(KernelPart(name, kernel, "", loops, arrays, body=body)).items():
-        vectors += [array] if array in ("y", "dy") else [f"{array}{r + 1}" for r in rows]
-    return Sweep(kernel, name, tuple(vectors))
-
-
-def step_sweeps(method: Method, parts: tuple[KernelPart, ...], pred: str, au: str, buf: str,
-                rhs: str, fuse: str = "none") -> list[Sweep]:
-    """The sweeps of one time step in order.  parts: the variant's method parts (model.parts).
-    fuse=rhs-lc with buf=ghost alternates two sets of argument vectors (Y_l, then Z_l): a fused
-    sweep reads one and writes the other."""
-    s = method.stages
-    by_group: dict[str, list[KernelPart]] = {}
-    for p in parts:
-        by_group.setdefault(p.kernel, []).append(p)
-    sets = ["Y", "Z"] if fuse != "none" and buf == "ghost" else ["Y"]
-    cur = 0
-    vec = lambda l, k=None: f"{sets[cur if k is None else k]}{l}"   # noqa: E731 - argument vector l
-    arg = (lambda l: f"B{l}") if buf == "pack" else vec
-    ybuf = "By" if buf == "pack" else "y"
-    every = range(1, s + 1)
-    out: list[Sweep] = []
-    for e in step_events(method, pred, au, rhs, fuse):
-        if e.kind == "comm" and buf == "pack":
-            sources = ["y"] if e.action == "communicate_y" else [vec(l) for l in every]
-            out += [Sweep("PACK", "comm.pack", (v, ybuf if v == "y" else arg(int(v[1:])))) for v in sources]
-        elif e.kind != "kernel":
-            continue
-        elif e.what == "RHSLCD":
-            out.append(Sweep(e.what, None, tuple(dict.fromkeys((ybuf, "y") + tuple(vec(l) for l in every)))))
-        elif e.what == "RHSLC":
-            nxt = (cur + 1) % len(sets)
-            out.append(Sweep(e.what, None, tuple(arg(l) for l in every) + ("y",)
-                             + tuple(vec(l, nxt) for l in every if vec(l, nxt) not in (arg(l),))))
-            cur = nxt
-        elif e.what == "RHSAU":
-            out.append(Sweep(e.what, None, tuple(arg(l) for l in every) + ("y",)))
-        elif e.what == "RHS" and e.action == "rhs_first":
-            out.append(Sweep("RHS", None, (ybuf, "F1")))
-        elif e.what == "RHS":
-            out += [Sweep("RHS", None, (arg(l), f"F{l}")) for l in every]
-        elif e.what == "RHSALL":
-            out.append(Sweep("RHSALL", None, tuple(arg(l) for l in every) + tuple(f"F{l}" for l in every)))
-        elif e.what == "COPY":
-            out += [Sweep("COPY", p.name, ("F1", f"F{l}")) for l in range(2, s + 1) for p in by_group["COPY"]]
-        else:   # LC, LCD, APPROX, UPDATE: the group's parts in order
-            out += [_method_sweep(p) for p in by_group.get(e.what, [])]
-    return out
 
 
 def reuse_distances(sweeps: list[Sweep]) -> list[tuple[float, ...]]:

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Callable
 
 from autotune.errors import InputError, ToolError
-from autotune.model.ranking import Rule
+from autotune.model.preselect import Rule
 from autotune.model.scaling import parse_rule
 from autotune.pipeline.predict import failure_cause, rank_scenario, require_predictions
 from autotune.pipeline.sweep import run_scale, run_sweep

@@ -7,15 +7,15 @@ import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from autotune.codegen.parts import FUSED_GROUPS, fused_parts, method_parts, rhs_parts
+from autotune.codegen.parts import method_parts, step_rhs_parts
 from autotune.codegen.solver import generated_schemes, solver_source
 from autotune.errors import InputError
-from autotune.model.schedule import step_counts
 from autotune.request.run import DEFAULT_FLAGS
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
-from autotune.specs.variants import enumerate_variants
+from autotune.specs.stepvalues import step_form
+from autotune.specs.variants import Variant, enumerate_variants
 
 
 @dataclass
@@ -51,11 +51,8 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
             (out / sub).mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"{out}: cannot create ({e.strerror})", field="out") from None
-    one = rhs_parts(ivp)
-    rhs = {("stages", "none"): one, ("onepass", "none"): one + rhs_parts(ivp, method.stages),
-           ("onepass", "rhs-lc"): [p for g in FUSED_GROUPS for p in fused_parts(ivp, method, g)]}
     written, solvers = set(), 0
-    paper = step_counts(method)
+    paper = step_form(method, Variant("jli", "neighbour")).counts
     manifest = {"ivp": ivp.name, "method": method.name, "n": n,
                 "note": "M is the number of components a node sweeps in the part's loop",
                 "comm_phases_per_step": paper.comm_phases, "barriers_per_step": paper.barriers,
@@ -64,9 +61,10 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
                 "variants": {}, "solvers": {}, "barriers": {}}
     can_build = set(generated_schemes())
     for v in enumerate_variants(ivp.comm):
-        counts = step_counts(method, v.pred, v.au, v.rhs, v.fuse)
+        step = step_form(method, v)
+        counts = step.counts
         executions = dict(counts.executions, PACK=counts.comm_phases)
-        parts = list(method_parts(method, v.lc, v.au, v.pred, v.buf, v.fuse)) + rhs[(v.rhs, v.fuse)]
+        parts = method_parts(step) + step_rhs_parts(ivp, method, step)
         for p in parts:
             if p.name not in written:
                 (out / "kernels" / f"{p.name}.c").write_text(p.code)

@@ -2,7 +2,7 @@
 their executions and reuse distances, and each variant's form, scheme, barriers and overlap.
 
 A Layout is built once per (IVP, method, variant pool) of a prediction run (Session) and then
-priced for every scenario of that pool (pipeline.price).  It renders kernel parts (codegen), so
+priced for every scenario of that pool (pipeline.pricebatch).  It renders kernel parts (codegen), so
 it lives with the orchestration, not the pure model.
 """
 from __future__ import annotations
@@ -12,70 +12,57 @@ from typing import NamedTuple
 from autotune.codegen import parts as kmod
 from autotune.model import comm as commmod
 from autotune.model import reuse
-from autotune.model.schedule import StepCounts, step_counts
 from autotune.specs.ivp import IVP
 from autotune.specs.method import Method
 from autotune.specs.parts import KernelPart
+from autotune.specs.step import RHS_GROUPS, RHS_SWEEPS, Group, StepCounts, StepForm, step_keys
+from autotune.specs.stepvalues import step_form
 from autotune.specs.variants import Variant
-
-RHS_SWEEPS = ("RHS", "RHSALL") + kmod.FUSED_GROUPS   # the sweeps that read communicated vectors
 
 
 class Session:
     """What one prediction run (a rank, a sweep, one API call) computes once and drops when it
-    ends: rendered kernel parts per IVP and method, step counts, network cost models, layouts.
-    Keyed by the identity of specs the session holds for its whole life (hashing a Method's
-    nested tuples thousands of times would cost more than the lookups save)."""
+    ends: rendered kernel parts per IVP and method, reuse distances per step form, network cost
+    models, layouts.  Keyed by the specs themselves (IVP and Method hash once, specs.ivp and
+    specs.method)."""
 
     def __init__(self) -> None:
-        self._memo: dict[tuple, tuple] = {}
+        self._parts: dict[tuple, tuple] = {}
+        self._distances: dict[tuple, dict] = {}
+        self._networks: list[tuple[dict, object]] = []
+        self._layouts: dict[tuple, Layout] = {}
 
-    def _get(self, kind: str, obj, make, *extra):
-        key = (kind, id(obj), *extra)
-        hit = self._memo.get(key)
-        if hit is None or hit[0] is not obj:
-            hit = self._memo[key] = (obj, make(obj, *extra))
-        return hit[1]
+    def sweep_parts(self, ivp: IVP, method: Method, group: Group) -> tuple:
+        """The IVP's parts of one RHS sweep group with their spec index (codegen.parts.sweep_parts)."""
+        key = (ivp, method, group)
+        got = self._parts.get(key)
+        if got is None:
+            got = self._parts[key] = tuple(zip(kmod.sweep_parts(ivp, method, group), range(len(ivp.rhs))))
+        return got
 
-    def rhs_parts(self, ivp: IVP, stages: int | None = None) -> tuple:
-        """RHS parts with their spec index (of one argument vector; with stages, of all in one sweep)."""
-        return self._get("rhs", ivp, lambda i, st: tuple(zip(kmod.rhs_parts(i, st), range(len(i.rhs)))), stages)
-
-    def fused_parts(self, ivp: IVP, method: Method, group: str) -> tuple:
-        """The parts of one fused sweep (fuse=rhs-lc) with their spec index."""
-        return self._get("fused", ivp, lambda i, g, _: tuple(zip(kmod.fused_parts(i, method, g), range(len(i.rhs)))),
-                         group, id(method))
-
-    def method_parts(self, method: Method, lc: str, au: str, pred: str, buf: str, fuse: str) -> tuple:
-        """The method's parts of one form (LC, predictor, APPROX/UPDATE, pack)."""
-        return self._get("method", method, lambda m, *f: tuple(kmod.method_parts(m, *f)), lc, au, pred, buf, fuse)
-
-    def distances(self, method: Method, form: tuple) -> dict:
-        """Reuse distances of every part of one form over the step (model.reuse)."""
-        def make(m, lc, au, pred, buf, rhs, fuse):
-            return reuse.part_distances(reuse.step_sweeps(m, self.method_parts(m, lc, au, pred, buf, fuse), pred,
-                                                          au, buf, rhs, fuse))
-        return self._get("distances", method, make, *form)
-
-    def counts(self, method: Method, pred: str = "copy", au: str = "split", rhs: str = "stages",
-               fuse: str = "none") -> StepCounts:
-        return self._get("counts", method, step_counts, pred, au, rhs, fuse)
+    def distances(self, method: Method, step: StepForm) -> dict:
+        """Reuse distances of every part of one step form over the step (model.reuse)."""
+        key = (method, step.values)
+        got = self._distances.get(key)
+        if got is None:
+            got = self._distances[key] = reuse.part_distances(step.sweeps())
+        return got
 
     def network(self, network: dict):
-        return self._get("network", network, commmod.network_model)
+        """The network cost model of a machine's network section (compared by value: a dict)."""
+        for known, model in self._networks:
+            if known is network or known == network:
+                return model
+        model = commmod.network_model(network)
+        self._networks.append((network, model))
+        return model
 
     def layout(self, ivp: IVP, method: Method, variants: list[Variant]) -> "Layout":
-        key = ("layout", id(ivp), id(method), tuple(map(id, variants)))
-        hit = self._memo.get(key)
-        if hit is None:   # the value holds the keyed objects: their ids stay theirs
-            hit = self._memo[key] = ((ivp, method, variants), build_layout(ivp, method, variants, self))
-        return hit[1]
-
-
-def form(v: Variant) -> tuple[str, str, str, str, str, str]:
-    """What decides a variant's kernel parts (not its communication scheme, its overlap or its
-    tile): the method's parts follow lc, au, pred, buf and fuse, the RHS parts rhs and fuse."""
-    return v.lc, v.au, v.pred, v.buf, v.rhs, v.fuse
+        key = (ivp, method, tuple(variants))
+        got = self._layouts.get(key)
+        if got is None:
+            got = self._layouts[key] = build_layout(ivp, method, variants, self)
+        return got
 
 
 class Unit(NamedTuple):
@@ -132,17 +119,14 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
 
     rhs_groups: dict[tuple, tuple[int, ...]] = {}
 
-    def rhs_slots(form_rhs: str, fuse: str, dist: dict, execs: dict[str, int]) -> tuple[int, ...]:
+    def rhs_slots(step: StepForm, dist: dict, execs: dict[str, int]) -> tuple[int, ...]:
         """The RHS parts of one form: one argument vector's (the predictor's, and the corrector's s
         sweeps in the stage form), all s in one sweep; or the fused sweeps' parts."""
-        key = (form_rhs, fuse) + tuple(dist.get(g) for g in ("RHS", "RHSALL") + kmod.FUSED_GROUPS)
+        sweeps = step.rhs_groups
+        key = sweeps + tuple(dist.get(g) for g in RHS_SWEEPS)
         got = rhs_groups.get(key)
         if got is None:
-            if fuse != "none":
-                groups = [session.fused_parts(ivp, method, g) for g in kmod.FUSED_GROUPS]
-            else:
-                kinds = [None] + ([method.stages] if form_rhs == "onepass" else [])
-                groups = [session.rhs_parts(ivp, stages) for stages in kinds]
+            groups = [session.sweep_parts(ivp, method, g) for g in sweeps]
             got = rhs_groups[key] = tuple(slot(part, dist[part.kernel], spec, execs[part.kernel])
                                           for group in groups for part, spec in group)
         return got
@@ -152,18 +136,19 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     method_slots: list[int] = []
     comm_keys: dict[tuple, int] = {}
     form_of, comm_of, barriers, overlap = [], [], [], []
+    keys = step_keys()
     for v in variants:
-        f = form(v)
+        f = tuple(getattr(v, k) for k in keys)
         fi = forms.get(f)
         if fi is None:
-            counts = session.counts(method, v.pred, v.au, v.rhs, v.fuse)
-            dist = session.distances(method, f)
+            step = step_form(method, v)
+            counts = step.counts
+            dist = session.distances(method, step)
             # every communication phase first copies the node's block into the buffer the RHS reads
             execs = dict(counts.executions, PACK=counts.comm_phases)
-            own = [slot(part, dist[part.name], None, execs[part.kernel])
-                   for part in session.method_parts(method, *f[:4], v.fuse)]
+            own = [slot(part, dist[part.name], None, execs[part.kernel]) for part in kmod.method_parts(step)]
             method_slots += own
-            used = tuple(own) + rhs_slots(v.rhs, v.fuse, dist, execs)
+            used = tuple(own) + rhs_slots(step, dist, execs)
             fi = forms[f] = len(form_list)
             form_list.append(Form(used, tuple(s for s in used if unit_list[slot_list[s].unit].part.kernel
                                               in RHS_SWEEPS), counts))
@@ -181,7 +166,7 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     last = {}
     for s in distinct:      # the floor reads the last use of each RHS part (of one vector, or one pass)
         part = unit_list[slot_list[s].unit].part
-        if part.kernel in ("RHS", "RHSALL"):
+        if part.kernel in RHS_GROUPS:
             last[part.name] = s
     return Layout(tuple(unit_list), tuple(slot_list), tuple(form_list), tuple(variants), tuple(form_of),
                   tuple(comm_keys), tuple(comm_of), tuple(barriers), tuple(overlap),

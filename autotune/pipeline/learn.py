@@ -17,7 +17,7 @@ from typing import Callable
 from autotune.errors import InputError
 from autotune.model.compare import PHASE_OF_KERNEL, compare
 from autotune.model.learnfit import Fit, Observation, Pricer, Unit, fit
-from autotune.model.ranking import Rule
+from autotune.model.preselect import Rule
 from autotune.pipeline.predict import rank_scenario
 from autotune.pipeline.tune import run_key_of
 from autotune.results.learn import FoldRow, LearnResult, ParameterRow

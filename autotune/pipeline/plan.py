@@ -17,7 +17,7 @@ from pathlib import Path
 
 from autotune.arith import ordered_sum
 from autotune.errors import InputError, ToolError
-from autotune.model.ranking import Rule
+from autotune.model.preselect import Rule
 from autotune.pipeline.predict import rank_many, rank_scenario
 from autotune.pipeline.sweep import scenarios as expand
 from autotune.pipeline.tune import tune

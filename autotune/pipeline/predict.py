@@ -1,9 +1,9 @@
 """From a scenario (IVP, method, machine, n, nodes, threads) to predicted seconds per step.
 
 This is the orchestration edge: it lays out the kernel parts of every variant (pipeline.layout),
-places their data in each scenario and collects the ECM results that needs (pipeline.price),
+places their data in each scenario and collects the ECM results that needs (pipeline.pricebatch),
 looks them up in the store, runs the missing analyses, and feeds plain numbers to the pure model
-and ranking (model.pricing), for a batch of scenarios at once.
+and ranking (model.steptime), for a batch of scenarios at once.
 """
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from typing import Callable
 
 from autotune.model import regime as regmod
 from autotune.model.ops import SCALAR
-from autotune.model.ranking import Rule
+from autotune.model.preselect import Rule
 from autotune.pipeline.layout import Session
-from autotune.pipeline.price import Batch, place, price
-from autotune.pipeline.ranked import rank_priced
+from autotune.pipeline.pricebatch import Batch, place, price
+from autotune.pipeline.scenariorows import rank_priced
 from autotune.results.rank import RankResult
 from autotune.errors import InputError, ToolError
 from autotune.specs.machine import Machine
@@ -94,20 +94,12 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
     predictions carry no per-kernel breakdown (a sweep of thousands of scenarios needs only the
     times)."""
     session = Session()
-    lists: dict[tuple, list[int]] = {}         # by the variant list's identity, then by its variants
-    for i, (sc, variants, _) in enumerate(items):
-        key = (id(sc.ivp), id(sc.method), id(sc.machine), sc.threads, sc.node_threads, sc.ranks_per_node,
-               id(variants))
-        got = lists.get(key)
-        if got is None:
-            got = lists[key] = []
-        got.append(i)
     batches: dict[tuple, tuple[list[int], list[Scenario], list[Variant]]] = {}
-    for key, index in lists.items():
-        variants = items[index[0]][1]
-        got = batches.setdefault(key[:-1] + (tuple(map(id, variants)),), ([], [], variants))
-        got[0].extend(index)
-        got[1].extend(items[i][0] for i in index)
+    for i, (sc, variants, _) in enumerate(items):
+        key = (sc.ivp, sc.method, sc.machine, sc.threads, sc.node_threads, sc.ranks_per_node, tuple(variants))
+        got = batches.setdefault(key, ([], [], variants))
+        got[0].append(i)
+        got[1].append(sc)
     planned = []
     needs: dict[str, tuple[Machine, list]] = {}
     for index, scenarios, variants in batches.values():

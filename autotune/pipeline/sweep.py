@@ -13,7 +13,7 @@ from itertools import product
 from typing import Callable
 
 from autotune.errors import InputError
-from autotune.model.ranking import Rule
+from autotune.model.preselect import Rule
 from autotune.model.scaling import Point, analyse
 from autotune.model.scaling import Rule as ScaleRule
 from autotune.pipeline.predict import rank_many, require_predictions

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autotune.errors import InputError
-from autotune.model.ranking import Rule
+from autotune.model.preselect import Rule
 
 DEFAULT_WITHIN_PCT = 10.0
 

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 from autotune.model.bound import Bound
 from autotune.model.compare import predicted_phases
 from autotune.model.ecm import Prediction
-from autotune.model.ranking import Rule
+from autotune.model.preselect import Rule
 from autotune.results.frames import frame
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant
@@ -75,17 +76,26 @@ class VariantResult:
         }
 
 
+class RowSource(Protocol):
+    """What builds a ranked scenario's rows when they are first read (a sweep reads a few rows
+    of each scenario): pipeline.scenariorows.ScenarioRows."""
+
+    def ordered(self) -> list[VariantResult]: ...
+    def preselected(self) -> set[str]: ...
+    def predicted_any(self) -> bool: ...
+    def brief(self, selected_only: bool) -> list[tuple]: ...
+    def work(self, name: str) -> list[tuple]: ...
+
+
 class RankResult:
     """One scenario ranked: its variants best first (failed predictions last), the pre-selected
-    ones, and what kept the others out.  `ordered` and `preselected` may come from a source that
-    builds them when first read (a sweep reads a few rows of each scenario): an object with
-    ordered(), preselected(), predicted_any() and brief(selected_only), as
-    pipeline.ranked.ScenarioRows."""
+    ones, and what kept the others out.  `ordered` and `preselected` are given, or built by a
+    RowSource when first read."""
 
     def __init__(self, scenario: Scenario, rule: Rule, ordered: list[VariantResult] | None = None,
                  preselected: set[str] | None = None, excluded: dict[str, str] | None = None,
                  analyses_run: int = 0, failures: dict[str, dict] | None = None, bound: Bound | None = None,
-                 source=None):
+                 source: RowSource | None = None):
         self.scenario, self.rule = scenario, rule
         self._ordered, self._preselected, self._source = ordered, preselected, source
         self.excluded = excluded if excluded is not None else {}     # comm scheme -> why it cannot run here
@@ -156,7 +166,7 @@ class RankResult:
 
     def work(self, name: str) -> list[tuple]:
         """A variant's kernel work as (part, regime code, ECM result, lines): what the learned model's
-        fit prices again (pipeline.ranked.ScenarioRows.work); [] for a result made without it."""
+        fit prices again (pipeline.scenariorows.ScenarioRows.work); [] for a result made without it."""
         return self._source.work(name) if self._source is not None else []
 
     @property

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from autotune.model.comm import comm_basis
-from autotune.model.ranking import Rule
+from autotune.model.preselect import Rule
 from autotune.results.frames import frame
 from autotune.results.rank import RankResult
 from autotune.specs.scenario import comm_context
@@ -65,7 +65,7 @@ class SweepResult:
             for i, v, total, node, comm, barrier, pre, failed in res.brief(self.selected_only):
                 if v.comm not in basis:
                     ctx = ctx or _context(sc, distances)
-                    key = (id(sc.machine.network), v.comm, ctx)
+                    key = (sc.machine, v.comm, ctx)
                     if key not in bases:
                         bases[key] = comm_basis(sc.machine.network, v.comm, ctx)
                     basis[v.comm] = bases[key]
@@ -90,7 +90,7 @@ class SweepResult:
 
 def _context(sc, distances: dict) -> PhaseContext:
     """comm_context, the access distance computed once per IVP and size."""
-    key = (id(sc.ivp), sc.n)
+    key = (sc.ivp, sc.n)
     if key not in distances:
         distances[key] = comm_context(sc).distance
     return PhaseContext(sc.n, sc.nodes, distances[key], sc.ivp.sparse_halo)

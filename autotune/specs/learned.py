@@ -20,12 +20,9 @@ applied is model.learned; how they are fitted, model.learnfit.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-# the in-core class of every kernel group: what a fused sweep computes is dominated by its RHS
-CORE_CLASS = {"LC": "LC", "LCD": "LC", "RHS": "RHS", "RHSALL": "RHS", "RHSLC": "RHS", "RHSLCD": "RHS",
-              "RHSAU": "RHS", "APPROX": "APPROX+UPDATE", "UPDATE": "APPROX+UPDATE", "COPY": "COPY",
-              "PACK": "COPY"}
+from autotune.specs.step import CORE_CLASS   # the in-core class of every kernel group
 CLOCK = "clock"
 _TERM = re.compile(r"core|L\d+-(L\d+|MEM(:[a-z0-9_]+)?)")
 
@@ -33,7 +30,7 @@ _TERM = re.compile(r"core|L\d+-(L\d+|MEM(:[a-z0-9_]+)?)")
 @dataclass(frozen=True)
 class Learned:
     """Fitted factors (parameter -> factor; a parameter not named keeps 1) and what they rest on."""
-    factors: dict
+    factors: dict = field(hash=False)
     runs: int
     scenarios: int
     kerncraft: str            # the kerncraft version of the analyses the fit priced

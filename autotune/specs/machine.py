@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autotune.errors import InputError
@@ -39,8 +39,8 @@ class Machine:
     compiler_flags: str
     incore_model: str
     nodes: int
-    network: dict
-    barrier: dict
+    network: dict = field(hash=False)     # (a dict: equal machines compare it, the hash leaves it out)
+    barrier: dict = field(hash=False)
     kerncraft_digest: str                 # hash of the kerncraft part (everything but `cluster`)
     bandwidths: tuple[tuple[str, tuple[float, ...]], ...] = ()   # level -> B/s at 1, 2, ... cores
                                                                  # (fastest measured kernel)

@@ -2,12 +2,19 @@
 autotune.codegen, analysed by kerncraft, placed in memory regimes by autotune.model.regime)."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
 DOUBLE = 8
-_ROW = re.compile(r"\b([A-Za-z_]\w*)\[(\w+)\]\[j\]")
+
+
+@dataclass(frozen=True)
+class Access:
+    """One array reference of a part's body: array[index][j] (index: a loop variable or a literal
+    row; None for a one-row array, array[j]) read ("r"), written ("w") or both ("rw")."""
+    array: str
+    index: str | None
+    mode: str
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,7 @@ class KernelPart:
     step: int = 1
     constants: tuple[str, ...] = field(default=())   # scalar names declared in the code
     body: str = ""                  # the loop body (one statement), shared with the solver
+    accesses: tuple[Access, ...] = ()   # a method part's array references (specs.methodparts)
 
     @cached_property
     def bytes_per_component(self) -> float:
@@ -56,11 +64,6 @@ class KernelPart:
         if self.size_parameter is not None or "j" not in names or names.index("j") == 0:
             return 0.0
         inner = {lp.var: lp.trips for lp in self.loops[names.index("j") + 1:]}
-        rows = {name: 1 for name, count in self.arrays if count == 1 and re.search(rf"\b{name}\[j\]", self.body)}
-        indices: dict[str, set] = {}
-        for name, index in _ROW.findall(self.body):
-            indices.setdefault(name, set()).add(index)
-        for name, idx in indices.items():
-            # a literal row is one row; a loop index inside j sweeps all its rows, one outside j one
-            rows[name] = sum(inner.get(x, 1) for x in idx)
-        return float(sum(rows.values()) * DOUBLE)
+        # a literal row is one row; a loop index inside j sweeps all its rows, one outside j one
+        refs = dict.fromkeys((a.array, a.index) for a in self.accesses)
+        return float(sum(1 if index is None else inner.get(index, 1) for _, index in refs) * DOUBLE)

@@ -7,7 +7,7 @@ paper's 12 variants keep exactly their names and new forms add keys:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, make_dataclass
 from functools import cached_property, lru_cache
 from itertools import permutations, product
 
@@ -124,17 +124,8 @@ register(Dimension("overlap", _values(["none"], "step.j2:communicate_all")
                    "(halo; schemes that exchange halos only)"))
 
 
-@dataclass(frozen=True, order=True)
-class Variant:
-    lc: str
-    comm: str
-    au: str = "split"
-    pred: str = "copy"
-    buf: str = "pack"
-    rhs: str = "stages"
-    fuse: str = "none"
-    block: str = "none"
-    overlap: str = "none"
+class _VariantForms:
+    """What a variant is besides its values (the fields: one per registered dimension)."""
 
     @property
     def is_paper_form(self) -> bool:
@@ -151,6 +142,15 @@ class Variant:
 
     def fields(self) -> dict[str, str]:
         return {k: getattr(self, k) for k in DIMENSIONS}
+
+
+# One field per dimension, in registry order, with its default: a new dimension is its entry above
+Variant = make_dataclass("Variant", [(k, str) if d.default is None else (k, str, field(default=d.default))
+                                     for k, d in DIMENSIONS.items()],
+                         bases=(_VariantForms,), frozen=True, order=True,
+                         namespace={"__hash__": lambda self: hash(self.name)})   # the name is the variant
+Variant.__module__ = __name__
+Variant.__doc__ = "One variant: a value of every dimension (Variant(lc='jli', comm='neighbour', au='fused'))."
 
 
 def broken_rule(fields: dict[str, str]) -> str | None:

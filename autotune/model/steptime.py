@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from autotune.arith import ordered_sum
 from autotune.model.ops import Ops
-from autotune.model.ranking import Rule, preselect, rank
+from autotune.model.preselect import Rule, preselect, rank
 
 
 class RegimeRate(NamedTuple):
@@ -94,7 +94,7 @@ def variant_times(ops: Ops, form: FormTimes, barriers: int, barrier_s: float, co
 
 
 def rank_one(names: list[str], totals: list[float], failed: list[bool], rule: Rule) -> tuple[list[int], set[str]]:
-    """One scenario's order (variant indices, best first) and pre-selection (model.ranking)."""
+    """One scenario's order (variant indices, best first) and pre-selection (model.preselect)."""
     index = {n: i for i, n in enumerate(names)}
     ordered = rank([(n, None if f else t) for n, t, f in zip(names, totals, failed)])
     return [index[n] for n, _ in ordered], preselect(ordered, rule)

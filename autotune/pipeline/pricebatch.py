@@ -1,6 +1,6 @@
 """Pricing a Layout in a batch of scenarios that share IVP, method, machine and threads: where
 each part's data comes from (model.reuse, model.regime), which ECM results that needs, then the
-model (model.pricing) for every variant of every scenario at once.
+model (model.steptime) for every variant of every scenario at once.
 
 One scenario computes on plain numbers (model.ops.SCALAR), more on numpy arrays (model.batch),
 with the same code and the same results.  The breakdowns (per-kernel costs, failures) are built
@@ -17,7 +17,7 @@ from autotune.model.bound import Bound, live_vectors, source_shares, step_bound
 from autotune.model.comm import barrier_seconds, phase_seconds
 from autotune.model.ecm import as_sigma, interior_share
 from autotune.model.ops import SCALAR, Ops
-from autotune.model.pricing import form_times, per_execution, regime_rate, variant_times
+from autotune.model.steptime import form_times, per_execution, regime_rate, variant_times
 from autotune.pipeline.layout import Layout, Session
 from autotune.specs.parts import DOUBLE, KernelPart
 from autotune.specs.scenario import Scenario

@@ -6,9 +6,9 @@ from __future__ import annotations
 from autotune.model import regime as regmod
 from autotune.model.ecm import KernelCost, KernelTerm, Prediction, mixed_cost, regime_cost
 from autotune.model.ops import SCALAR
-from autotune.model.pricing import rank_one, regime_rate
-from autotune.model.ranking import Rule
-from autotune.pipeline.price import Priced
+from autotune.model.steptime import rank_one, regime_rate
+from autotune.model.preselect import Rule
+from autotune.pipeline.pricebatch import Priced
 from autotune.results.rank import VariantResult
 from autotune.specs.parts import DOUBLE
 
@@ -125,7 +125,7 @@ class ScenarioRows:
     def work(self, name: str) -> list[tuple]:
         """A variant's kernel parts in this scenario as (part, regime code, ECM result, lines): its kernel seconds
         are the sum over them of lines x alpha / divisor of the result's rate at the scenario's
-        cores (model.pricing: w x executions x beta / delta per level the part's data comes from).
+        cores (model.steptime: w x executions x beta / delta per level the part's data comes from).
         What the learned model's fit (model.learnfit) prices again with scaled ECM terms."""
         p, layout = self.priced, self.priced.batch.layout
         placed, sc = p.batch.placed, p.batch.first

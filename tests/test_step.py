@@ -1,0 +1,93 @@
+"""The step form (specs.step, specs.stepvalues): one description of a step that the counts, the
+reuse model, the layout and the templates read.  Pure."""
+import re
+
+import pytest
+
+from autotune.codegen.parts import render_part
+from autotune.specs import methodparts as mp
+from autotune.specs.method import build, load_method
+from autotune.specs.shipped import shipped_dir
+from autotune.specs.step import CONTRIBUTIONS, CORE_CLASS, PHASE, Group, Kind, step_keys
+from autotune.specs.stepvalues import form_of, step_form
+from autotune.specs.variants import DIMENSIONS, enumerate_variants, lc_values
+
+from .forms import form
+
+RADAU = load_method("radauIIA7")   # s = 4, m = 6
+_REF = re.compile(r"\b([A-Za-z]\w*)\[(\w+)\]\[j\]|\b([A-Za-z]\w*)\[j\]")
+
+
+def _all_specs(s):
+    out = [p for o in lc_values() for p in mp.lc_specs(s, o)]
+    out += [p for au in ("split", "fused") for p in mp.approx_update_specs(s, au)]
+    return out + [mp.lc_direct_spec(s), mp.pack_spec(), mp.copy_spec()]
+
+
+@pytest.mark.parametrize("s", [1, 2, 4])
+def test_declared_accesses_are_those_of_the_rendered_body(s):
+    """The model reads the declarations, never the C: here the C is read once, to check them."""
+    for spec in _all_specs(s):
+        body = render_part(spec).body
+        lhs, rhs = body.split("=", 1)
+        refs = {(m[0] or m[2], m[1] or None) for m in _REF.findall(body)}
+        assert refs == {(a.array, a.index) for a in spec.accesses}, spec.name
+        written = {(m[0] or m[2], m[1] or None) for m in _REF.findall(lhs)}
+        read = {(m[0] or m[2], m[1] or None) for m in _REF.findall(rhs)}
+        assert written == {(a.array, a.index) for a in spec.accesses if "w" in a.mode}, spec.name
+        assert read == {(a.array, a.index) for a in spec.accesses if "r" in a.mode}, spec.name
+
+
+def test_every_value_of_a_step_shaping_dimension_contributes():
+    assert set(step_keys()) <= set(DIMENSIONS)
+    for key in step_keys():
+        assert set(CONTRIBUTIONS[key]) == set(DIMENSIONS[key].values), key
+    # the others change only the code around the step: the same form for every value
+    pool = enumerate_variants(("neighbour", "allgather"))
+    forms = {}
+    for v in pool:
+        f = step_form(RADAU, v)
+        assert forms.setdefault(tuple(getattr(v, k) for k in step_keys()), f) is f
+
+
+def test_every_event_names_a_macro_of_the_step_template_and_every_group_a_phase():
+    text = (shipped_dir("variants") / "step.j2").read_text()
+    macros = set(re.findall(r"macro (\w+)\(", text))
+    groups = set()
+    for v in enumerate_variants(("neighbour",)):
+        for e in step_form(RADAU, v).events():
+            assert not e.action or e.action in macros, e.action
+            groups.update(sw.group for sw in e.sweeps)
+            assert e.kind is not Kind.KERNEL or {sw.group for sw in e.sweeps} == {e.what}
+    assert groups == set(Group)
+    assert set(PHASE) == set(CORE_CLASS) == set(Group)
+
+
+def test_a_form_prints_its_events_parts_and_touches():
+    text = form(RADAU, "jli").describe()
+    assert text.splitlines()[0] == ("step of lc=jli, au=split, pred=copy, buf=pack, rhs=stages, fuse=none "
+                                    "(s = 4)")
+    assert "  iteration  x6" in text and "kernel COPY x3     macro copy_first" in text
+    assert re.search(r"lc\.acc\.jli +reads Y1,Y2,Y3,Y4,F2,F3,F4  writes Y1,Y2,Y3,Y4", text)
+    assert re.search(r"comm\.pack +reads Y3  writes B3", text)
+
+
+def test_fused_sweeps_alternate_the_argument_sets_with_ghost_buffers():
+    ghost = form(RADAU, "jl-onepass", "fused", "direct", "ghost", "onepass", "rhs-lc")
+    writes = [sw.writes[0] for sw in ghost.sweeps()]
+    assert writes == ["Y1", "Z1", "Y1", "Z1", "Y1", "Z1", "y"]
+    assert ghost.sweeps()[2].reads[0] == "Z1"        # the second corrector sweep reads what the first wrote
+    packed = form(RADAU, "jl-onepass", "fused", "direct", "pack", "onepass", "rhs-lc")
+    assert {sw.writes[0] for sw in packed.sweeps() if sw.group == Group.RHSLC} == {"Y1"}
+    assert [p.name for p in packed.method_parts] == ["comm.pack"] and ghost.method_parts == ()
+
+
+def test_counts_follow_the_method_and_the_form():
+    for s in (1, 2, 3):
+        method = build("radauIIA", s)
+        copy = form(method).counts
+        direct = form(method, pred="direct").counts
+        assert copy.executions.get("COPY", 0) == s - 1 and "LCD" not in copy.executions
+        assert direct.executions["LCD"] == 1 and direct.executions.get("LC", 0) == method.iterations - 1
+        assert copy.comm_phases == direct.comm_phases == 1 + method.iterations * s
+    assert form_of.cache_info().maxsize >= 64
