@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 import autotune
-from autotune.pipeline.tune import run_key_of
+from autotune.pipeline.runners import run_key_of
 from autotune.specs.learned import Learned
 from autotune.specs.machine import load_machine
 from autotune.storage.store import Store

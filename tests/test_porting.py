@@ -107,7 +107,9 @@ def test_the_api_identifies_this_host_or_says_why():
 def test_tune_refuses_flags_this_cpu_cannot_run(monkeypatch, compiler):
     """A machine file made for an AVX-512 CPU, tune on a host without it: one line before any build;
     through srun from another host, a warning only."""
-    from autotune.pipeline import tune as tunemod
+    from types import SimpleNamespace
+
+    from autotune.pipeline.runners import make_runner, runner_for
     from autotune.request.run import RunOptions
     from autotune.tools import cpuprobe
     if cpuprobe.this_isa() != "x86":
@@ -117,14 +119,18 @@ def test_tune_refuses_flags_this_cpu_cannot_run(monkeypatch, compiler):
     machine = load_machine("zen4-epyc-vm-2core")
     plan = RunOptions().plan(0.01, machine.isa_flags)
     assert "-mavx512f" in plan.flags and plan.flags[0] == "-O3" and plan.flags[-1] == "-fopenmp"
+    sc = SimpleNamespace(machine=machine)
+
+    def check(plan, say):
+        make_runner(runner_for(plan), sc, plan, None, say).check(["lc=jli,comm=neighbour"])
     with pytest.raises(InputError) as e:
-        tunemod.check_host_isa(plan, machine, print)
+        check(plan, print)
     assert "avx512f" in str(e.value) and "Milan" in str(e.value) and "calibrate --node" in str(e.value)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     said = []
-    tunemod.check_host_isa(RunOptions(launcher="srun").plan(0.01, machine.isa_flags), machine, said.append)
+    check(RunOptions(launcher="srun").plan(0.01, machine.isa_flags), said.append)
     assert said and said[0].startswith("warning: ")
-    tunemod.check_host_isa(RunOptions(flags="-O3 -march=haswell").plan(0.01, machine.isa_flags), machine, print)
+    check(RunOptions(flags="-O3 -march=haswell").plan(0.01, machine.isa_flags), print)
 
 
 def test_calibrate_options_that_belong_to_making_a_machine(capsys):

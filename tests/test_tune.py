@@ -54,6 +54,24 @@ def test_tune_runs_the_preselection_and_compares(replay_store, tmp_path, capsys)
     assert sorted(r["rank_measured"] for r in rows) == [1, 2, 3, 4]
     assert set(s["phase_ratio"]) >= {"RHS", "COMM"}
     assert (tmp_path / "t.png").stat().st_size > 1000 and "build" in err and "run 2/2" in err
+    # the replay runner: the same command reports the stored repetitions, builds, runs and stores nothing
+    argv = ["tune", "--ivp", "heat2d", "--nodes", "2", "--threads", "1", "--n", 1200 ** 2, "--top", "4",
+            "--steps", "3", "--warmup", "1", "--reps", "2", "--format", "json", "--store", replay_store]
+    before = len(Store(replay_store).measured_runs("haswell-ep-e5-2630v3"))
+    code, out, err = run_cli(capsys, *argv, "--replay")
+    assert code == 0, err
+    again = json.loads(out)
+    assert [(r["name"], r["runs_s"], r["measured_s"]) for r in again["variants"]] == [
+        (r["name"], r["runs_s"], r["measured_s"]) for r in rows]
+    assert [{ph: q["measured_s"] for ph, q in r["phases"].items()} for r in again["variants"]] == [
+        {ph: q["measured_s"] for ph, q in r["phases"].items()} for r in rows]
+    assert again["summary"]["spearman"] == s["spearman"] and "build" not in err and "replay" in err
+    assert len(Store(replay_store).measured_runs("haswell-ep-e5-2630v3")) == before
+    # a variant the store does not hold, or more repetitions than it holds: refused in one line
+    code, _, err = run_cli(capsys, *argv[:9], "--variants", "lc=lji,comm=neighbour", *argv[11:], "--replay")
+    assert code == 2 and "--replay" in err and "lc=lji,comm=neighbour" in err and len(err.splitlines()) == 1
+    code, _, err = run_cli(capsys, *argv[:16], "3", *argv[17:], "--replay")
+    assert code == 2 and "holds 2 repetitions" in err and "--reps asks for 3" in err
 
 
 def test_tune_reports_failures_per_variant(replay_store, capsys):

@@ -85,6 +85,8 @@ def cmd_tune(args, progress) -> int:
     if args.plan:
         if args.sample is not None:
             raise InputError(f"{args.sample}: not with --plan, which runs the planned variants", field="sample")
+        if args.replay:
+            raise InputError(": not with --plan (replay one scenario: tune --ivp ... --replay)", field="replay")
         return cmd_tune_plan(args, progress)
     if not args.ivp:
         raise InputError("tune: give --ivp (and the scenario) or --plan")
@@ -94,7 +96,8 @@ def cmd_tune(args, progress) -> int:
     req, rule = scenario_request(args), rule_of(args)
     variants = [x for x in args.variants.split(";") if x.strip()] if args.variants else None
     sample = sample_of(args.sample, args.seed, rule, bool(variants))
-    run = RunOptions(args.steps, args.warmup, args.reps, args.h, args.flags, args.launcher, args.timeout)
+    run = RunOptions(args.steps, args.warmup, args.reps, args.h, args.flags, args.launcher, args.timeout,
+                     args.replay)
     with open_store(args) as store:
         res = entry.tune(req, rule, run, store, progress_line("tune"), variants, progress, args.jobs, sample)
     if args.plot:

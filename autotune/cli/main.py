@@ -159,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--flags", help="compiler flags for mpicc (default: -O3, the machine file's instruction set (-march, -m<ext>: what the analysis assumed), -fopenmp)")
     t.add_argument("--launcher", help="as for calibrate (default mpiexec -n {procs})")
     t.add_argument("--timeout", type=float, default=run.timeout, help="seconds per run")
+    t.add_argument("--replay", action="store_true", help="build and run nothing: report the repetitions the "
+                   "store holds of each variant (same scenario and flags); a variant it does not hold is an error")
     t.add_argument("--plot", type=Path, help="predicted against measured per variant (.png/.svg)")
     t.add_argument("--sample", metavar="K", help="check the pre-selection: also run K variants drawn at "
                                                  "random from the others with a prediction")

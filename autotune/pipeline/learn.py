@@ -19,7 +19,7 @@ from autotune.model.compare import PHASE_OF_KERNEL, compare
 from autotune.model.learnfit import Fit, Observation, Pricer, Unit, fit
 from autotune.model.preselect import Rule
 from autotune.pipeline.predict import rank_scenario
-from autotune.pipeline.tune import run_key_of
+from autotune.pipeline.runners import run_key_of
 from autotune.results.learn import FoldRow, LearnResult, ParameterRow
 from autotune.specs.ivp import load_ivp
 from autotune.specs.learned import CORE_CLASS, Learned

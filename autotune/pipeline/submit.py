@@ -26,7 +26,7 @@ from typing import Callable
 
 from autotune.arith import ordered_sum
 from autotune.errors import InputError
-from autotune.pipeline.tune import run_key_of
+from autotune.pipeline.runners import run_key_of
 from autotune.results.plan import PlanStatusResult, ScenarioStatus
 from autotune.specs.machine import load_machine
 from autotune.storage.filesystems import NODE_LOCAL_LOCKS

@@ -1,30 +1,32 @@
 """`autotune tune`: build and run chosen variants for real, compare with the predictions.
 
-The edge that runs compilers and the launcher; the comparison itself is
-compare.py.  Every run goes into the store with the machine, compiler, flags,
-versions and date, and a failing variant (not generated, compile error,
-crash, timeout) is reported without losing the others.
+Three steps, each small: the selection (the chosen variants, a random sample of the others,
+what the store holds already), the measurement (a runner of pipeline.runners builds each
+variant, then runs the repetitions round-robin, and every result goes to the store as soon as
+it is known), and the summary (compare.py's comparison, the floor, the paper's best form).
+Every run is stored with the machine, compiler, flags, versions and date; a failing variant
+(not generated, compile error, crash, timeout) is reported without losing the others.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import statistics
 import time
+from dataclasses import dataclass, field
 from typing import Callable
 
 from autotune.arith import ordered_sum
-from autotune.tools import build as buildmod
+from autotune.errors import InputError, ToolError
 from autotune.model.check import check_sample, draw_sample
 from autotune.model.compare import compare
-from autotune.errors import InputError, ToolError
+from autotune.pipeline.runners import Runner, make_runner, run_key, run_key_of, runner_for
 from autotune.request.run import RunPlan
 from autotune.request.selection import Sample
 from autotune.results.rank import RankResult
 from autotune.results.tune import TuneCheck, TuneResult, TuneRow, TuneSummary
-from autotune.codegen.solver import solver_source
 from autotune.storage.store import Store
 from autotune.tools.toolchain import compiler_version, package_version
+
+__all__ = ["tune", "run_key", "run_key_of"]
 
 
 def _phases(r, phase_runs: dict[str, list[float]]) -> dict[str, dict]:
@@ -38,68 +40,25 @@ def _phases(r, phase_runs: dict[str, list[float]]) -> dict[str, dict]:
     return out
 
 
-def run_key(sc, name: str, flags) -> str:
-    """Store key of one variant's measurement in one scenario (a resumed plan skips it)."""
-    return run_key_of(sc.machine.name, sc.ivp.name, sc.method.name, sc.n, sc.nodes, sc.threads, name, flags)
-
-
-def run_key_of(machine: str, ivp: str, method: str, n: int, nodes: int, threads: int, name: str, flags) -> str:
-    return hashlib.sha256(json.dumps([machine, ivp, method, n, nodes, threads, name,
-                                      list(flags)]).encode()).hexdigest()[:24]
-
-
-def _stored(store: Store, sc, names: list[str], flags) -> dict[str, dict]:
-    """The latest measurement the store holds of each variant (failed runs do not count)."""
-    out = {}
-    for name in names:
-        prev = [r for r in store.get_runs(run_key(sc, name, flags)) if r.get("measured_s") is not None]
-        if prev:
-            out[name] = prev[-1]
-    return out
-
-
 def _partial_key(sc, name: str, plan: RunPlan) -> str:
     """Store key of the repetitions of an unfinished measurement (same scenario, variant, flags and
     run length: steps, warm-up, step size)."""
     return run_key(sc, name, plan.flags) + f"/partial/{plan.steps}/{plan.warmup}/{plan.h!r}"
 
 
-def _partial(store: Store, sc, name: str, plan: RunPlan) -> dict | None:
-    rows = store.get_runs(_partial_key(sc, name, plan))
-    return rows[-1] if rows and len(rows[-1]["runs_s"]) < plan.reps else None
+@dataclass
+class Selection:
+    """What tune measures: a row per chosen (and sampled) variant, those still to run, and the
+    repetitions a cancelled run left (phase seconds per repetition)."""
+    rows: dict[str, dict]
+    sampled: list[str]
+    pool: list[str]
+    todo: list[str]
+    phase_runs: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
 
-def check_host_isa(plan: RunPlan, machine, progress: Callable[[str], None]) -> None:
-    """The solvers are built here with the plan's flags; a CPU that lacks an extension they use
-    would die of an illegal instruction.  Where the runs happen on this host (a local launcher,
-    or inside a Slurm job) that is an error before anything is built; elsewhere (srun from a
-    login node) a warning."""
-    import os
-
-    from autotune.specs.isa import isa_part
-    from autotune.tools.cpuprobe import host_cpu, missing_on_host
-    missing = missing_on_host(plan.flags)
-    if not missing:
-        return
-    msg = (f"the build flags {' '.join(isa_part(plan.flags))} (machine {machine.name}) use "
-           f"{', '.join(missing)}, which this host's CPU ({host_cpu().describe()}) lacks: make a machine "
-           f"file of this host with `autotune calibrate --node --name NAME`, or give --flags")
-    local = not plan.launcher.template.lstrip().startswith("srun") or "SLURM_JOB_ID" in os.environ
-    if local:
-        raise InputError(msg, field="flags")
-    progress(f"warning: {msg}")
-
-
-def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
-         progress: Callable[[str], None], resume: bool = False, sample: Sample | None = None,
-         run_missing: bool = True) -> TuneResult:
-    """Build every chosen variant, then run the repetitions round-robin (variant 1, 2, ..., 1, 2,
-    ...): a slow drift of a shared machine then touches every variant alike instead of the ones
-    that happened to run during it.  resume: a variant the store has measured (same scenario,
-    variant and flags) is reported from there, not run again.  sample: also run that many
-    variants drawn from the other predicted ones, and check the chosen against them.  Every
-    repetition but the last is stored as it ends, so a resumed run (a batch job cancelled and
-    submitted again) runs only the repetitions still missing."""
+def select(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store, progress: Callable[[str], None],
+           resume: bool, sample: Sample | None, run_missing: bool) -> Selection:
     sc = ranked.scenario
     by_name = {r.variant.name: r for r in ranked.ordered}
     pool = [r.variant.name for r in ranked.ordered if r.prediction]
@@ -108,7 +67,11 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
         progress(f"check: {len(sampled)} variants drawn at random (seed {sample.seed}) from the "
                  f"{len(set(pool) - set(chosen))} the pre-selection leaves out")
     chosen = list(chosen) + sampled
-    stored = _stored(store, sc, chosen, plan.flags) if resume else {}
+    stored = {}
+    for name in chosen if resume else []:
+        prev = [r for r in store.get_runs(run_key(sc, name, plan.flags)) if r.get("measured_s") is not None]
+        if prev:
+            stored[name] = prev[-1]
     rows = {name: {"name": name, "predicted_s": by_name[name].prediction.total_s if by_name[name].prediction else None,
                    "measured_s": None, "runs_s": [], "error": None, "preselected": name in ranked.preselected,
                    "sampled": name in sampled, "reused": False}
@@ -122,64 +85,81 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
     for name in set(chosen) - set(stored) - set(todo):
         last = store.get_runs(run_key(sc, name, plan.flags))
         rows[name]["error"] = (last[-1].get("error") if last else None) or "not measured"
-    phase_runs: dict[str, dict[str, list[float]]] = {name: {} for name in todo}
+    sel = Selection(rows, sampled, pool, todo, {name: {} for name in todo})
     for name in todo if resume else []:
-        done = _partial(store, sc, name, plan)
+        rows_ = store.get_runs(_partial_key(sc, name, plan))
+        done = rows_[-1] if rows_ and len(rows_[-1]["runs_s"]) < plan.reps else None
         if done:
-            rows[name]["runs_s"], phase_runs[name] = done["runs_s"], done["phase_runs"]
+            rows[name]["runs_s"], sel.phase_runs[name] = done["runs_s"], done["phase_runs"]
             progress(f"{name}: {len(done['runs_s'])} of {plan.reps} repetitions measured before")
-    if todo:
-        check_host_isa(plan, sc.machine, progress)
-    mpicc, exes = None, {}
+    return sel
+
+
+def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, store: Store,
+            progress: Callable[[str], None]) -> None:
+    """Prepare every variant to run, then run the repetitions round-robin (variant 1, 2, ..., 1,
+    2, ...): a slow drift of a shared machine then touches every variant alike instead of the
+    ones that happened to run during it.  Every repetition but the last is stored as it ends, so
+    a resumed run (a batch job cancelled and submitted again) runs only those still missing."""
+    sc, rows, todo = ranked.scenario, sel.rows, sel.todo
+    by_name = {r.variant.name: r for r in ranked.ordered}
+    runner.check(todo)
 
     def finish(name: str) -> None:
         """The variant's measurement, or its failure, to the store as soon as it is known."""
         row = rows[name]
         if row["error"] is None and row["runs_s"]:
             row["measured_s"] = statistics.median(row["runs_s"])
-            row["phases"] = _phases(by_name[name], phase_runs[name])
+            row["phases"] = _phases(by_name[name], sel.phase_runs[name])
+        if not runner.stores:
+            return
         store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row["measured_s"], dict(
             row, method=sc.method.name, model=ranked.model, n=sc.n, nodes=sc.nodes, threads=sc.threads,
-            steps=plan.steps, warmup=plan.warmup,
-            h=plan.h, flags=list(plan.flags), compiler=compiler_version(mpicc) if mpicc else None,
+            steps=plan.steps, warmup=plan.warmup, h=plan.h, flags=list(plan.flags),
+            compiler=compiler_version(runner.compiler) if runner.compiler else None,
             kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z")))
 
+    def fail(name: str, e: Exception, what: str) -> None:
+        rows[name]["error"] = str(e)
+        progress(f"{what}: failed: {e}")
+        finish(name)
+
+    ready = []
     for i, name in enumerate(todo, 1):
-        progress(f"[{i}/{len(todo)}] {name}: build")
+        progress(f"[{i}/{len(todo)}] {name}: " + ("build" if runner.kind != "replay" else "replay"))
         try:
-            mpicc = mpicc or buildmod.find_mpicc()
-            exes[name] = buildmod.build(solver_source(sc.ivp, sc.method, by_name[name].variant, sc.n, sc.machine),
-                                        plan.flags, mpicc)
+            runner.prepare(name, by_name[name].variant)
+            ready.append(name)
         except (InputError, ToolError) as e:
-            rows[name]["error"] = str(e)
-            progress(f"[{i}/{len(todo)}] {name}: failed: {e}")
-            finish(name)
+            fail(name, e, f"[{i}/{len(todo)}] {name}")
     for rep in range(plan.reps):
-        for name, exe in list(exes.items()):
+        for name in list(ready):
             if len(rows[name]["runs_s"]) > rep:         # measured before this run was interrupted
                 continue
             progress(f"run {rep + 1}/{plan.reps}: {name} ({plan.steps} steps)")
             try:
-                out = buildmod.run(exe, plan.launcher, sc.nodes, sc.threads, sc.n, sc.ivp.size_value(sc.n),
-                                   plan.steps, plan.h, plan.warmup, timeout=plan.timeout,
-                                   pin=sc.ranks_per_node == 1, nodes=sc.nodes // sc.ranks_per_node)
+                out = runner.run(name, rep)
             except (InputError, ToolError) as e:
-                rows[name]["error"] = str(e)
-                progress(f"{name}: failed: {e}")
-                del exes[name]
-                finish(name)
+                ready.remove(name)
+                fail(name, e, name)
                 continue
             rows[name]["runs_s"].append(out["median_step_s"])
             for phase, sec in out.get("phases_s", {}).items():
-                phase_runs[name].setdefault(phase, []).append(sec)
+                sel.phase_runs[name].setdefault(phase, []).append(sec)
             if len(rows[name]["runs_s"]) < plan.reps:   # a job cancelled now keeps this repetition
-                store.put_run(_partial_key(sc, name, plan), sc.machine.name, sc.ivp.name, name, None, {
-                    "runs_s": rows[name]["runs_s"], "phase_runs": phase_runs[name]})
+                if runner.stores:
+                    store.put_run(_partial_key(sc, name, plan), sc.machine.name, sc.ivp.name, name, None, {
+                        "runs_s": rows[name]["runs_s"], "phase_runs": sel.phase_runs[name]})
             else:
                 finish(name)
+
+
+def summarize(ranked: RankResult, sel: Selection, plan: RunPlan, sample: Sample | None) -> TuneResult:
+    sc = ranked.scenario
+    by_name = {r.variant.name: r for r in ranked.ordered}
     skipped = [(r.variant.name, r.prediction.total_s) for r in ranked.ordered
-               if r.variant.name not in rows and r.prediction]
-    rows = list(rows.values())
+               if r.variant.name not in sel.rows and r.prediction]
+    rows = list(sel.rows.values())
     summary = TuneSummary(**compare(rows))
     summary.bound_s = ranked.bound_s
     ok = [r for r in rows if r["measured_s"]]
@@ -193,7 +173,21 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
     summary.skipped = len(skipped)
     summary.skipped_predicted_cost_s = ordered_sum(t for _, t in skipped) * (plan.steps * plan.reps)
     if sample:
-        summary.check = TuneCheck(**check_sample(rows, len(pool), ranked.rule.describe(), sample.seed))
+        summary.check = TuneCheck(**check_sample(rows, len(sel.pool), ranked.rule.describe(), sample.seed))
     return TuneResult(sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads, plan.steps,
                       plan.warmup, plan.reps, plan.h, list(plan.flags), ranked.rule.describe(),
                       [TuneRow.of(r) for r in rows], summary, ranked.model)
+
+
+def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
+         progress: Callable[[str], None], resume: bool = False, sample: Sample | None = None,
+         run_missing: bool = True, runner: str | None = None) -> TuneResult:
+    """Measure the chosen variants (and `sample` more drawn from the others, to check the chosen
+    against them) and compare with their predictions.  resume: a variant the store has measured
+    (same scenario, variant and flags) is reported from there, not run again.  runner: a kind of
+    pipeline.runners.RUNNERS (None: srun where the launcher is srun, else local); "replay" runs
+    nothing and reports the store's repetitions."""
+    kind = runner or runner_for(plan)
+    sel = select(ranked, chosen, plan, store, progress, resume and kind != "replay", sample, run_missing)
+    measure(ranked, sel, make_runner(kind, ranked.scenario, plan, store, progress), plan, store, progress)
+    return summarize(ranked, sel, plan, sample)

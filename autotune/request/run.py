@@ -27,6 +27,7 @@ class RunPlan:
     flags: tuple[str, ...]
     launcher: Launcher
     timeout: float
+    replay: bool = False            # report the store's repetitions instead of running (tune --replay)
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class RunOptions:
     flags: str | None = None        # None: the machine's instruction set (machine_flags)
     launcher: str | None = None     # None: mpiexec -n {procs}
     timeout: float = 600.0
+    replay: bool = False            # the store's repetitions instead of runs (not part of a plan file)
 
     def __post_init__(self):
         for field in ("steps", "reps"):
@@ -65,7 +67,7 @@ class RunOptions:
         if h is None:
             raise InputError(": the IVP gives no step_size; give one", field="h")
         return RunPlan(self.steps, self.warmup, self.reps, float(h), tuple(shlex.split(self.flags or machine_flags(isa_flags))),
-                       parse_launcher(self.launcher), float(self.timeout))
+                       parse_launcher(self.launcher), float(self.timeout), bool(self.replay))
 
     def to_dict(self) -> dict:
         return {"steps": self.steps, "warmup": self.warmup, "reps": self.reps, "flags": self.flags,

@@ -1,0 +1,148 @@
+"""What `tune` measures a variant with: a runner builds (prepares) and runs one repetition of
+it.  Three kinds, found by name in RUNNERS:
+
+    local    build here, run with the launcher on this host (mpiexec -n {procs}, or a template)
+    srun     build here, run with srun on the allocation's nodes (a login node may lack the
+             CPU extensions the build flags use: a warning there, an error inside the job)
+    replay   the repetitions the store holds of the same scenario, variant and flags, in order:
+             no build, no run, nothing stored again (tune --replay; the tests of tune's logic)
+
+The edge: builds and launches happen here, tune's selection and summary are elsewhere.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Callable, Protocol
+
+from autotune.errors import InputError
+from autotune.request.run import RunPlan
+from autotune.specs.scenario import Scenario
+from autotune.specs.variants import Variant
+from autotune.storage.store import Store
+
+
+class Runner(Protocol):
+    kind: str
+    stores: bool                  # its measurements go to the store (a replay's are there already)
+    compiler: str | None          # the compiler that built the solvers (None: none built)
+
+    def check(self, names: list[str]) -> None:
+        """Before anything is built: InputError for what it cannot run at all."""
+
+    def prepare(self, name: str, variant: Variant) -> None:
+        """Build the variant (InputError / ToolError: it cannot be run)."""
+
+    def run(self, name: str, rep: int) -> dict:
+        """One repetition: {"median_step_s": s, "phases_s": {phase: s}} (InputError / ToolError)."""
+
+
+def run_key(sc: Scenario, name: str, flags) -> str:
+    """Store key of one variant's measurement in one scenario (a resumed plan skips it)."""
+    return run_key_of(sc.machine.name, sc.ivp.name, sc.method.name, sc.n, sc.nodes, sc.threads, name, flags)
+
+
+def run_key_of(machine: str, ivp: str, method: str, n: int, nodes: int, threads: int, name: str, flags) -> str:
+    return hashlib.sha256(json.dumps([machine, ivp, method, n, nodes, threads, name,
+                                      list(flags)]).encode()).hexdigest()[:24]
+
+
+class LaunchRunner:
+    """Build with mpicc and the plan's flags; run with the plan's launcher."""
+    kind = "local"
+    stores = True
+
+    def __init__(self, sc: Scenario, plan: RunPlan, store: Store, progress: Callable[[str], None]):
+        self.sc, self.plan, self.progress = sc, plan, progress
+        self.compiler: str | None = None
+        self._exes: dict = {}
+
+    def _runs_here(self) -> bool:
+        return True
+
+    def check(self, names: list[str]) -> None:
+        """The solvers are built here with the plan's flags; a CPU that lacks an extension they
+        use would die of an illegal instruction: an error where the runs happen on this host,
+        elsewhere (srun from a login node) a warning."""
+        from autotune.specs.isa import isa_part
+        from autotune.tools.cpuprobe import host_cpu, missing_on_host
+        missing = missing_on_host(self.plan.flags) if names else []
+        if not missing:
+            return
+        msg = (f"the build flags {' '.join(isa_part(self.plan.flags))} (machine {self.sc.machine.name}) use "
+               f"{', '.join(missing)}, which this host's CPU ({host_cpu().describe()}) lacks: make a machine "
+               f"file of this host with `autotune calibrate --node --name NAME`, or give --flags")
+        if self._runs_here():
+            raise InputError(msg, field="flags")
+        self.progress(f"warning: {msg}")
+
+    def prepare(self, name: str, variant: Variant) -> None:
+        from autotune.codegen.solver import solver_source
+        from autotune.tools import build as buildmod
+        sc = self.sc
+        self.compiler = self.compiler or buildmod.find_mpicc()
+        self._exes[name] = buildmod.build(solver_source(sc.ivp, sc.method, variant, sc.n, sc.machine),
+                                          self.plan.flags, self.compiler)
+
+    def run(self, name: str, rep: int) -> dict:
+        from autotune.tools import build as buildmod
+        sc, plan = self.sc, self.plan
+        return buildmod.run(self._exes[name], plan.launcher, sc.nodes, sc.threads, sc.n, sc.ivp.size_value(sc.n),
+                            plan.steps, plan.h, plan.warmup, timeout=plan.timeout,
+                            pin=sc.ranks_per_node == 1, nodes=sc.nodes // sc.ranks_per_node)
+
+
+class SrunRunner(LaunchRunner):
+    kind = "srun"
+
+    def _runs_here(self) -> bool:
+        return "SLURM_JOB_ID" in os.environ
+
+
+class ReplayRunner:
+    """The store's repetitions of each variant, as they were measured."""
+    kind = "replay"
+    stores = False
+    compiler = None
+
+    def __init__(self, sc: Scenario, plan: RunPlan, store: Store, progress: Callable[[str], None]):
+        self.sc, self.plan, self.store = sc, plan, store
+        self._runs: dict[str, dict] = {}
+
+    def check(self, names: list[str]) -> None:
+        for name in names:
+            held = [r for r in self.store.get_runs(run_key(self.sc, name, self.plan.flags))
+                    if r.get("measured_s") is not None]
+            sc = self.sc
+            where = f"{sc.ivp.name}, n = {sc.n}, {sc.nodes} x {sc.threads}, flags {' '.join(self.plan.flags)}"
+            if not held:
+                raise InputError(f"{name}: the store holds no measurement of it ({where}): run tune without "
+                                 f"--replay", field="replay")
+            if len(held[-1].get("runs_s", [])) < self.plan.reps:
+                raise InputError(f"{name}: the store holds {len(held[-1].get('runs_s', []))} repetitions of it "
+                                 f"({where}), --reps asks for {self.plan.reps}", field="replay")
+            self._runs[name] = held[-1]
+
+    def prepare(self, name: str, variant: Variant) -> None:
+        if name not in self._runs:
+            self.check([name])
+
+    def run(self, name: str, rep: int) -> dict:
+        held = self._runs[name]
+        phases = {ph: v["measured_s"] for ph, v in (held.get("phases") or {}).items() if v.get("measured_s")}
+        return {"median_step_s": held["runs_s"][rep], "phases_s": phases}
+
+
+RUNNERS: dict[str, type] = {"local": LaunchRunner, "srun": SrunRunner, "replay": ReplayRunner}
+
+
+def runner_for(plan: RunPlan) -> str:
+    """The runner kind a plan asks for: replay, else srun where its launcher is srun, else local."""
+    if plan.replay:
+        return "replay"
+    return "srun" if plan.launcher.template.lstrip().startswith("srun") else "local"
+
+
+def make_runner(kind: str, sc: Scenario, plan: RunPlan, store: Store, progress: Callable[[str], None]) -> Runner:
+    return RUNNERS[kind](sc, plan, store, progress)
