@@ -9,6 +9,7 @@ learn what a part touches; a test checks that the declared accesses are those of
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from autotune.specs.parts import Access, Loop
 from autotune.specs.variants import ONE_PASS_SUFFIX
@@ -62,6 +63,7 @@ def _all_rows(array: str, s: int, mode: str) -> tuple[str, ...]:
     return tuple(f"{array}[{i}]:{mode}" for i in range(s))
 
 
+@lru_cache(maxsize=None)
 def lc_specs(s: int, order: str) -> tuple[PartSpec, ...]:
     """LC in the loop order `order` (outermost first): first summand, the others, finish; or, for a
     one-pass form ("jl-onepass"), one perfect nest with the stage sum written out."""
@@ -81,6 +83,7 @@ def lc_specs(s: int, order: str) -> tuple[PartSpec, ...]:
     return tuple(parts)
 
 
+@lru_cache(maxsize=None)
 def approx_update_specs(s: int, au: str) -> tuple[PartSpec, ...]:
     """APPROX and UPDATE: dy = h sum_i b_i F_i, then y += dy (split, the paper's form), or
     y += h sum_i b_i F_i in one pass with the sum written out (fused)."""
@@ -97,6 +100,7 @@ def approx_update_specs(s: int, au: str) -> tuple[PartSpec, ...]:
     return tuple(parts)
 
 
+@lru_cache(maxsize=None)
 def lc_direct_spec(s: int) -> PartSpec:
     """The first corrector iteration's argument vectors straight from the predictor's F_1:
     Y_l = y + h c_l F_1 (the row sums of A are c), instead of copying F_1 into every stage."""
@@ -108,11 +112,13 @@ def _copy(name: str, group: str) -> PartSpec:
     return PartSpec(name, group, (Loop("j", "0", "M"),), "pack", (), (("b", 1), ("v", 1)), (), _acc("b:w", "v:r"))
 
 
+@lru_cache(maxsize=None)
 def pack_spec() -> PartSpec:
     """Copy of a node's block into the buffer the RHS reads (once per communication phase): b = v."""
     return _copy("comm.pack", "PACK")
 
 
+@lru_cache(maxsize=None)
 def copy_spec() -> PartSpec:
     """The predictor's copy F_l = F_1 (s - 1 times per step).  The same loop as comm.pack, so the
     same code and the same ECM analysis."""

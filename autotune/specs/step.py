@@ -21,9 +21,9 @@ arguments, the skeleton); a dimension without an entry there leaves the step as 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Callable
 
 from autotune.specs.method import Method
@@ -78,10 +78,10 @@ class Sweep:
     part: str | None
     reads: tuple[str, ...]
     writes: tuple[str, ...] = ()
+    vectors: tuple[str, ...] = field(init=False, compare=False, repr=False)   # read or written, once each
 
-    @property
-    def vectors(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(self.reads + self.writes))
+    def __post_init__(self):
+        object.__setattr__(self, "vectors", tuple(dict.fromkeys(self.reads + self.writes)))
 
 
 @dataclass(frozen=True)
@@ -124,6 +124,10 @@ class StepForm:
 
     def sweeps(self) -> list[Sweep]:
         """Every sweep of one step in order, with the argument set of each occurrence resolved."""
+        return list(self._sweeps)
+
+    @cached_property
+    def _sweeps(self) -> tuple[Sweep, ...]:
         names = ("Y", "Z")[:self.sets]
         out, cur = [], 0
         for e in self.events():
@@ -132,10 +136,11 @@ class StepForm:
                     return v
                 k = (cur + v.endswith(OTHER)) % len(names)
                 return names[k] + v[1:].rstrip(OTHER)
+            touched = any(v[-1] == OTHER for sw in e.sweeps for v in sw.writes + sw.reads)
             out += [Sweep(sw.group, sw.part, tuple(map(real, sw.reads)), tuple(map(real, sw.writes)))
-                    for sw in e.sweeps]
+                    if touched or cur else sw for sw in e.sweeps]
             cur = (cur + e.swaps) % len(names)
-        return out
+        return tuple(out)
 
     @cached_property
     def rhs_groups(self) -> tuple[Group, ...]:
@@ -180,6 +185,7 @@ def _vector(array: str, row: int) -> str:
     return array if array in ("y", "dy") else f"{array}{row + 1}"
 
 
+@lru_cache(maxsize=1024)
 def part_sweep(spec: PartSpec) -> Sweep:
     """A method part's sweep: its arrays as the step's vectors (Y row l -> Y_l+1, F row i -> F_i+1)."""
     rows = spec.rows()
