@@ -85,7 +85,7 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
                         "blocked": False, "offset": "0", "comps_c": "n", "w_offset": None, "w_comps_c": None})
     fmt = lambda x: repr(float(x))  # noqa: E731 - exact decimal round trip of the coefficients
     return kmod.env().get_template("solver.c.j2").render(
-        ivp_name=ivp.name, method_name=method.name, variant=variant.name, lc=variant.lc,
+        ivp_name=ivp.name, method_name=method.name, variant=variant.name, values=variant.fields(), lc=variant.lc,
         S=method.stages, iterations=method.iterations, H=_halo(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
         c=[fmt(ordered_sum(row)) for row in method.A],   # the row sums of A (= the nodes c, to rounding)
