@@ -142,3 +142,18 @@ def pool_size(ivp: str = "heat2d") -> int:
     keys = list(DIMENSIONS)
     values = [[v for v in DIMENSIONS[k].values if k != "comm" or v in allowed] for k in keys]
     return sum(1 for combo in product(*values) if broken_rule(dict(zip(keys, combo))) is None)
+
+
+def free_factor() -> int:
+    """How many times every count over the ruled dimensions repeats: the product of the value
+    counts of the dimensions that no rule names (neither has rules nor is named by one).  A
+    dimension added without rules multiplies every sub-space count by its values, and the tests
+    that count a sub-space of today's (the fused variants, a filter's matches) scale with it."""
+    from autotune.specs.variants import DIMENSIONS
+    ruled = {k for d in DIMENSIONS.values() for v in d.choices for k, _ in v.requires}
+    ruled |= {key for key, d in DIMENSIONS.items() if any(v.requires for v in d.choices)}
+    out = 1
+    for key, d in DIMENSIONS.items():
+        if key not in ruled:
+            out *= len(d.values)
+    return out
