@@ -26,6 +26,12 @@ def test_rank_is_the_cli_json_as_a_typed_result(replay_store, capsys):
     assert isinstance(df, pd.DataFrame) and list(df.columns) == COLUMNS and len(df) == pool_size()
     assert list(df["name"]) == [v["name"] for v in json.loads(cli)["variants"]]
     assert df["predicted_s"].is_monotonic_increasing and df["preselected"].dtype == bool
+    # both floors: without write-allocate and with it (the same levels, 25 of 56 vectors written
+    # by s = 4, m = 6 read once more)
+    b = r.bound
+    assert b.wa_bytes == pytest.approx(b.bytes * 81 / 56) and r.bound_wa_s == b.wa_total_s > r.bound_s
+    assert b.wa_mem_s == pytest.approx(b.mem_s * 81 / 56)
+    assert set(df["bound_wa_s"]) == {r.bound_wa_s} and json.loads(cli)["bound_wa_s"] == r.bound_wa_s
 
 
 def test_sweep_scale_and_explain(replay_store):

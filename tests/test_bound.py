@@ -1,7 +1,8 @@
 """The floor of a step (model.bound) against hand-computed cases."""
 import pytest
 
-from autotune.model.bound import compulsory_vectors, live_vectors, rhs_evaluations, source_shares, step_bound
+from autotune.model.bound import (compulsory_vectors, live_vectors, rhs_evaluations, source_shares, step_bound,
+                                  written_vectors)
 
 
 def test_compulsory_vectors_by_hand():
@@ -19,6 +20,12 @@ def test_memory_bound_case_by_hand():
     assert b.mem_s == pytest.approx(2_005_262_336 / 40e9)
     assert b.core_s == pytest.approx(25 * 1e6 / (2.4e9 * 8))          # 1.30 ms: memory decides
     assert b.total_s == pytest.approx(b.mem_s + 1e-3) and b.level == "MEM"
+    # with write-allocate: the 24 argument vectors and y are read once more, 81 vectors
+    assert written_vectors(4, 6) == 25
+    assert b.wa_bytes == 81 * 8 * 4_476_032
+    assert b.wa_mem_s == pytest.approx(81 * 8 * 4_476_032 / 40e9)
+    assert b.wa_total_s == pytest.approx(b.wa_mem_s + 1e-3)
+    assert b.wa_total_s / b.total_s == pytest.approx((81 * 8 * 4_476_032 / 40e9 + 1e-3) / (b.mem_s + 1e-3))
 
 
 def test_core_bound_case_by_hand():
@@ -26,6 +33,7 @@ def test_core_bound_case_by_hand():
     b = step_bound(1_000_000, 4, 6, [("L3", 1.0, 1e12)], rhs_core_cycles=40e6, clock_hz=2e9, cores=2, comm_s=0.0)
     assert b.core_s == pytest.approx(25 * 40e6 / 4e9) == pytest.approx(0.25)
     assert b.mem_s == pytest.approx(448e6 / 1e12) and b.total_s == pytest.approx(0.25)
+    assert b.wa_total_s == pytest.approx(0.25)      # the write-allocate reads hide behind the core too
 
 
 def test_live_data_partly_cached_by_hand():

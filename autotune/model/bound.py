@@ -23,6 +23,11 @@ caches as model.reuse, at full capacity: a floor assumes the best placement).
              b_L: the fastest measured kernel from level L at tau cores
     B_core = in-core cycles of the 1 + m s RHS evaluations / (f * tau)
     bound  = max(B_mem, B_core) + t_comm         t_comm: the cheapest applicable scheme
+
+bound_s is the floor that non-temporal (streaming) stores can reach.  Code that writes through
+the caches reads every line it writes first (write-allocate): the m s argument vectors and y,
+m s + 1 vectors more, about 1.45x the traffic for s = 4, m = 6.  That floor, bound_wa_s, is
+priced the same way from the same levels.
 """
 from __future__ import annotations
 
@@ -36,6 +41,12 @@ DOUBLE = 8
 def compulsory_vectors(stages: int, iterations: int) -> int:
     """Vectors of n_p components that one step must move across the memory interface."""
     return 2 * iterations * stages + iterations + 2
+
+
+def written_vectors(stages: int, iterations: int) -> int:
+    """Vectors of the compulsory traffic that are written: the argument vectors of every
+    iteration and y (each read once more by a write-allocating cache)."""
+    return iterations * stages + 1
 
 
 def live_vectors(stages: int) -> int:
@@ -69,6 +80,9 @@ class Bound:
     core_s: float         # B_core (RHS in-core time)
     comm_s: float         # cheapest modelled communication per step
     total_s: float        # max(B_mem, B_core) + comm_s
+    wa_bytes: float = 0.0     # the same traffic with a write-allocate read of every written vector
+    wa_mem_s: float = 0.0     # its B_mem
+    wa_total_s: float = 0.0   # bound_wa_s: max(wa_mem_s, B_core) + comm_s
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -80,10 +94,12 @@ def step_bound(components: int, stages: int, iterations: int, sources, rhs_core_
     traffic, shares summing to 1; rhs_core_cycles: in-core cycles of one RHS evaluation of the
     node's components on one core; cores: the node's busy cores."""
     nbytes = DOUBLE * compulsory_vectors(stages, iterations) * components
+    wa_bytes = nbytes + DOUBLE * written_vectors(stages, iterations) * components
     used = [(lvl, w, b) for lvl, w, b in sources if w > 0]
     mem_s = ordered_sum(nbytes * w / b for _, w, b in used)
+    wa_mem_s = ordered_sum(wa_bytes * w / b for _, w, b in used)
     shown = [(lvl, w) for lvl, w, _ in used if w >= 0.005]
     level = shown[0][0] if len(shown) == 1 else " + ".join(f"{lvl} {w:.0%}" for lvl, w in shown)
     core_s = rhs_evaluations(stages, iterations) * rhs_core_cycles / (clock_hz * cores)
     return Bound(level, float(nbytes), nbytes / mem_s if mem_s else float("inf"), mem_s, core_s, comm_s,
-                 max(mem_s, core_s) + comm_s)
+                 max(mem_s, core_s) + comm_s, float(wa_bytes), wa_mem_s, max(wa_mem_s, core_s) + comm_s)

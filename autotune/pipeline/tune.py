@@ -161,7 +161,7 @@ def summarize(ranked: RankResult, sel: Selection, plan: RunPlan, sample: Sample 
                if r.variant.name not in sel.rows and r.prediction]
     rows = list(sel.rows.values())
     summary = TuneSummary(**compare(rows))
-    summary.bound_s = ranked.bound_s
+    summary.bound_s, summary.bound_wa_s = ranked.bound_s, ranked.bound_wa_s
     ok = [r for r in rows if r["measured_s"]]
     if ok and ranked.bound_s:
         summary.best_over_bound = min(r["measured_s"] for r in ok) / ranked.bound_s

@@ -40,6 +40,8 @@ def rank_table(res: RankResult) -> str:
         lines.append(f"floor of the step: {d['bound_s']:.4e} s ({b['bytes'] / 1e9:.3g} GB compulsory traffic from "
                      f"{b['level']}, RHS in-core {b['core_s']:.3e} s, communication {b['comm_s']:.3e} s)"
                      + (f"; the best variant is {best / d['bound_s']:.2f} x the floor" if best else ""))
+        lines.append(f"floor with write-allocate (bound_wa_s): {d['bound_wa_s']:.4e} s ({b['wa_bytes'] / 1e9:.3g} GB: "
+                     f"every written vector read first, as stores through the caches do)")
     for n in d["notes"]:
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"
@@ -78,6 +80,9 @@ def explain_table(ex: ExplainResult) -> str:
               + (f", {r.prediction.hidden_s:.4e} s of it behind the interior (overlap)" if r.prediction.hidden_s else ""),
               f"predicted (psi): {total:.4e} s per step"
               + (f" ({res.model}; ECM alone {ex.ecm.variant(name).predicted_s:.4e} s)" if learned else "")]
+    if res.bound_s:
+        lines.append(f"floor: bound_s {res.bound_s:.4e} s ({total / res.bound_s:.2f} x), with write-allocate "
+                     f"bound_wa_s {res.bound_wa_s:.4e} s ({total / res.bound_wa_s:.2f} x)")
     for n in res.notes():
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"

@@ -63,6 +63,8 @@ def tune_table(result: TuneResult) -> str:
     if s.get("best_over_bound") is not None:
         lines.append(f"floor of the step (bound_s) {s['bound_s']:.4e} s: the measured best is "
                      f"{s['best_over_bound']:.2f} x the bound"
+                     + (f" ({s['best_over_bound'] * s['bound_s'] / s['bound_wa_s']:.2f} x bound_wa_s "
+                        f"{s['bound_wa_s']:.4e} s, with write-allocate)" if s.get("bound_wa_s") else "")
                      + (f", {s['best_over_paper_form']:.2f} x the best paper form ({s['best_paper_form']})"
                         if s.get("best_paper_form") else "")
                      + ("  -- below the floor: a model or measurement bug" if s["best_over_bound"] < 1 else ""))

@@ -16,7 +16,7 @@ from autotune.specs.variants import Variant
 # one row per variant: the CSV columns and those of to_frame()
 COLUMNS = ["ivp", "method", "machine", "n", "nodes", "threads", "rank", "name", "lc", "comm",
            "predicted_s", "node_s", "comm_s", "barrier_s", "preselected", "failed_kernels", "bound_s",
-           "bound_ratio"]
+           "bound_ratio", "bound_wa_s"]
 KERNEL_COLUMNS = ["name", "kernel", "regime", "alpha", "sigma", "beta", "executions", "cores_used", "seconds"]
 
 
@@ -151,6 +151,11 @@ class RankResult:
         return self.bound.total_s if self.bound else None
 
     @property
+    def bound_wa_s(self) -> float | None:
+        """The floor of code that writes through the caches (write-allocate; model.bound)."""
+        return self.bound.wa_total_s if self.bound else None
+
+    @property
     def best(self) -> VariantResult | None:
         """The variant with the shortest predicted time (None if none could be predicted)."""
         return self.ordered[0] if self.ordered and self.ordered[0].prediction else None
@@ -209,6 +214,7 @@ class RankResult:
             "ecm": {"analyses_run": self.analyses_run, "failures": self.failures},
             "excluded_comm": self.excluded,
             "bound_s": self.bound_s,
+            "bound_wa_s": self.bound_wa_s,
             "bound": self.bound.to_dict() if self.bound else None,
             "variants": [r.to_dict(i + 1, r.variant.name in self.preselected, self.bound_s)
                          for i, r in enumerate(self.ordered)],
@@ -227,9 +233,9 @@ class RankResult:
         for i, r in enumerate(self.ordered, 1):
             d = r.to_dict(i, r.variant.name in self.preselected, self.bound_s)
             row = dict(head)
-            row.update({k: d[k] for k in COLUMNS[6:] if k not in ("failed_kernels", "bound_s")})
+            row.update({k: d[k] for k in COLUMNS[6:] if k not in ("failed_kernels", "bound_s", "bound_wa_s")})
             row["failed_kernels"] = ";".join(d["failed_kernels"])
-            row["bound_s"] = self.bound_s
+            row["bound_s"], row["bound_wa_s"] = self.bound_s, self.bound_wa_s
             out.append(row)
         return out
 
@@ -269,7 +275,7 @@ class ExplainResult:
         res, sc = self.ranking, self.ranking.scenario
         d = self.result.to_dict(res.rank_of(self.name), self.name in res.preselected, res.bound_s)
         d.update(ivp=sc.ivp.name, machine=sc.machine.name, n=sc.n, nodes=sc.nodes, threads=sc.threads,
-                 notes=res.notes(), bound_s=res.bound_s, bound=res.bound.to_dict() if res.bound else None)
+                 notes=res.notes(), bound_s=res.bound_s, bound_wa_s=res.bound_wa_s, bound=res.bound.to_dict() if res.bound else None)
         if self.ecm is not None:
             d.update(model=res.model, kernels=self.kernel_rows(), ecm_predicted_s=self.ecm.variant(self.name).predicted_s)
         return d

@@ -66,6 +66,7 @@ class TuneSummary:
     skipped_predicted_cost_s: float = 0.0  # their predicted run time
     bound_s: float | None = None           # the scenario's floor (model.bound)
     best_over_bound: float | None = None   # measured best / bound_s (below 1: a bug to find)
+    bound_wa_s: float | None = None        # the floor with write-allocate (stores through the caches)
     best_paper_form: str | None = None     # the measured best of the paper's forms in this run
     best_over_paper_form: float | None = None   # measured best / that variant's measured time
     check: TuneCheck | None = None         # tune --sample: the pre-selection checked
