@@ -31,14 +31,21 @@ def test_tune_runs_the_preselection_and_compares(replay_store, tmp_path, capsys)
         assert r["measured_s"] > 0 and r["predicted_s"] > 0 and len(r["runs_s"]) == 2
         ph = r["phases"]   # the solver's phase timers against the model's kernel groups
         # a variant without the predictor's copy (pred=direct) has no COPY phase; a fused one's
-        # sweeps are timed as RHS (the LC and the update ride in them)
+        # sweeps are timed as RHS (the LC and the update ride in them), and each on its own: the
+        # predictor's, the m - 1 corrector sweeps, the final one, against the parts it runs
+        sweeps = {k: q for k, q in ph.items() if k.startswith("sweep.")}
         if "fuse=rhs-lc" in r["name"]:
-            assert set(ph) == {"RHS", "COMM"}
+            assert list(sweeps) == ["sweep.pred"] + [f"sweep.corr{i}" for i in range(1, 6)] + ["sweep.final"]
+            assert set(ph) - set(sweeps) == {"RHS", "COMM"}
+            for key in ("measured_s", "predicted_s"):
+                assert sum(q[key] for q in sweeps.values()) == pytest.approx(ph["RHS"][key], rel=1e-4)
+            assert len({q["predicted_s"] for k, q in sweeps.items() if "corr" in k}) == 1
         else:
+            assert not sweeps
             assert set(ph) == {"RHS", "LC", "COMM", "APPROX+UPDATE"} | ({"COPY"} if "pred=direct" not in r["name"] else set())
         # (an overlapped exchange may hide all of the predicted communication: COMM predicted 0)
         assert all(q["predicted_s"] >= 0 and q["measured_s"] > 0 for q in ph.values())
-        assert sum(q["measured_s"] for q in ph.values()) <= 1.5 * r["measured_s"]
+        assert sum(q["measured_s"] for k, q in ph.items() if k not in sweeps) <= 1.5 * r["measured_s"]
         assert r["deviation_pct"] == pytest.approx(100 * (r["predicted_s"] - r["measured_s"]) / r["measured_s"])
     s = res["summary"]
     assert s["measured"] == 4 and s["skipped"] == pool_size() - 4 and s["skipped_predicted_cost_s"] > 0

@@ -84,6 +84,7 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
                         "step": part.step,
                         "blocked": False, "offset": "0", "comps_c": "n", "w_offset": None, "w_comps_c": None})
     fmt = lambda x: repr(float(x))  # noqa: E731 - exact decimal round trip of the coefficients
+    form = step_form(method, variant)
     return kmod.env().get_template("solver.c.j2").render(
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, values=variant.fields(), lc=variant.lc,
         S=method.stages, iterations=method.iterations, H=_halo(ivp, n),
@@ -92,7 +93,7 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
         lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method, variant.au),
         lc_direct_parts=[kmod.lc_direct_part(method)] if variant.pred == "direct" else [],
         rhs=rhs, comm=variant.comm, scheme_template=SCHEMES[variant.comm].template,
-        schedule=step_form(method, variant).blocks, ghost=variant.buf == "ghost",
+        schedule=form.blocks, timers=form.timers, ghost=variant.buf == "ghost",
         fuse=variant.fuse != "none", block=variant.block, tile=tile_components(machine, variant.block, method.stages),
         overlap=variant.overlap != "none", has_post=SCHEMES[variant.comm].halo_only,
         rhs_onepass=onepass, block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,

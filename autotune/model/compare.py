@@ -7,6 +7,7 @@ import statistics
 from autotune.arith import ordered_sum
 
 from autotune.specs.step import PHASE as PHASE_OF_KERNEL   # the solver phase that times each kernel group
+from autotune.specs.step import Group
 
 
 def predicted_phases(kernel_seconds: list[tuple[str, float]], comm_s: float) -> dict[str, float]:
@@ -17,6 +18,18 @@ def predicted_phases(kernel_seconds: list[tuple[str, float]], comm_s: float) -> 
         phase = PHASE_OF_KERNEL[kernel]
         out[phase] = out.get(phase, 0.0) + seconds
     return out
+
+
+def predicted_sweeps(kernel_seconds: list[tuple[str, float, int]], timers: tuple[tuple[str, Group], ...]
+                     ) -> dict[str, float]:
+    """Seconds of each timed sweep (specs.step.StepForm.timers: the fused sweeps) from (kernel
+    group, seconds per step, executions per step) of the parts: a sweep of group G runs one
+    execution of each of G's parts."""
+    per: dict[str, float] = {}
+    for kernel, seconds, executions in kernel_seconds:
+        if executions:
+            per[kernel] = per.get(kernel, 0.0) + seconds / executions
+    return {name: per[group] for name, group in timers if group in per}
 
 
 def phase_ratios(rows: list[dict]) -> dict[str, dict]:

@@ -23,15 +23,17 @@ from autotune.request.run import RunPlan
 from autotune.request.selection import Sample
 from autotune.results.rank import RankResult
 from autotune.results.tune import TuneCheck, TuneResult, TuneRow, TuneSummary
+from autotune.specs.stepvalues import step_form
 from autotune.storage.store import Store
 from autotune.tools.toolchain import compiler_version, package_version
 
 __all__ = ["tune", "run_key", "run_key_of"]
 
 
-def _phases(r, phase_runs: dict[str, list[float]]) -> dict[str, dict]:
-    """Predicted and measured (median over the runs, mean per step in a run) seconds per phase."""
-    pred = r.predicted_phases()
+def _phases(r, method, phase_runs: dict[str, list[float]]) -> dict[str, dict]:
+    """Predicted and measured (median over the runs, mean per step in a run) seconds per phase,
+    and per timed sweep (a fused variant's sweeps, each against the parts it runs)."""
+    pred = r.predicted_phases(step_form(method, r.variant).timers)
     out = {}
     for ph, v in phase_runs.items():
         measured = statistics.median(v) if v else None
@@ -110,7 +112,7 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
         row = rows[name]
         if row["error"] is None and row["runs_s"]:
             row["measured_s"] = statistics.median(row["runs_s"])
-            row["phases"] = _phases(by_name[name], sel.phase_runs[name])
+            row["phases"] = _phases(by_name[name], ranked.scenario.method, sel.phase_runs[name])
         if not runner.stores:
             return
         store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row["measured_s"], dict(

@@ -8,6 +8,7 @@ from autotune.report.registry import renderer
 from autotune.report.text import fmt_s, json_text, name_width
 from autotune.results.plan import PlanResult, PlanStatusResult
 from autotune.results.tune import PlanRunResult, TuneResult
+from autotune.specs.step import SWEEP_PREFIX
 
 
 @renderer(TuneResult, "json")
@@ -57,9 +58,14 @@ def tune_table(result: TuneResult) -> str:
                  f", deviation {s['deviation_pct_range'][0]:.1f} .. {s['deviation_pct_range'][1]:.1f} %"
                  + ("" if s.get("median_abs_deviation_pct") is None else
                     f" (median |deviation| {s['median_abs_deviation_pct']:.1f} %)"))]
-    if s.get("phase_ratio"):
-        lines.append("measured / predicted by phase (median over variants, range): " + ", ".join(
-            f"{ph} {q['median']:.2f} ({q['min']:.2f}..{q['max']:.2f})" for ph, q in s["phase_ratio"].items()))
+    ratios = s.get("phase_ratio") or {}
+    for what, keep in (("phase", lambda ph: not ph.startswith(SWEEP_PREFIX)),
+                       ("fused sweep", lambda ph: ph.startswith(SWEEP_PREFIX))):
+        mine = {ph: q for ph, q in ratios.items() if keep(ph)}
+        if mine:
+            lines.append(f"measured / predicted by {what} (median over variants, range): " + ", ".join(
+                f"{ph} {q['median']:.2f} ({q['min']:.2f}..{q['max']:.2f})" for ph, q in mine.items()))
+    lines += sweep_lines(res["variants"])
     if s.get("best_over_bound") is not None:
         lines.append(f"floor of the step (bound_s) {s['bound_s']:.4e} s: the measured best is "
                      f"{s['best_over_bound']:.2f} x the bound"
@@ -74,6 +80,20 @@ def tune_table(result: TuneResult) -> str:
     if s.get("check"):
         lines += check_lines(s["check"])
     return "\n".join(lines) + "\n"
+
+
+def sweep_lines(variants: list[dict]) -> list[str]:
+    """The measured-best fused variant's sweeps, each against the prediction of the parts it runs."""
+    fused = [v for v in variants if v["measured_s"] and any(ph.startswith(SWEEP_PREFIX) for ph in v.get("phases") or {})]
+    if not fused:
+        return []
+    best = min(fused, key=lambda v: v["measured_s"])
+    out = ["", f"per sweep of {best['name']}:", f"  {'sweep':14} {'predicted s':>12} {'measured s':>12} {'m/p':>6}"]
+    for ph, q in best["phases"].items():
+        if ph.startswith(SWEEP_PREFIX):
+            ratio = f"{q['measured_s'] / q['predicted_s']:6.2f}" if q.get("predicted_s") and q.get("measured_s") else "     -"
+            out.append(f"  {ph:14} {fmt_s(q.get('predicted_s')):>12} {fmt_s(q.get('measured_s')):>12} {ratio}")
+    return out
 
 
 def check_lines(c: dict) -> list[str]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from autotune.model.bound import Bound
-from autotune.model.compare import predicted_phases
+from autotune.model.compare import predicted_phases, predicted_sweeps
 from autotune.model.ecm import Prediction
 from autotune.model.preselect import Rule
 from autotune.results.frames import frame
@@ -43,12 +43,17 @@ class VariantResult:
         """Predicted seconds per time step."""
         return self.prediction.total_s if self.prediction else None
 
-    def predicted_phases(self) -> dict[str, float]:
-        """Predicted seconds per step by solver phase (what `tune` times), {} without a prediction."""
+    def predicted_phases(self, timers: tuple = ()) -> dict[str, float]:
+        """Predicted seconds per step by solver phase (what `tune` times), {} without a prediction;
+        timers: the step's sweep timers (specs.step.StepForm.timers), each predicted too."""
         if self.prediction is None:
             return {}
-        return predicted_phases([(c.term.kernel, c.seconds) for c in self.prediction.kernels],
-                                self.prediction.comm_s - self.prediction.hidden_s)
+        out = predicted_phases([(c.term.kernel, c.seconds) for c in self.prediction.kernels],
+                               self.prediction.comm_s - self.prediction.hidden_s)
+        if timers:   # the fused sweeps, one by one (what the solver's sweep timers measure)
+            out.update(predicted_sweeps([(c.term.kernel, c.seconds, c.term.executions)
+                                         for c in self.prediction.kernels], timers))
+        return out
 
     def kernel_rows(self) -> list[dict]:
         if self.prediction is None:

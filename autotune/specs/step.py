@@ -67,6 +67,12 @@ CORE_CLASS = {Group.RHS: "RHS", Group.RHSALL: "RHS", Group.RHSLCD: "RHS", Group.
               Group.APPROX: "APPROX+UPDATE", Group.UPDATE: "APPROX+UPDATE"}
 
 
+# the fused sweeps are timed one by one (the solver's sweep timers, reported as "sweep.<name>"):
+# the predictor's sweep, corrector sweep i (1 ..), the final sweep
+SWEEP_TIMER = {Group.RHSLCD: "pred", Group.RHSLC: "corr", Group.RHSAU: "final"}
+SWEEP_PREFIX = "sweep."
+
+
 OTHER = "'"   # suffix of a vector of the other argument set: Y1' is Z1 while Y1 is the current set
 
 
@@ -140,6 +146,21 @@ class StepForm:
             out += [Sweep(sw.group, sw.part, tuple(map(real, sw.reads)), tuple(map(real, sw.writes)))
                     if touched or cur else sw for sw in e.sweeps]
             cur = (cur + e.swaps) % len(names)
+        return tuple(out)
+
+    @cached_property
+    def timers(self) -> tuple[tuple[str, Group], ...]:
+        """The sweep timers of one step in order: (name, group) per timed sweep, e.g.
+        ("sweep.pred", RHSLCD), ("sweep.corr1", RHSLC), ..., ("sweep.final", RHSAU); () where the
+        step has no fused sweep."""
+        out, corr = [], 0
+        for e in self.events():
+            what = SWEEP_TIMER.get(e.what) if e.kind is Kind.KERNEL else None
+            if what == "corr":
+                corr += 1
+                what += str(corr)
+            if what:
+                out.append((SWEEP_PREFIX + what, Group(e.what)))
         return tuple(out)
 
     @cached_property
