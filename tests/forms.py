@@ -4,8 +4,8 @@ from autotune.specs.stepvalues import step_form
 from autotune.specs.variants import Variant
 
 
-def form(method, lc="jli", au="split", pred="copy", buf="pack", rhs="stages", fuse="none"):
-    return step_form(method, Variant(lc=lc, comm="neighbour", au=au, pred=pred, buf=buf, rhs=rhs, fuse=fuse))
+def form(method, lc="jli", au="split", pred="copy", buf="pack", rhs="stages", fuse="none", **more):
+    return step_form(method, Variant(lc=lc, comm="neighbour", au=au, pred=pred, buf=buf, rhs=rhs, fuse=fuse, **more))
 
 
 def parts(method, lc="jli", au="split", pred="copy", buf="pack", fuse="none"):

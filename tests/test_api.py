@@ -114,9 +114,10 @@ def test_every_output_carries_the_floor_and_no_prediction_beats_it(replay_store)
 def test_variant_filter_keeps_the_matching_variants(replay_store, capsys):
     r = autotune.rank("heat2d", nodes=8, variant_filter="lc=jl-onepass|lj-onepass,comm=neighbour", store=replay_store)
     names = [v.name for v in r.ordered]
-    # 2 LC forms x 8 (au, pred, rhs) x overlapped or not, and the 4 fused neighbour variants
-    # (jl-onepass; block l1 or l2, overlapped or not), each times the free dimensions (buf)
-    assert len(names) == (2 * 8 * 2 + 4) * free_factor() and all(n.startswith(("lc=jl-onepass,comm=neighbour", "lc=lj-onepass,comm=neighbour"))
+    # 2 LC forms x 8 (au, pred, rhs) x overlapped or not, and the 8 fused neighbour variants
+    # (jl-onepass; block l1 or l2, overlapped or not, streaming stores or not), each times the
+    # free dimensions (buf)
+    assert len(names) == (2 * 8 * 2 + 8) * free_factor() and all(n.startswith(("lc=jl-onepass,comm=neighbour", "lc=lj-onepass,comm=neighbour"))
                                         for n in names)
     paper = autotune.sweep("heat2d,inverterchain", nodes=[4, 8], variant_filter="paper", store=replay_store)
     f = paper.to_frame()

@@ -1,4 +1,6 @@
 """Where a part's data comes from (model.reuse): distances over the step, level shares, reach."""
+import math
+
 import pytest
 
 from autotune.model.ops import SCALAR
@@ -29,6 +31,25 @@ def test_distances_of_a_small_cycle_by_hand():
     # a in C: last in A; B (c) between: 1, b beside a in A: 1/2
     assert d[2] == (1.5,)
     assert part_distances(sweeps) == {"A": ((0.5, 1), (2.0, 1)), "B": ((2.0, 1),), "C": ((1.5, 1),)}
+
+
+def test_streamed_writes_and_the_reads_after_them_come_from_memory():
+    # A reads a and writes b with non-temporal stores, B reads b and c: b's write and the read
+    # that follows it bypass the caches (infinity); a and c are priced as before (B lies between
+    # a's touches, A between c's: 2 vectors each)
+    sweeps = [Sweep("X", "A", ("a",), ("b",), ("b",)), Sweep("X", "B", ("b", "c"))]
+    d = reuse_distances(sweeps)
+    assert d[0] == (2.0, math.inf) and d[1] == (math.inf, 2.0)
+    shares = level_shares_of(SCALAR, ((math.inf, 1),), 1e6, (1e9, 2e9))
+    assert shares == [0.0, 0.0, 1.0]        # however large the caches: memory
+    # the fused form with store=nt: the written argument vectors (4 per sweep) and their reads in
+    # the next sweep; y stays where it was
+    fused = dict(lc="jl-onepass", au="fused", pred="direct", buf="ghost", rhs="onepass", fuse="rhs-lc", block="l1")
+    plain = part_distances(form(RADAU, **fused).sweeps())
+    nt = part_distances(form(RADAU, **fused, store="nt").sweeps())
+    assert all(d != math.inf for k in plain for d, _ in plain[k])
+    assert dict(nt["RHSLC"])[math.inf] == 5 * 8     # 5 corrector sweeps: 4 reads and 4 writes each
+    assert dict(nt["RHSLCD"])[math.inf] == 4 and dict(nt["RHSAU"])[math.inf] == 4   # writes; the last reads
 
 
 def test_level_shares_by_hand():

@@ -148,3 +148,23 @@ def test_bad_compiler_flags_are_a_tool_error(tmp_path):
     src = solver_source(load_ivp("wave1d"), METHOD, Variant("ijl", "allgather"), 256)
     with pytest.raises(ToolError, match="log:"):
         build(src, ("-O3", "-fno-such-flag-at-all"))
+
+
+def test_streaming_stores_are_emitted_where_store_nt(tmp_path):
+    """store=nt: the fused sweeps that write argument vectors (the predictor's and the
+    corrector's) stream them out with non-temporal stores; store=none has none.  Counted in the
+    disassembly of the build (x86: movntpd / vmovntpd)."""
+    import platform
+    import shutil
+    import subprocess
+    if platform.machine() not in ("x86_64", "AMD64") or not shutil.which("objdump"):
+        pytest.skip("counts x86 non-temporal stores with objdump")
+    ivp = load_ivp("heat2d")
+    base = dict(au="fused", pred="direct", buf="ghost", rhs="onepass", fuse="rhs-lc", block="l1")
+    counts = {}
+    for store in ("none", "nt"):
+        exe = build(solver_source(ivp, METHOD, Variant("jl-onepass", "neighbour", store=store, **base), 4096), FLAGS)
+        text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(exe)], capture_output=True, text=True,
+                              check=True).stdout
+        counts[store] = sum(1 for line in text.splitlines() if "movntpd" in line or "movntdq" in line)
+    assert counts["none"] == 0 and counts["nt"] >= 2, counts      # one streaming loop per sweep kind at least

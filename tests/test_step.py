@@ -65,8 +65,8 @@ def test_every_event_names_a_macro_of_the_step_template_and_every_group_a_phase(
 
 def test_a_form_prints_its_events_parts_and_touches():
     text = form(RADAU, "jli").describe()
-    assert text.splitlines()[0] == ("step of lc=jli, au=split, pred=copy, buf=pack, rhs=stages, fuse=none "
-                                    "(s = 4)")
+    assert text.splitlines()[0] == ("step of lc=jli, au=split, pred=copy, buf=pack, rhs=stages, fuse=none, "
+                                    "store=none (s = 4)")
     assert "  iteration  x6" in text and "kernel COPY x3     macro copy_first" in text
     assert re.search(r"lc\.acc\.jli +reads Y1,Y2,Y3,Y4,F2,F3,F4  writes Y1,Y2,Y3,Y4", text)
     assert re.search(r"comm\.pack +reads Y3  writes B3", text)

@@ -212,7 +212,8 @@ def fused_parts(ivp: IVP, method: Method, group: str) -> list[KernelPart]:
         out.append(KernelPart(f"{group.lower()}.{ivp.name}.{spec.name}", group, _render(decls, rhs.loops, body),
                               rhs.loops, arrays, halo=halo, size_parameter=rhs.size_parameter,
                               iterations_per_m=1.0 / rhs.step, unroll=1, components=rhs.components,
-                              step=rhs.step, constants=rhs.constants, body=body))
+                              step=rhs.step, constants=rhs.constants, body=body,
+                              stores=("Yn",) if group != Group.RHSAU else ()))
     return out
 
 

@@ -86,23 +86,37 @@ def adjust(result: dict, kernel: str, factors: dict, numa_cores: int, socket_cor
     terms = result.get("terms")
     if not result.get("ok") or not terms:
         return result
-    scaled, overlapping, serial, t_mem = {}, [], [], 0.0
+    scaled = {}
     bw = str(result.get("memory_bandwidth_kernel") or "")
     for term, value in terms.items():
         v = value
         for p in term_parameters(term, kernel, bw):
             v = v * factors.get(p, 1.0)
         scaled[term] = v
+    core = factors.get(parameter(kernel, "core"), 1.0) * factors.get(CLOCK, 1.0)
+    return recombine(result, scaled, numa_cores, socket_cores, core)
+
+
+def transfer_interface(term: str) -> str | None:
+    """The interface of a transfer term ("L1-L2", ..., "L3-MEM"), None for any other term."""
+    base = term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term
+    m = _TRANSFER.match(base)
+    return f"{m.group(1)}-{m.group(2)}" if m else None
+
+
+def recombine(result: dict, terms: dict, numa_cores: int, socket_cores: int, core: float = 1.0) -> dict:
+    """The result with new ECM terms, combined as kerncraft combines them: the single-core time
+    max(sum of the non-overlapping terms, each overlapping term), the saturation point and the
+    multi-core curve after its utilisation rule; core scales the in-core cycles (t_comp)."""
+    overlapping, serial, t_mem = [], [], 0.0
+    for term, v in terms.items():
         (overlapping if term.endswith(OVERLAPPING) else serial).append(v)
-        base = term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term
-        if _TRANSFER.match(base):
+        if transfer_interface(term):
             t_mem = v            # the last transfer: into main memory (cycles[-1] in kerncraft)
     t_ecm = max(ordered_sum(serial), *overlapping) if overlapping else ordered_sum(serial)
     saturated, curve = scaling(t_ecm, t_mem, numa_cores, socket_cores)
-    core = factors.get(parameter(kernel, "core"), 1.0) * factors.get(CLOCK, 1.0)
-    out = dict(result, terms=scaled, cy_per_cl=t_ecm, saturation_cores=saturated,
+    out = dict(result, terms=dict(terms), cy_per_cl=t_ecm, saturation_cores=saturated,
                t_comp=float(result.get("t_comp") or 0.0) * core)
     if result.get("scaling_cy_per_cl"):
         out["scaling_cy_per_cl"] = curve[:len(result["scaling_cy_per_cl"])]
     return out
-

@@ -13,7 +13,9 @@ For a vector a that sweep t touches, the bytes touched since a's previous touch 
                                         else 1/2 if t' or t touched b (1 if both)
 
 in vectors: a vector streamed beside a in t' was swept past a[j] after a[j] was touched (on
-average half of it), and in t up to a[j] (the other half).  A level that holds R bytes of the
+average half of it), and in t up to a[j] (the other half).  A vector written with non-temporal
+stores (store=nt: Sweep.streams) bypasses the caches: that write, and the next touch after it,
+are at distance infinity (served by memory).  A level that holds R bytes of the
 node's data (its capacity at the busy cores; a victim cache adds the levels above it) then
 still holds the share
 
@@ -27,6 +29,7 @@ its sweeps of the step.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from functools import lru_cache
 
@@ -51,16 +54,20 @@ def reuse_distances(sweeps: list[Sweep]) -> list[tuple[float, ...]]:
     for t, sw in enumerate(sweeps):
         for v in sw.vectors:
             masks[t] |= bit[v]
-    last = {}
+    last, streamed = {}, set()
     for p, sw in enumerate(sweeps):       # the step before: the last touch of every vector
         for v in sw.vectors:
             last[v] = p - n
+        streamed = (streamed - set(sw.vectors)) | set(sw.streams)
     out = []
     for t, sw in enumerate(sweeps):
         here = masks[t]
         between = [0]      # between[k - 1]: what the sweeps 1 .. k - 1 back touched
         dists = []
         for a in sw.vectors:
+            if a in sw.streams or a in streamed:   # a non-temporal store, or the read after one
+                dists.append(math.inf)             # bypasses every cache: memory
+                continue
             k = t - last[a]
             while len(between) < k:
                 between.append(between[-1] | masks[(t - len(between)) % n])
@@ -71,6 +78,7 @@ def reuse_distances(sweeps: list[Sweep]) -> list[tuple[float, ...]]:
         out.append(tuple(dists))
         for v in sw.vectors:
             last[v] = t
+        streamed = (streamed - set(sw.vectors)) | set(sw.streams)
     return out
 
 

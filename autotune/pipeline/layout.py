@@ -71,6 +71,12 @@ class Unit(NamedTuple):
     part: KernelPart
     distances: tuple
     spec: int | None        # the IVP's RHS part it evaluates (its size and halo); None: a method part
+    streams: tuple[str, ...] = ()   # its arrays written with non-temporal stores (store=nt)
+
+    def result_key(self, code: int) -> tuple:
+        """Key of its priced ECM result in one regime: the analysis of its code, and how its
+        writes are priced (the same analysis without the write-allocate reads for store=nt)."""
+        return (self.part.code, code, self.streams) if self.streams else (self.part.code, code)
 
 
 class Slot(NamedTuple):
@@ -106,11 +112,11 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     slots: dict[tuple, int] = {}
     slot_list: list[Slot] = []
 
-    def slot(part: KernelPart, dist: tuple, spec: int | None, executions: int) -> int:
-        u = units.get((part.name, dist))
+    def slot(part: KernelPart, dist: tuple, spec: int | None, executions: int, streams: tuple = ()) -> int:
+        u = units.get((part.name, dist, streams))
         if u is None:
-            u = units[(part.name, dist)] = len(unit_list)
-            unit_list.append(Unit(part, dist, spec))
+            u = units[(part.name, dist, streams)] = len(unit_list)
+            unit_list.append(Unit(part, dist, spec, streams))
         s = slots.get((u, executions))
         if s is None:
             s = slots[(u, executions)] = len(slot_list)
@@ -123,11 +129,13 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
         """The RHS parts of one form: one argument vector's (the predictor's, and the corrector's s
         sweeps in the stage form), all s in one sweep; or the fused sweeps' parts."""
         sweeps = step.rhs_groups
-        key = sweeps + tuple(dist.get(g) for g in RHS_SWEEPS)
+        streamed = step.streamed_groups
+        key = sweeps + tuple(dist.get(g) for g in RHS_SWEEPS) + streamed
         got = rhs_groups.get(key)
         if got is None:
             groups = [session.sweep_parts(ivp, method, g) for g in sweeps]
-            got = rhs_groups[key] = tuple(slot(part, dist[part.kernel], spec, execs[part.kernel])
+            got = rhs_groups[key] = tuple(slot(part, dist[part.kernel], spec, execs[part.kernel],
+                                               part.stores if part.kernel in streamed else ())
                                           for group in groups for part, spec in group)
         return got
 

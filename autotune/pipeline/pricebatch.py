@@ -18,6 +18,7 @@ from autotune.model.comm import barrier_seconds, phase_seconds
 from autotune.model.ecm import as_sigma, interior_share
 from autotune.model.ops import SCALAR, Ops
 from autotune.model.steptime import form_times, per_execution, regime_rate, variant_times
+from autotune.model.streaming import streamed
 from autotune.pipeline.layout import Layout, Session
 from autotune.specs.parts import DOUBLE, KernelPart
 from autotune.specs.scenario import Scenario
@@ -137,10 +138,14 @@ def price(batch: Batch, result_of, session: Session) -> Priced:
         alpha, divisor, tc = [NAN] * size, [NAN] * size, [NAN] * size
         for _, _, _, codes in mine:
             for c in codes:
-                num = numbers.get((unit.part.code, c), ())
+                key = unit.result_key(c)
+                num = numbers.get(key, ())
                 if num == ():
-                    r = results[(unit.part.code, c)] = result_of(unit.part, regmod.code_regime(c, placed.lv))
-                    num = numbers[(unit.part.code, c)] = ecm_numbers(r)
+                    r = result_of(unit.part, regmod.code_regime(c, placed.lv))
+                    if unit.streams:
+                        r = streamed(r, unit.part, unit.streams, sc.machine.numa_cores, sc.machine.cores)
+                    results[key] = r
+                    num = numbers[key] = ecm_numbers(r)
                 if num is not None:
                     rate = regime_rate(num[0], num[1], num[2], clock, threads, rpn)
                     alpha[c], divisor[c], tc[c] = rate.alpha, rate.divisor, num[3]

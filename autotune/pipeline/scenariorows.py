@@ -116,9 +116,10 @@ class ScenarioRows:
                 if (part.name, slot.executions, mix) in seen:
                     continue
                 seen.add((part.name, slot.executions, mix))
-            bad = [code for code, _ in mix if p.numbers[(part.code, code)] is None]
+            unit = layout.units[slot.unit]
+            bad = [code for code, _ in mix if p.numbers[unit.result_key(code)] is None]
             if bad:
-                r = p.results[(part.code, bad[0])]
+                r = p.results[unit.result_key(bad[0])]
                 out[part.name] = {k: r.get(k) for k in ("error", "log")} | {"regime": self._label(mix)}
         return out
 
@@ -134,11 +135,12 @@ class ScenarioRows:
         out = []
         for s in layout.forms[layout.form_of[j]].slots:
             slot = layout.slots[s]
-            part = layout.units[slot.unit].part
+            unit = layout.units[slot.unit]
+            part = unit.part
             beta = part.iterations_per_m * _at(placed.m[slot.unit], self.index)
             delta = per_line / part.loops[-1].step
             for code, w in self._mix(slot.unit):
-                out.append((part, code, p.results[(part.code, code)], w * slot.executions * beta / delta))
+                out.append((part, code, p.results[unit.result_key(code)], w * slot.executions * beta / delta))
         return out
 
     # the breakdowns
@@ -177,7 +179,7 @@ class ScenarioRows:
             if key not in by_unit:
                 unit = layout.units[slot.unit]
                 part, mix = unit.part, self._mix(slot.unit)
-                nums = [p.numbers[(part.code, code)] for code, _ in mix]
+                nums = [p.numbers[unit.result_key(code)] for code, _ in mix]
                 if None in nums:
                     by_unit[key] = None
                 else:

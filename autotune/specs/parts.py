@@ -46,6 +46,8 @@ class KernelPart:
     constants: tuple[str, ...] = field(default=())   # scalar names declared in the code
     body: str = ""                  # the loop body (one statement), shared with the solver
     accesses: tuple[Access, ...] = ()   # a method part's array references (specs.methodparts)
+    stores: tuple[str, ...] = ()    # arrays it only writes, every other one it only reads (a fused
+                                    # sweep's next argument vectors): what non-temporal stores may write
 
     @cached_property
     def bytes_per_component(self) -> float:

@@ -84,6 +84,7 @@ class Sweep:
     part: str | None
     reads: tuple[str, ...]
     writes: tuple[str, ...] = ()
+    streams: tuple[str, ...] = ()   # of its writes, those written with non-temporal stores (store=nt)
     vectors: tuple[str, ...] = field(init=False, compare=False, repr=False)   # read or written, once each
 
     def __post_init__(self):
@@ -143,10 +144,17 @@ class StepForm:
                 k = (cur + v.endswith(OTHER)) % len(names)
                 return names[k] + v[1:].rstrip(OTHER)
             touched = any(v[-1] == OTHER for sw in e.sweeps for v in sw.writes + sw.reads)
-            out += [Sweep(sw.group, sw.part, tuple(map(real, sw.reads)), tuple(map(real, sw.writes)))
+            out += [Sweep(sw.group, sw.part, tuple(map(real, sw.reads)), tuple(map(real, sw.writes)),
+                          tuple(map(real, sw.streams)))
                     if touched or cur else sw for sw in e.sweeps]
             cur = (cur + e.swaps) % len(names)
         return tuple(out)
+
+    @cached_property
+    def streamed_groups(self) -> tuple[Group, ...]:
+        """The groups whose sweeps write with non-temporal stores (store=nt), in RHS_SWEEPS order."""
+        run = {sw.group for sw in self._sweeps if sw.streams}
+        return tuple(g for g in RHS_SWEEPS if g in run)
 
     @cached_property
     def timers(self) -> tuple[tuple[str, Group], ...]:
@@ -196,7 +204,8 @@ class StepForm:
                 lines.append(f"    {head:<18} macro {e.action or '-'}" + ("  (sets swap)" if e.swaps else ""))
                 for sw in e.sweeps:
                     lines.append(f"      {sw.part or sw.group + ' parts of the IVP':<28} reads "
-                                 f"{','.join(sw.reads) or '-'}  writes {','.join(sw.writes) or '-'}")
+                                 f"{','.join(sw.reads) or '-'}  writes {','.join(sw.writes) or '-'}"
+                                 + ("  (non-temporal)" if sw.streams else ""))
         return "\n".join(lines)
 
 
@@ -242,6 +251,7 @@ class Draft:
     skeleton: Callable[["Draft"], tuple[Block, ...]] | None = None
     own_parts: Callable[["Draft"], tuple[PartSpec, ...]] | None = None
     sets: int = 1
+    streaming: bool = False      # a fused sweep writes its argument vectors with non-temporal stores
 
     @property
     def s(self) -> int:

@@ -76,6 +76,16 @@ def _fused(d: Draft, _: str) -> None:
     d.sets = 2 if d.values["buf"] == "ghost" else 1
 
 
+@contributes("store", "none")
+def _store_cached(d: Draft, _: str) -> None:
+    d.streaming = False
+
+
+@contributes("store", "nt")
+def _store_streaming(d: Draft, _: str) -> None:
+    d.streaming = True
+
+
 def _iteration(d: Draft, lc: Event) -> tuple[Event, ...]:
     every = tuple(f"Y{l}" for l in range(1, d.s + 1))
     return (lc, _barrier("after LC")) + d.communicate(every, "communicate_all") + (
@@ -116,13 +126,15 @@ def _fused_blocks(d: Draft) -> tuple[Block, ...]:
     every = range(1, d.s + 1)
     args = tuple(d.arg(l) for l in every)
     comm_all = d.communicate(tuple(f"Y{l}" for l in every), "communicate_all")
+    first, nxt = tuple(f"Y{l}" for l in every), tuple(f"Y{l}{OTHER}" for l in every)
     blocks = [Block("predictor, fused with the first LC", d.communicate(("y",), "communicate_y") + (
                   Event(Kind.KERNEL, Group.RHSLCD, 1, "rhs_lcd", (Sweep(
-                      Group.RHSLCD, None, tuple(dict.fromkeys((d.ybuf, "y"))), tuple(f"Y{l}" for l in every)),)),
+                      Group.RHSLCD, None, tuple(dict.fromkeys((d.ybuf, "y"))), first,
+                      first if d.streaming else ()),)),
                   _barrier("after RHS+LC"))),
               Block("iteration, RHS fused with the next LC", comm_all + (
                   Event(Kind.KERNEL, Group.RHSLC, 1, "rhs_lc", (Sweep(
-                      Group.RHSLC, None, args + ("y",), tuple(f"Y{l}{OTHER}" for l in every)),), swaps=True),
+                      Group.RHSLC, None, args + ("y",), nxt, nxt if d.streaming else ()),), swaps=True),
                   _barrier("after RHS+LC")), d.method.iterations - 1),
               Block("last iteration, RHS fused with APPROX+UPDATE", comm_all + (
                   Event(Kind.KERNEL, Group.RHSAU, 1, "rhs_au", (Sweep(Group.RHSAU, None, args + ("y",), ("y",)),)),

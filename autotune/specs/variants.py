@@ -123,6 +123,13 @@ register(Dimension("overlap", _values(["none"], "step.j2:communicate_all")
                    "the halo exchange, evaluate the components that need no halo, wait, finish the boundary "
                    "(halo; schemes that exchange halos only)"))
 
+register(Dimension("store", _values(["none"], "solver.c.j2:stores through the caches")
+                   + _values(["nt"], "solver.c.j2:stream_row", fuse="rhs-lc"), "none",
+                   "how a fused sweep writes the argument vectors it computes: through the caches (none: "
+                   "the hardware reads every line first, write-allocate), or with non-temporal stores "
+                   "that go to memory without that read (nt: where the step reads them again only after "
+                   "the last-level cache would have evicted them)"))
+
 
 class _VariantForms:
     """What a variant is besides its values (the fields: one per registered dimension)."""

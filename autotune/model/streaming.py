@@ -1,0 +1,59 @@
+"""Non-temporal stores priced: an ECM result without the write-allocate traffic of the streams a
+part writes with them (store=nt).  Pure.
+
+kerncraft's cache model write-allocates every store: a line written is first read from the next
+level and later evicted to it, so each written stream moves two lines per cache line of work
+across every interface.  A non-temporal store bypasses the caches: the line goes from the
+core's write-combining buffers to memory once, and is never read.  kerncraft cannot be told so;
+this layer takes it out of the analysis of the same code.  Per cache line of work, for a part
+that reads R streams and writes W streams it never reads, S of them non-temporally:
+
+    lines across a cache-to-cache interface   R + 2 W        ->  R + 2 (W - S)
+    lines across the memory interface         R + 2 W        ->  R + 2 (W - S) + S
+
+and each transfer term is scaled by its interface's ratio (its cycles are lines over that
+interface's bandwidth), then the terms are recombined as kerncraft combines them
+(model.learned.recombine).  The memory interface keeps the S written lines: the floor (bound_s)
+counts them, and no store can avoid them.  The read that follows such a store finds nothing in
+the caches either: model.reuse prices it from memory.  Only where the step would read those
+vectors back after the last-level cache had evicted them anyway (specs.step: the streamed
+vectors; a scenario decides it) does this pay.
+"""
+from __future__ import annotations
+
+from autotune.model.learned import recombine, transfer_interface
+from autotune.specs.parts import KernelPart
+
+
+def stream_counts(part: KernelPart, streams: tuple[str, ...]) -> tuple[int, int, int]:
+    """(R, W, S) of a part: rows read, rows only written (part.stores), rows written non-temporally."""
+    total = written = nt = 0
+    for a, count in part.arrays:
+        total += count
+        written += count if a in part.stores else 0
+        nt += count if a in streams else 0
+    return total - written, written, nt
+
+
+def line_ratios(reads: int, writes: int, streamed: int) -> tuple[float, float]:
+    """(cache-to-cache, memory) ratio of the lines moved with S of the W written streams stored
+    non-temporally to those moved with all of them write-allocated."""
+    before = reads + 2 * writes
+    if before == 0:
+        return 1.0, 1.0
+    inner = reads + 2 * (writes - streamed)
+    return inner / before, (inner + streamed) / before
+
+
+def streamed(result: dict, part: KernelPart, streams: tuple[str, ...], numa_cores: int, socket_cores: int) -> dict:
+    """The part's ECM result with its streams' write-allocate traffic removed (a failed analysis,
+    or one without terms, as it is)."""
+    terms = result.get("terms")
+    if not result.get("ok") or not terms or not streams:
+        return result
+    inner, memory = line_ratios(*stream_counts(part, streams))
+    scaled = {}
+    for term, value in terms.items():
+        where = transfer_interface(term)
+        scaled[term] = value if where is None else value * (memory if where.endswith("-MEM") else inner)
+    return recombine(result, scaled, numa_cores, socket_cores)

@@ -1,0 +1,40 @@
+"""Non-temporal stores priced (model.streaming): the write-allocate lines taken out of an ECM
+result, by hand-counted streams.  Pure."""
+import pytest
+
+from autotune.model.learned import recombine
+from autotune.model.streaming import line_ratios, stream_counts, streamed
+from autotune.specs.parts import KernelPart, Loop
+
+
+def _part(stores=("Yn",)):
+    # a fused corrector sweep of s = 4: four argument rows and y read, four new rows written
+    return KernelPart("rhslc.x.interior", "RHSLC", "", (Loop("j", "0", "M"),),
+                      (("y", 4), ("Yn", 4), ("u", 1)), stores=stores)
+
+
+def test_stream_counts_and_line_ratios_by_hand():
+    assert stream_counts(_part(), ("Yn",)) == (5, 4, 4)
+    # 5 + 2 * 4 = 13 lines per line of work with write-allocate (the fused sweep's 13 streams);
+    # streamed: 5 between caches, 5 + 4 = 9 across the memory interface (the floor's 9)
+    assert line_ratios(5, 4, 4) == (5 / 13, 9 / 13)
+    assert line_ratios(5, 4, 0) == (1.0, 1.0) and line_ratios(0, 0, 0) == (1.0, 1.0)
+    assert line_ratios(5, 4, 2) == (9 / 13, 11 / 13)
+
+
+def test_streamed_result_scales_each_transfer_by_its_interface():
+    terms = {"T_comp (overlapping)": 10.0, "T_RegL1 (overlapping)": 4.0, "T_L1L2": 13.0, "T_L2L3": 26.0,
+             "T_L3MEM": 39.0}
+    result = {"ok": True, "terms": terms, "cy_per_cl": 78.0, "t_comp": 10.0, "saturation_cores": 2,
+              "scaling_cy_per_cl": [78.0, 39.0]}
+    out = streamed(result, _part(), ("Yn",), numa_cores=2, socket_cores=2)
+    assert out["terms"]["T_L1L2"] == pytest.approx(5.0) and out["terms"]["T_L2L3"] == pytest.approx(10.0)
+    assert out["terms"]["T_L3MEM"] == pytest.approx(27.0)
+    assert out["terms"]["T_comp (overlapping)"] == 10.0 and out["t_comp"] == 10.0
+    # the sum of the serial terms: 5 + 10 + 27 = 42 cycles per line, as kerncraft combines them
+    assert out["cy_per_cl"] == pytest.approx(42.0)
+    assert out == recombine(result, out["terms"], 2, 2)
+    # nothing streamed, a failed analysis: as they are
+    assert streamed(result, _part(), (), 2, 2) is result
+    failed = {"ok": False, "error": "x"}
+    assert streamed(failed, _part(), ("Yn",), 2, 2) is failed
