@@ -38,3 +38,24 @@ def test_streamed_result_scales_each_transfer_by_its_interface():
     assert streamed(result, _part(), (), 2, 2) is result
     failed = {"ok": False, "error": "x"}
     assert streamed(failed, _part(), ("Yn",), 2, 2) is failed
+
+
+def test_store_nt_stays_out_where_the_streamed_vectors_would_stay_in_the_last_level():
+    """The rule per scenario: on the reference node (20 MB L3 for 8 cores), heat2d on one node
+    streams where the argument vectors it writes are read again only after the L3 has moved on
+    (about 8 vectors touched since each), and not where the whole step fits."""
+    from autotune.pipeline.applicable import STREAMING, applicable_pool, drop_streaming
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.machine import load_machine
+    from autotune.specs.method import load_method
+    from autotune.specs.scenario import Scenario
+    ivp, method, machine = load_ivp("heat2d"), load_method("radauIIA7"), load_machine(None)
+    big = Scenario(ivp, method, machine, 2000 ** 2, 1, 8)        # 32 MB per vector
+    small = Scenario(ivp, method, machine, 300 ** 2, 1, 8)       # 0.72 MB per vector: 9 of them fit
+    pool, excluded = applicable_pool(big)
+    assert STREAMING not in excluded and sum(v.store == "nt" for v in pool) > 0
+    pool, excluded = applicable_pool(small)
+    assert not any(v.store == "nt" for v in pool) and "last-level cache" in excluded[STREAMING]
+    # a selection of store=nt variants only keeps them (and says nothing): the user asked for them
+    nt = [v for v in applicable_pool(big)[0] if v.store == "nt"]
+    assert drop_streaming(small, nt) == (nt, None)

@@ -82,6 +82,20 @@ def reuse_distances(sweeps: list[Sweep]) -> list[tuple[float, ...]]:
     return out
 
 
+def next_read_distances(sweeps: list[Sweep]) -> list[float]:
+    """For every vector a sweep writes with non-temporal stores (Sweep.streams), the distance D of
+    its next touch had it been written through the caches: whether any cache would still hold it
+    then (store=nt pays only where none would)."""
+    plain = [Sweep(sw.group, sw.part, sw.reads, sw.writes) for sw in sweeps]
+    dists = reuse_distances(plain)
+    n, out = len(plain), []
+    for t, sw in enumerate(sweeps):
+        for v in sw.streams:
+            u = next((t + k) % n for k in range(1, n + 1) if v in plain[(t + k) % n].vectors)
+            out.append(dists[u][plain[u].vectors.index(v)])
+    return out
+
+
 def part_distances(sweeps: list[Sweep]) -> dict[str, tuple[tuple[float, int], ...]]:
     """Per method part name, and per RHS group ("RHS", "RHSALL"), the distances of every vector it
     touches over the step as (distance, how many) pairs, sorted: a canonical key for the shares

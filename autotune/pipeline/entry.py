@@ -18,7 +18,8 @@ from autotune.results.rank import ExplainResult, RankResult
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
 from autotune.results.tune import TuneResult
-from autotune.specs.scenario import Scenario, applicable_variants
+from autotune.pipeline.applicable import STREAMING, applicable_pool
+from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant, parse_variant
 from autotune.storage.store import Store
 
@@ -27,8 +28,9 @@ Progress = Callable[[int, int, str], None] | None
 
 def _require_applicable(sc: Scenario, named: list[Variant], excluded: dict[str, str], field: str) -> None:
     for v in named:
-        if v.comm in excluded:
-            raise InputError(f"{v.name} with n = {sc.n} and {sc.nodes} nodes: {excluded[v.comm]}", field=field)
+        why = excluded.get(v.comm) or (excluded.get(STREAMING) if v.store == "nt" else None)
+        if why:
+            raise InputError(f"{v.name} with n = {sc.n} and {sc.nodes} nodes: {why}", field=field)
 
 
 def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = None,
@@ -39,9 +41,10 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = No
     if spec.is_sweep:
         return run_sweep(spec, rule, store, progress, jobs, selected_only)
     sc = req.scenario()
-    variants, excluded = applicable_variants(sc, spec.comm, spec.variant_filter)
-    if spec.comm and excluded:
-        scheme, why = next(iter(excluded.items()))
+    variants, excluded = applicable_pool(sc, spec.comm, spec.variant_filter)
+    schemes = {k: why for k, why in excluded.items() if k != STREAMING}
+    if spec.comm and schemes:
+        scheme, why = next(iter(schemes.items()))
         raise InputError(f"{scheme} with n = {sc.n} and {sc.nodes} nodes: {why}", field="comm")
     result = rank_scenario(sc, variants, rule, store, excluded, progress, jobs)
     require_predictions([result])
@@ -52,7 +55,7 @@ def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progre
             jobs: int | None = None) -> ExplainResult:
     sc = req.scenario()
     v = parse_variant(variant, sc.ivp.comm)
-    variants, excluded = applicable_variants(sc)
+    variants, excluded = applicable_pool(sc)
     _require_applicable(sc, [v], excluded, "variant")
     ranked = rank_scenario(sc, variants, rule, store, excluded, progress, jobs)
     require_predictions([ranked])
@@ -81,7 +84,7 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: C
     """Build and run variants: the named ones, else those the rule selects (Rule('all'): every one);
     sample (request.selection.sample_of): also a random draw of the others, to check the selection."""
     sc = req.scenario()
-    applicable, excluded = applicable_variants(sc, select=req.sweep_spec().variant_filter)
+    applicable, excluded = applicable_pool(sc, select=req.sweep_spec().variant_filter)
     named = [parse_variant(x.strip(), sc.ivp.comm, "variants") for x in variants] if variants else []
     _require_applicable(sc, named, excluded, "variants")
     kept = {v.name for v in applicable}

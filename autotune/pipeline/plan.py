@@ -30,7 +30,8 @@ from autotune.specs.ivp import load_ivp
 from autotune.specs.loading import read_yaml, validate
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
-from autotune.specs.scenario import Scenario, applicable_variants, check_scenario
+from autotune.pipeline.applicable import applicable_pool
+from autotune.specs.scenario import Scenario, check_scenario
 
 _SWEEPABLE = {"type": ["integer", "string"]}
 _SCENARIO_FIELDS = {
@@ -154,7 +155,7 @@ def run_plan(plan: dict, store, say, jobs: int | None = None, launcher: str | No
             sc = Scenario(load_ivp(entry["ivp_path"]), load_method(entry["method"]),
                           load_machine(entry["machine_path"]), entry["n"], entry["nodes"], entry["threads"])
             check_scenario(sc.ivp, sc.n, sc.nodes, sc.threads, sc.machine)
-            variants, excluded = applicable_variants(sc)
+            variants, excluded = applicable_pool(sc)
             names = [v["name"] for v in entry["variants"]]
             ranked = rank_scenario(sc, variants, Rule("top", max(len(names), 1)), store, excluded, None, jobs)
             missing = set(names) - {r.variant.name for r in ranked.ordered}

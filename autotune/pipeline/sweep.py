@@ -23,6 +23,7 @@ from autotune.results.sweep import SweepResult
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
+from autotune.pipeline.applicable import STREAMING, drop_streaming
 from autotune.specs.scenario import Scenario, applicable_schemes, applicable_variants, check_scenario, check_threads
 from autotune.specs.variants import selected_variants
 from autotune.storage.store import Store
@@ -52,6 +53,11 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
                 variants = applicable.get(tuple(ok))
                 if variants is None:
                     variants = applicable[tuple(ok)] = applicable_variants(sc, spec.comm, spec.variant_filter)[0]
+                kept, why = drop_streaming(sc, variants)     # store=nt where it pays (one list per case)
+                if why:
+                    kept = applicable.setdefault((tuple(ok), why), kept)
+                    excluded = dict(excluded, **{STREAMING: why})
+                variants = kept
             except InputError as e:
                 skipped.append({"ivp": ivp.name, "n": n, "nodes": p, "threads": t, "reason": str(e)})
                 continue

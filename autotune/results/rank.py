@@ -103,7 +103,8 @@ class RankResult:
                  source: RowSource | None = None):
         self.scenario, self.rule = scenario, rule
         self._ordered, self._preselected, self._source = ordered, preselected, source
-        self.excluded = excluded if excluded is not None else {}     # comm scheme -> why it cannot run here
+        # comm scheme, or a value ("store=nt") -> why it cannot run (or pay) here
+        self.excluded = excluded if excluded is not None else {}
         self.analyses_run = analyses_run
         self.failures = failures if failures is not None else {}     # part name -> error info
         self.bound = bound     # the step's floor on this node (None: an RHS part failed)
@@ -200,8 +201,8 @@ class RankResult:
                        f"({sc.node_threads} cores busy)")
         elif sc.beyond_machine:
             out.append(f"{sc.nodes} nodes exceed the {sc.machine.nodes} of machine {sc.machine.name}: extrapolated")
-        for scheme, why in self.excluded.items():
-            out.append(f"comm={scheme} excluded: {why}")
+        for key, why in self.excluded.items():   # a scheme, or a value such as "store=nt"
+            out.append(f"{key if '=' in key else 'comm=' + key} excluded: {why}")
         for part, info in self.failures.items():
             out.append(f"kernel {part} ({info.get('regime')}) failed in kerncraft: {info.get('error')} "
                        f"(log: {info.get('log')})")
@@ -217,7 +218,8 @@ class RankResult:
             "comm_model": dict(m.network), "barrier_model": dict(m.barrier),
             "notes": self.notes(),
             "ecm": {"analyses_run": self.analyses_run, "failures": self.failures},
-            "excluded_comm": self.excluded,
+            "excluded_comm": {k: why for k, why in self.excluded.items() if "=" not in k},
+            "excluded_values": {k: why for k, why in self.excluded.items() if "=" in k},
             "bound_s": self.bound_s,
             "bound_wa_s": self.bound_wa_s,
             "bound": self.bound.to_dict() if self.bound else None,
