@@ -14,7 +14,7 @@ int main(int argc, char **argv) {
     long bytes = atol(argv[2]);
     double min_s = atof(argv[3]);
     int streams = !strcmp(k, "load") ? 1 : !strcmp(k, "update") ? 1 : !strcmp(k, "copy") ? 2
-                : !strcmp(k, "daxpy") ? 2 : !strcmp(k, "triad") ? 3 : 0;
+                : !strcmp(k, "daxpy") ? 2 : !strcmp(k, "triad") ? 4 : 0;
     if (!streams) { fprintf(stderr, "unknown kernel %s\n", k); return 2; }
     double per_it = !strcmp(k, "load") ? 8 : !strcmp(k, "update") ? 16 : !strcmp(k, "copy") ? 16
                   : !strcmp(k, "daxpy") ? 24 : 32;
@@ -26,8 +26,9 @@ int main(int argc, char **argv) {
     for (;;) {
         #pragma omp parallel reduction(+:sink)
         {
-            double *a = aligned_alloc(64, n * 8), *b = aligned_alloc(64, n * 8), *c = aligned_alloc(64, n * 8);
-            for (long i = 0; i < n; ++i) { a[i] = 1.0; b[i] = 2.0; c[i] = 0.5; }
+            double *a = aligned_alloc(64, n * 8), *b = aligned_alloc(64, n * 8), *c = aligned_alloc(64, n * 8),
+                   *d = aligned_alloc(64, n * 8);
+            for (long i = 0; i < n; ++i) { a[i] = 1.0; b[i] = 2.0; c[i] = 0.5; d[i] = 1.5; }
             double s = 1.0000001, acc = 0;
             #pragma omp barrier
             #pragma omp master
@@ -42,14 +43,14 @@ int main(int argc, char **argv) {
                 else if (per_it == 16 && streams == 1) { for (long i = 0; i < n; ++i) a[i] = s * a[i]; }
                 else if (streams == 2 && per_it == 16) { for (long i = 0; i < n; ++i) b[i] = a[i]; }
                 else if (streams == 2) { for (long i = 0; i < n; ++i) a[i] = a[i] + s * b[i]; }
-                else { for (long i = 0; i < n; ++i) a[i] = b[i] + s * c[i]; }
+                else { for (long i = 0; i < n; ++i) a[i] = b[i] + c[i] * d[i]; }   /* triad: 3 read, 1 written */
                 __asm__ volatile("" : : "r"(a), "r"(b) : "memory");
             }
             #pragma omp barrier
             #pragma omp master
             elapsed = omp_get_wtime() - elapsed;
             sink += acc + a[n / 2] + b[n / 3];
-            free(a); free(b); free(c);
+            free(a); free(b); free(c); free(d);
         }
         if (elapsed >= min_s || reps > (1L << 40)) break;
         reps = (long)(reps * (elapsed > 0 ? 1.5 * min_s / elapsed : 10)) + 1;
