@@ -16,6 +16,7 @@ from autotune.errors import InputError
 from autotune.model.preselect import Rule
 from autotune.model.scaling import Point, analyse
 from autotune.model.scaling import Rule as ScaleRule
+from autotune.pipeline.applicable import STREAMING, drop_streaming
 from autotune.pipeline.predict import rank_many, require_predictions
 from autotune.request.scenario import SweepSpec
 from autotune.results.scale import ScaleResult
@@ -23,7 +24,6 @@ from autotune.results.sweep import SweepResult
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
-from autotune.pipeline.applicable import STREAMING, drop_streaming
 from autotune.specs.scenario import Scenario, applicable_schemes, applicable_variants, check_scenario, check_threads
 from autotune.specs.variants import selected_variants
 from autotune.storage.store import Store
@@ -53,9 +53,11 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
                 variants = applicable.get(tuple(ok))
                 if variants is None:
                     variants = applicable[tuple(ok)] = applicable_variants(sc, spec.comm, spec.variant_filter)[0]
-                kept, why = drop_streaming(sc, variants)     # store=nt where it pays (one list per case)
-                if why:
-                    kept = applicable.setdefault((tuple(ok), why), kept)
+                kept, why = drop_streaming(sc, variants)     # store=nt where it pays
+                if why:      # one list per set of schemes and of variants dropped
+                    names = {v.name for v in kept}
+                    dropped = tuple(v.name for v in variants if v.name not in names)
+                    kept = applicable.setdefault((tuple(ok), dropped), kept)
                     excluded = dict(excluded, **{STREAMING: why})
                 variants = kept
             except InputError as e:
