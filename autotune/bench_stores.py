@@ -15,22 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-from importlib import resources
 from pathlib import Path
 
 FUSED = "lc=jl-onepass,comm={comm},au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1"
-
-
-def _triad(exe: Path, threads: int) -> float:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="close")
-    out = subprocess.run([str(exe), "triad", str(256 * 2**20), "0.2"], env=env, capture_output=True, text=True,
-                         check=True)
-    return float(out.stdout.split()[1]) * 1e9
 
 
 def main(argv=None) -> int:
@@ -51,8 +41,10 @@ def main(argv=None) -> int:
     from autotune.specs.ivp import load_ivp
     from autotune.specs.machine import load_machine
     from autotune.specs.method import load_method
+    from autotune.specs.stepvalues import step_form
     from autotune.specs.variants import parse_variant
     from autotune.tools.build import build, run
+    from autotune.tools.hostprobe import build_stream, stream_gbps
     from autotune.tools.launcher import parse_launcher
 
     ivp, method, machine = load_ivp(a.ivp), load_method("radauIIA7"), load_machine(a.machine)
@@ -68,15 +60,13 @@ def main(argv=None) -> int:
     exes["none, no timers"] = build(solver_source(ivp, method, parse_variant(base, ivp.comm), n, machine),
                                     flags + ["-DAUTOTUNE_NO_TIMERS"])
     with tempfile.TemporaryDirectory() as tmp:
-        stream = Path(tmp) / "stream"
-        subprocess.run(["gcc", "-O3", "-march=native", "-fopenmp", str(resources.files("benchmarks_mpi") / "stream.c"),
-                        "-o", str(stream)], check=True, capture_output=True)
+        stream = build_stream(Path(tmp))
         times: dict[str, list[float]] = {k: [] for k in exes}
         sweeps: dict[str, dict[str, list[float]]] = {k: {} for k in exes}
         triad = []
         h = ivp.default_step(n)
         for rep in range(a.reps):
-            triad.append(_triad(stream, a.threads * a.nodes))
+            triad.append(stream_gbps(stream, "triad", 256 * 2**20, a.threads * a.nodes, 0.2) * 1e9)
             for k, exe in exes.items():
                 r = run(exe, parse_launcher(None), a.nodes, a.threads, n, ivp.size_value(n), a.steps, h, 2)
                 times[k].append(r["median_step_s"])
@@ -97,7 +87,7 @@ def main(argv=None) -> int:
           f"floor {floor_now:.4e} s, with write-allocate {floor_wa_now:.4e} s")
     for k, name in list(names.items()) + [("none, no timers", base)]:
         r = by_name.get(name)
-        pred = r.predicted_phases(_timers(method, r.variant)) if r and r.prediction else {}
+        pred = r.predicted_phases(step_form(method, r.variant).timers) if r and r.prediction else {}
         med = statistics.median(times[k])
         row = {"name": name, "measured_s": med, "runs_s": times[k], "predicted_s": r.predicted_s if r else None,
                "x_bound": med / b.total_s, "x_floor_now": med / floor_now,
@@ -118,11 +108,6 @@ def main(argv=None) -> int:
     if a.json:
         a.json.write_text(json.dumps(out, indent=1))
     return 0
-
-
-def _timers(method, variant):
-    from autotune.specs.stepvalues import step_form
-    return step_form(method, variant).timers
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def test_store_nt_stays_out_where_the_streamed_vectors_would_stay_in_the_last_le
     """The rule per scenario: on the reference node (20 MB L3 for 8 cores), heat2d on one node
     streams where the argument vectors it writes are read again only after the L3 has moved on
     (about 8 vectors touched since each), and not where the whole step fits."""
-    from autotune.pipeline.applicable import STREAMING, applicable_pool, drop_streaming
+    from autotune.pipeline.applicable import STREAMING, applicable_pool, drop_unpaid
     from autotune.specs.ivp import load_ivp
     from autotune.specs.machine import load_machine
     from autotune.specs.method import load_method
@@ -58,4 +58,4 @@ def test_store_nt_stays_out_where_the_streamed_vectors_would_stay_in_the_last_le
     assert not any(v.store == "nt" for v in pool) and "last-level cache" in excluded[STREAMING]
     # a selection of store=nt variants only keeps them (and says nothing): the user asked for them
     nt = [v for v in applicable_pool(big)[0] if v.store == "nt"]
-    assert drop_streaming(small, nt) == (nt, None)
+    assert drop_unpaid(small, nt) == (nt, {})

@@ -24,14 +24,16 @@ def term_parameter(term: str, kernel: str, bandwidth_kernel: str = "") -> str | 
     """The parameter (specs.learned) that scales one ECM term of a part of this kernel group
     (None: none does, such as kerncraft's penalty cycles).  The transfer from main memory is
     priced by the bandwidth of the benchmark kernel kerncraft matched to the part's streams."""
-    base = term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term
-    if base in IN_CORE_TERMS:
+    if _base(term) in IN_CORE_TERMS:
         return parameter(kernel, "core")
-    m = _TRANSFER.match(base)
-    if not m:
+    name = transfer_interface(term)
+    if name is None:
         return None
-    name = f"{m.group(1)}-{m.group(2)}"
-    return parameter(kernel, f"{name}:{bandwidth_kernel}" if m.group(2) == "MEM" and bandwidth_kernel else name)
+    return parameter(kernel, f"{name}:{bandwidth_kernel}" if name.endswith("-MEM") and bandwidth_kernel else name)
+
+
+def _base(term: str) -> str:
+    return term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term
 
 
 def term_parameters(term: str, kernel: str, bandwidth_kernel: str = "") -> tuple[str, ...]:
@@ -99,8 +101,7 @@ def adjust(result: dict, kernel: str, factors: dict, numa_cores: int, socket_cor
 
 def transfer_interface(term: str) -> str | None:
     """The interface of a transfer term ("L1-L2", ..., "L3-MEM"), None for any other term."""
-    base = term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term
-    m = _TRANSFER.match(base)
+    m = _TRANSFER.match(_base(term))
     return f"{m.group(1)}-{m.group(2)}" if m else None
 
 

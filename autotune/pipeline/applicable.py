@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Callable
 
 from autotune.model import reuse
 from autotune.model.streaming import streaming_pays
@@ -35,23 +36,33 @@ def streaming_fails(sc: Scenario, variant: Variant) -> str | None:
             f"the step reads them again (n = {sc.n} on {sc.nodes} node{'s' if sc.nodes > 1 else ''})")
 
 
-def drop_streaming(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], str | None]:
-    """The variants less the store=nt ones that do not pay here, and why (None: none dropped).
-    Where nothing else is left (a selection of store=nt variants only), all are kept."""
-    kept, why = [], None
+# values that pay only in some scenarios: "key=value" -> why it does not pay in one (None: it may)
+VALUE_CHECKS: dict[str, Callable[[Scenario, Variant], str | None]] = {STREAMING: streaming_fails}
+
+
+def value_keys(variant: Variant) -> list[str]:
+    """The "key=value" items of a variant that a scenario may exclude (VALUE_CHECKS)."""
+    return [k for k in (f"{d}={v}" for d, v in variant.fields().items()) if k in VALUE_CHECKS]
+
+
+def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], dict[str, str]]:
+    """The variants less those with a value that does not pay here (VALUE_CHECKS), and why per
+    value ({}: none dropped).  Where nothing else is left (a selection of such variants only),
+    all are kept."""
+    kept, why = [], {}
     for v in variants:
-        reason = streaming_fails(sc, v) if v.store == "nt" else None
-        if reason:
-            why = why or reason
+        reasons = {k: r for k in value_keys(v) if (r := VALUE_CHECKS[k](sc, v))}
+        if reasons:
+            why = {**reasons, **why}
         else:
             kept.append(v)
-    return (kept, why) if why and kept else (variants, None)
+    return (kept, why) if why and kept else (variants, {})
 
 
 def applicable_pool(sc: Scenario, wanted: list[str] | None = None, select: Filter | None = None
                     ) -> tuple[list[Variant], dict[str, str]]:
-    """specs.scenario.applicable_variants, less the store=nt variants that do not pay here
-    (drop_streaming); excluded maps a scheme, or "store=nt", to why."""
+    """specs.scenario.applicable_variants, less the variants with a value that does not pay here
+    (drop_unpaid); excluded maps a scheme, or a "key=value" item, to why."""
     variants, excluded = applicable_variants(sc, wanted, select)
-    kept, why = drop_streaming(sc, variants)
-    return kept, (dict(excluded, **{STREAMING: why}) if why else excluded)
+    kept, why = drop_unpaid(sc, variants)
+    return kept, {**excluded, **why}

@@ -18,7 +18,7 @@ from autotune.results.rank import ExplainResult, RankResult
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
 from autotune.results.tune import TuneResult
-from autotune.pipeline.applicable import STREAMING, applicable_pool
+from autotune.pipeline.applicable import VALUE_CHECKS, applicable_pool, value_keys
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant, parse_variant
 from autotune.storage.store import Store
@@ -28,7 +28,7 @@ Progress = Callable[[int, int, str], None] | None
 
 def _require_applicable(sc: Scenario, named: list[Variant], excluded: dict[str, str], field: str) -> None:
     for v in named:
-        why = excluded.get(v.comm) or (excluded.get(STREAMING) if v.store == "nt" else None)
+        why = excluded.get(v.comm) or next((excluded[k] for k in value_keys(v) if k in excluded), None)
         if why:
             raise InputError(f"{v.name} with n = {sc.n} and {sc.nodes} nodes: {why}", field=field)
 
@@ -42,7 +42,7 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = No
         return run_sweep(spec, rule, store, progress, jobs, selected_only)
     sc = req.scenario()
     variants, excluded = applicable_pool(sc, spec.comm, spec.variant_filter)
-    schemes = {k: why for k, why in excluded.items() if k != STREAMING}
+    schemes = {k: why for k, why in excluded.items() if k not in VALUE_CHECKS}
     if spec.comm and schemes:
         scheme, why = next(iter(schemes.items()))
         raise InputError(f"{scheme} with n = {sc.n} and {sc.nodes} nodes: {why}", field="comm")

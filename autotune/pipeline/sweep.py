@@ -16,7 +16,7 @@ from autotune.errors import InputError
 from autotune.model.preselect import Rule
 from autotune.model.scaling import Point, analyse
 from autotune.model.scaling import Rule as ScaleRule
-from autotune.pipeline.applicable import STREAMING, drop_streaming
+from autotune.pipeline.applicable import drop_unpaid
 from autotune.pipeline.predict import rank_many, require_predictions
 from autotune.request.scenario import SweepSpec
 from autotune.results.scale import ScaleResult
@@ -53,13 +53,12 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
                 variants = applicable.get(tuple(ok))
                 if variants is None:
                     variants = applicable[tuple(ok)] = applicable_variants(sc, spec.comm, spec.variant_filter)[0]
-                kept, why = drop_streaming(sc, variants)     # store=nt where it pays
+                kept, why = drop_unpaid(sc, variants)     # values that pay only at some sizes
                 if why:      # one list per set of schemes and of variants dropped
                     names = {v.name for v in kept}
                     dropped = tuple(v.name for v in variants if v.name not in names)
-                    kept = applicable.setdefault((tuple(ok), dropped), kept)
-                    excluded = dict(excluded, **{STREAMING: why})
-                variants = kept
+                    variants = applicable.setdefault((tuple(ok), dropped), kept)
+                    excluded = {**excluded, **why}
             except InputError as e:
                 skipped.append({"ivp": ivp.name, "n": n, "nodes": p, "threads": t, "reason": str(e)})
                 continue

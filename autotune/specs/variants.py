@@ -63,7 +63,11 @@ class Dimension:
         return tuple(v.name for v in self.choices)
 
     def value(self, name: str) -> Value:
-        return next(v for v in self.choices if v.name == name)
+        return self._by_name[name]
+
+    @cached_property
+    def _by_name(self) -> dict[str, Value]:
+        return {v.name: v for v in self.choices}
 
 
 DIMENSIONS: dict[str, Dimension] = {}

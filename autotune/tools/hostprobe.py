@@ -69,19 +69,35 @@ def working_sets(host: HostInfo) -> dict[str, int]:
     return out
 
 
+def build_stream(folder: Path, cc: str = "gcc") -> Path:
+    """The built-in streaming benchmark (benchmarks_mpi/stream.c), built in `folder`."""
+    src = Path(str(resources.files("benchmarks_mpi") / "stream.c"))
+    exe = folder / "stream"
+    try:
+        subprocess.run([cc, "-O3", "-march=native", "-fopenmp", str(src), "-o", str(exe)],
+                       check=True, capture_output=True, text=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise ToolError(f"building the streaming benchmark with {cc} failed: {getattr(e, 'stderr', e)}") from None
+    return exe
+
+
+def stream_gbps(exe: Path, kernel: str, bytes_per_thread: int, threads: int, min_seconds: float) -> float:
+    """GB/s of one run of the streaming benchmark (bytes the kernel names, threads bound close)."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="close")
+    out = subprocess.run([str(exe), kernel, str(bytes_per_thread), str(min_seconds)], env=env,
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise ToolError(f"streaming benchmark {kernel} failed: {out.stderr.strip()}")
+    return float(out.stdout.split()[1])
+
+
 def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
             cc: str = "gcc") -> dict:
     """GB/s per level, kernel and thread count (the median of REPEATS runs), from the built-in
     streaming benchmark."""
-    src = Path(str(resources.files("benchmarks_mpi") / "stream.c"))
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="autotune-stream-") as tmp:
-        exe = Path(tmp) / "stream"
-        try:
-            subprocess.run([cc, "-O3", "-march=native", "-fopenmp", str(src), "-o", str(exe)],
-                           check=True, capture_output=True, text=True)
-        except (OSError, subprocess.CalledProcessError) as e:
-            raise ToolError(f"building the streaming benchmark with {cc} failed: {getattr(e, 'stderr', e)}") from None
+        exe = build_stream(Path(tmp), cc)
         sizes = working_sets(host)
         for level, per_thread in sizes.items():
             shared = next((c.shared_by for c in host.caches if f"L{c.level}" == level), host.cores)
@@ -91,14 +107,7 @@ def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float 
                 for t in range(1, host.cores + 1):
                     # a shared level holds every thread's share: split its working set
                     ws = per_thread if shared == 1 or level == "MEM" else max(per_thread // t, 4096)
-                    env = dict(os.environ, OMP_NUM_THREADS=str(t), OMP_PROC_BIND="close")
-                    runs = []
-                    for _ in range(REPEATS):
-                        out = subprocess.run([str(exe), kernel, str(ws), str(min_seconds)], env=env,
-                                             capture_output=True, text=True, timeout=300)
-                        if out.returncode != 0:
-                            raise ToolError(f"streaming benchmark {kernel} failed: {out.stderr.strip()}")
-                        runs.append(float(out.stdout.split()[1]))
+                    runs = [stream_gbps(exe, kernel, ws, t, min_seconds) for _ in range(REPEATS)]
                     row.append((t, ws, statistics.median(runs)))
                 results[level][kernel] = row
             progress(f"bandwidth {level}: " + ", ".join(f"{k} {results[level][k][0][2]:.1f}" for k in KERNELS)
