@@ -119,13 +119,15 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
             row, method=sc.method.name, model=ranked.model, n=sc.n, nodes=sc.nodes, threads=sc.threads,
             steps=plan.steps, warmup=plan.warmup, h=plan.h, flags=list(plan.flags),
             compiler=compiler_version(runner.compiler) if runner.compiler else None,
-            kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z")))
+            kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            placement=placed.get(name)))
 
     def fail(name: str, e: Exception, what: str) -> None:
         rows[name]["error"] = str(e)
         progress(f"{what}: failed: {e}")
         finish(name)
 
+    placed: dict[str, dict] = {}       # where each variant's last run ran (the solver's report)
     ready = []
     for i, name in enumerate(todo, 1):
         progress(f"[{i}/{len(todo)}] {name}: " + ("build" if runner.kind != "replay" else "replay"))
@@ -146,6 +148,8 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
                 fail(name, e, name)
                 continue
             rows[name]["runs_s"].append(out["median_step_s"])
+            if out.get("placement"):
+                placed[name] = out["placement"]
             for phase, sec in out.get("phases_s", {}).items():
                 sel.phase_runs[name].setdefault(phase, []).append(sec)
             if len(rows[name]["runs_s"]) < plan.reps:   # a job cancelled now keeps this repetition

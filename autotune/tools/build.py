@@ -11,7 +11,7 @@ from pathlib import Path
 from autotune.errors import ToolError
 from autotune.tools.launcher import Launcher
 from autotune.storage.paths import build_dir
-from autotune.tools.mpiinfo import launch_argv, world_size_error
+from autotune.tools.mpiinfo import launch_argv, placement, placement_error, world_size_error
 from autotune.tools.toolchain import compiler_version, find_executable
 
 
@@ -66,10 +66,13 @@ def build(source: str, flags: tuple[str, ...], cc: str | None = None) -> Path:
 def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: int, steps: int,
         h: float, warmup: int, output: Path | None = None, timeout: float = 600.0,
         pin: bool = False, nodes: int | None = None) -> dict:
-    """Run the solver on `procs` ranks (over `nodes` hosts; default one each); its JSON result line.
+    """Run the solver on `procs` ranks (over `nodes` nodes; the launcher decides where not given); its JSON
+    result line.
     pin: bind each OpenMP thread to its own core (only where one rank has a node to itself; ranks
     sharing a host would all bind to its first cores).  OMP_PROC_BIND / OMP_PLACES set by the user
-    win.  A run whose MPI world is not `procs` ranks is an error, never a result."""
+    win.  A run whose MPI world is not `procs` ranks, or that a launcher told the nodes (srun) ran
+    on fewer than `nodes` nodes, is an error, never a result; its "placement" is mpiinfo.placement's
+    (packed where a launcher that cannot be told them, such as a local mpiexec, ran it on fewer)."""
     argv = launch_argv(launcher, procs, [str(exe), str(n), str(size), str(steps), repr(h), str(warmup)]
                        + ([str(output)] if output else []), nodes)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
@@ -90,4 +93,8 @@ def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: i
     result = json.loads(lines[-1])
     if len(lines) > 1 or result.get("ranks") != procs:
         raise ToolError(world_size_error("solver", len(lines), result.get("ranks", "?"), procs, argv))
+    result["placement"] = placement(result.get("placement"), nodes)
+    wrong = placement_error("solver", result["placement"], nodes, argv) if nodes and launcher.places_nodes else None
+    if wrong:
+        raise ToolError(wrong)
     return result

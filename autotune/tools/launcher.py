@@ -27,6 +27,11 @@ class Launcher:
     def needs_pmi(self) -> bool:
         return "{pmi}" in self.template
 
+    @property
+    def places_nodes(self) -> bool:
+        """Whether it is told how many nodes to spread the ranks over ({nodes} or {ppn})."""
+        return "{nodes}" in self.template or "{ppn}" in self.template
+
     def argv(self, procs: int, command: list[str], nodes: int | None = None, pmi: str = "pmi2") -> list[str]:
         nodes = procs if nodes is None else nodes
         values = {"procs": procs, "nodes": nodes, "ppn": max(1, procs // max(nodes, 1)), "pmi": pmi}

@@ -51,3 +51,25 @@ def world_size_error(what: str, worlds: int, ranks, asked: int, argv: list[str])
     hint = ("srun needs the PMI plug-in of the MPI in use, e.g. --mpi=pmi2 for MPICH: use --launcher srun"
             if argv and os.path.basename(argv[0]) == "srun" else "the launcher did not connect the ranks")
     return f"{what} ran in {got}, not one of {asked} ({hint}): {' '.join(argv)}"
+
+
+def placement(reported: dict | None, asked: int | None = None) -> dict | None:
+    """A solver's "placement" (node and host name by rank) as stored: the distinct nodes; whether
+    they are virtual (several nodes on fewer hosts: a test cluster, whose "network" is one host's
+    memory); and packed, where the run was asked for more nodes than it ran on (a local launcher
+    that cannot be told the nodes).  Neither is ever to be taken for a measurement across nodes.
+    None where not reported."""
+    if not reported or not reported.get("nodes"):
+        return None
+    nodes, hosts = reported["nodes"], reported.get("hosts") or reported["nodes"]
+    distinct = sorted(set(nodes))
+    return {"nodes": distinct, "ranks_per_node": {n: nodes.count(n) for n in distinct},
+            "virtual": len(set(hosts)) < len(distinct), "packed": bool(asked and len(distinct) < asked)}
+
+
+def placement_error(what: str, where: dict | None, nodes: int, argv: list[str]) -> str | None:
+    """Why a run that asked for `nodes` nodes is no result (it ran on fewer), None where it is."""
+    if where is None or len(where["nodes"]) >= nodes:
+        return None
+    return (f"{what} asked for {nodes} nodes and ran on {len(where['nodes'])} ({', '.join(where['nodes'])}): "
+            f"its time is not a {nodes}-node measurement: {' '.join(argv)}")
