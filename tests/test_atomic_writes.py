@@ -3,12 +3,25 @@ exit status 2, no traceback; a write that fails midway leaves the target as it w
 temporary file beside it (storage/atomic.py).  The analyses are replayed (conftest.replay_store)."""
 from __future__ import annotations
 
+import errno
+import os
 from pathlib import Path
 
 import pytest
 
 from autotune.errors import InputError
 from autotune.storage import atomic
+
+from .conftest import run_cli
+
+ENOSPC = os.strerror(errno.ENOSPC)
+SCALE = ["scale", "--ivp", "heat2d", "--n", "35808256", "--nodes", "1:8"]
+
+
+def assert_one_line(code, out, err, needle):
+    assert code == 2 and out == "" and "Traceback" not in err, err
+    assert len(err.splitlines()) == 1 and err.startswith("autotune: error: "), err
+    assert needle in err, err
 
 
 def only_files(folder: Path) -> dict[str, str]:
@@ -47,3 +60,43 @@ def test_a_link_is_written_through(tmp_path):
     atomic.write_text(tmp_path / "m.yaml", "new\n", "out")
     assert (tmp_path / "m.yaml").is_symlink() and (tmp_path / "real" / "m.yaml").read_text() == "new\n"
     assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["m.yaml"]
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs the proc file system")
+def test_a_plot_that_cannot_be_written_is_one_line(replay_store, capsys, tmp_path):
+    """Root passes the check of the folder's permissions before the work; the write itself fails."""
+    code, out, err = run_cli(capsys, *SCALE, "--store", replay_store, "--plot", "/proc/x.png")
+    assert_one_line(code, out, err, "--plot /proc/x.png: ")
+    # the writer itself, whatever checked the path before: a file where its folder should be
+    import autotune
+    from autotune.report.render import plot
+    (tmp_path / "F").write_text("a file\n")
+    res = autotune.scale("heat2d", n=35808256, nodes="1:8", store=replay_store)
+    with pytest.raises(InputError) as e:
+        plot(res, tmp_path / "F" / "x.png")
+    assert e.value.field == "plot" and e.value.message.startswith(f"{tmp_path / 'F' / 'x.png'}: cannot write (")
+    assert only_files(tmp_path) == {"F": "a file\n"}
+
+
+def test_a_plot_that_fails_midway_leaves_the_old_one(replay_store, capsys, tmp_path, monkeypatch):
+    import matplotlib.figure
+    target = tmp_path / "s.png"
+    target.write_bytes(b"the old figure")
+    real = matplotlib.figure.Figure.savefig
+
+    def half_then_full(self, fname, **kw):
+        Path(fname).write_bytes(b"\x89PNG\r\n half a figure")
+        raise OSError(errno.ENOSPC, ENOSPC)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", half_then_full)
+    code, out, err = run_cli(capsys, *SCALE, "--store", replay_store, "--plot", target)
+    assert_one_line(code, out, err, f"--plot {target}: cannot write ({ENOSPC})")
+    assert only_files(tmp_path) == {"s.png": "the old figure"}
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", real)
+    code, out, err = run_cli(capsys, *SCALE, "--store", replay_store, "--plot", target, "--format", "json")
+    assert code == 0, err
+    assert target.read_bytes().startswith(b"\x89PNG\r\n") and [p.name for p in tmp_path.iterdir()] == ["s.png"]
+
+
+PLAN = "scenarios:\n  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, top: 2}\n"
