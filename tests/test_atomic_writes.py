@@ -4,6 +4,7 @@ temporary file beside it (storage/atomic.py).  The analyses are replayed (confte
 from __future__ import annotations
 
 import errno
+import json
 import os
 from pathlib import Path
 
@@ -16,6 +17,38 @@ from .conftest import run_cli
 
 ENOSPC = os.strerror(errno.ENOSPC)
 SCALE = ["scale", "--ivp", "heat2d", "--n", "35808256", "--nodes", "1:8"]
+
+
+class _FillingFile:
+    """A text file on a disk with room for `room` more characters: what fits lands, then ENOSPC."""
+
+    def __init__(self, f, room: list[int]):
+        self._f, self._room = f, room
+
+    def write(self, text: str) -> int:
+        fits = text[:self._room[0]]
+        self._f.write(fits)
+        self._f.flush()
+        self._room[0] -= len(fits)
+        if len(fits) < len(text):
+            raise OSError(errno.ENOSPC, ENOSPC)
+        return len(text)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._f.close()
+
+
+@pytest.fixture()
+def disk_fills(monkeypatch):
+    """disk_fills(room): from now on the writers of storage/atomic.py have `room` characters left."""
+    def fill(room: int) -> None:
+        left = [room]
+        monkeypatch.setattr(atomic, "open", lambda path, mode="r": _FillingFile(open(path, mode), left),
+                            raising=False)
+    return fill
 
 
 def assert_one_line(code, out, err, needle):
@@ -100,3 +133,19 @@ def test_a_plot_that_fails_midway_leaves_the_old_one(replay_store, capsys, tmp_p
 
 
 PLAN = "scenarios:\n  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, top: 2}\n"
+
+
+def test_a_plan_that_fails_midway_leaves_the_old_one(replay_store, capsys, tmp_path, disk_fills):
+    (tmp_path / "s.yaml").write_text(PLAN)
+    target = tmp_path / "plan.json"
+    target.write_text('{"the": "old plan"}\n')
+    disk_fills(40)
+    code, out, err = run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", target, "--store", replay_store)
+    assert_one_line(code, out, err, f"--out {target}: cannot write ({ENOSPC})")
+    assert only_files(tmp_path) == {"plan.json": '{"the": "old plan"}\n', "s.yaml": PLAN}
+
+    disk_fills(10 ** 9)
+    code, out, err = run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", target, "--store", replay_store)
+    assert code == 0, err
+    assert len(json.loads(target.read_text())["scenarios"][0]["variants"]) == 2
+    assert sorted(only_files(tmp_path)) == ["plan.json", "s.yaml"]
