@@ -149,3 +149,20 @@ def test_a_plan_that_fails_midway_leaves_the_old_one(replay_store, capsys, tmp_p
     assert code == 0, err
     assert len(json.loads(target.read_text())["scenarios"][0]["variants"]) == 2
     assert sorted(only_files(tmp_path)) == ["plan.json", "s.yaml"]
+
+
+def test_a_machine_file_that_fails_midway_leaves_the_old_one(capsys, tmp_path, disk_fills):
+    src = next((Path(__file__).parent / "data" / "kerncraft-machines").glob("*A64FX*.yml"))
+    target = tmp_path / "fx.yaml"
+    target.write_text("# the old machine file\n")
+    target.chmod(0o640)
+    argv = ["calibrate", "--from-kerncraft", src, "--name", "fx", "--out", target]
+    disk_fills(100)
+    assert_one_line(*run_cli(capsys, *argv), f"--out {target}: cannot write ({ENOSPC})")
+    assert only_files(tmp_path) == {"fx.yaml": "# the old machine file\n"}
+
+    disk_fills(10 ** 9)
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    assert "from the kerncraft machine file" in target.read_text() and sorted(only_files(tmp_path)) == ["fx.yaml"]
+    assert target.stat().st_mode & 0o777 == 0o640       # an edited file keeps its permissions
