@@ -166,3 +166,18 @@ def test_a_machine_file_that_fails_midway_leaves_the_old_one(capsys, tmp_path, d
     assert code == 0, err
     assert "from the kerncraft machine file" in target.read_text() and sorted(only_files(tmp_path)) == ["fx.yaml"]
     assert target.stat().st_mode & 0o777 == 0o640       # an edited file keeps its permissions
+
+
+def test_generated_files_are_each_whole(capsys, tmp_path, disk_fills):
+    """A failure midway through the folder: the files written before it are whole, the one it
+    failed on is not there, the manifest (written last) neither."""
+    full, cut = tmp_path / "full", tmp_path / "cut"
+    assert run_cli(capsys, "generate", "--ivp", "wave1d", "--out", full)[0] == 0
+    whole = only_files(full)
+    disk_fills(sum(map(len, list(whole.values())[:3])) + 10)
+    code, out, err = run_cli(capsys, "generate", "--ivp", "wave1d", "--out", cut)
+    assert_one_line(code, out, err, f"--out {cut}")
+    assert f": cannot write ({ENOSPC})" in err
+    written = only_files(cut)
+    assert written and "variants.json" not in written and len(written) < len(whole)
+    assert all(whole[name] == text for name, text in written.items())
