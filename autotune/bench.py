@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from autotune.storage.atomic import write_json
+
 
 def _rank(store: Path, *args: str) -> tuple[float, dict]:
     cmd = [sys.executable, "-m", "autotune", "rank", *args, "--format", "json", "--store", str(store)]
@@ -145,7 +147,7 @@ def main(argv=None) -> int:
         res["check_all"] = check_all()
     _print(res)
     if args.json:
-        args.json.write_text(json.dumps(res, indent=2) + "\n")
+        write_json(args.json, res, "json")
     return 0
 
 

@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+from autotune.storage.atomic import write_text
+
 IVPS = ("inverterchain", "heat2d")
 CONFIGS = ((1, 2), (2, 1))                 # nodes x threads
 SIZES = (150_000, 600_000, 1_500_000, 4_000_000)
@@ -81,7 +83,7 @@ def measure(args) -> None:
                 proc = subprocess.run(cmd, capture_output=True, text=True)
                 if proc.returncode != 0:
                     raise SystemExit(f"bench_sizes: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
-                path.write_text(proc.stdout)
+                write_text(path, proc.stdout, "out")      # whole or not at all: a file here is done
                 print(f"bench_sizes:   {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
 
@@ -180,7 +182,7 @@ def report(args) -> None:
     print(f"cells with median |dev| <= 15 %: {sum(d <= 15 for d in devs)} of {len(devs)}; <= 20 %: "
           f"{sum(d <= 20 for d in devs)}")
     if args.json:
-        args.json.write_text(json.dumps(out, indent=1))
+        write_text(args.json, json.dumps(out, indent=1), "json")
 
 
 def _configs(text: str) -> list[tuple[int, int]]:

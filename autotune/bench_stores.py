@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from autotune.storage.atomic import write_text
+
 FUSED = "lc=jl-onepass,comm={comm},au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1"
 
 
@@ -106,7 +108,7 @@ def main(argv=None) -> int:
     out["timer_cost_pct"] = cost
     print(f"\nthe timers cost {cost:+.2f} % of the step (medians, store=none with and without them)")
     if a.json:
-        a.json.write_text(json.dumps(out, indent=1))
+        write_text(a.json, json.dumps(out, indent=1), "json")
     return 0
 
 

@@ -19,9 +19,9 @@ from typing import Callable
 
 from autotune.errors import InputError, ToolError
 from autotune.request.calibrate import Plan
-from autotune.pipeline.hostmachine import replace_file
 from autotune.results.calibrate import CalibrateResult
 from autotune.specs.schemes import OPERATIONS
+from autotune.storage.atomic import write_text, writing
 from autotune.storage.store import Store
 from autotune.tools.mpiinfo import launch_argv, world_size_error
 
@@ -145,7 +145,7 @@ def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
         bar["provenance"] = f"fitted by autotune calibrate on {when} for {','.join(map(str, plan.threads))} threads"
         bar["per_doubling_s"] = float(result["barrier"]["per_doubling_s"])
         bar["error_pct"] = result["barrier"]["error_pct"]
-    replace_file(target, dump_text(yaml, data))
+    write_text(target, dump_text(yaml, data), "out", make_folders=True)
 
 
 def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], None],
@@ -162,7 +162,7 @@ def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], 
                 (keep / f.name).write_text(f.read_text())
             raise ToolError(str(e).replace(str(workdir), str(keep))) from None
     if raw_out is not None:  # every repetition, as Extra-P JSON Lines
-        with open(raw_out, "w") as f:
+        with writing(raw_out, "raw") as f:
             for records in raw.values():
                 for r in records:
                     f.write(json.dumps(r) + "\n")

@@ -2,20 +2,19 @@
 file `tune` builds) with the command that builds it, and a manifest, on disk."""
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from autotune.codegen.parts import method_parts, step_rhs_parts
 from autotune.codegen.solver import generated_schemes, solver_source
-from autotune.errors import InputError
 from autotune.request.run import DEFAULT_FLAGS
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.stepvalues import step_form
 from autotune.specs.variants import Variant, enumerate_variants
+from autotune.storage.atomic import make_folder, write_json, write_text
 
 
 @dataclass
@@ -46,11 +45,8 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
     target = load_machine(machine) if machine else None
     n = ivp.default_n if n is None else n
     ivp.size_value(n)
-    try:
-        for sub in ("kernels", "solvers"):
-            (out / sub).mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"{out}: cannot create ({e.strerror})", field="out") from None
+    for sub in ("kernels", "solvers"):
+        make_folder(out / sub, "out")
     written, solvers = set(), 0
     paper = step_form(method, Variant("jli", "neighbour")).counts
     manifest = {"ivp": ivp.name, "method": method.name, "n": n,
@@ -67,7 +63,7 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
         parts = method_parts(step) + step_rhs_parts(ivp, method, step)
         for p in parts:
             if p.name not in written:
-                (out / "kernels" / f"{p.name}.c").write_text(p.code)
+                write_text(out / "kernels" / f"{p.name}.c", p.code, "out")
                 written.add(p.name)
         manifest["variants"][v.name] = [{
             "part": p.name, "kernel": p.kernel, "file": f"kernels/{p.name}.c",
@@ -77,10 +73,10 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
         manifest["barriers"][v.name] = counts.barriers
         if v.comm in can_build:
             stem = file_stem(v.name)
-            (out / "solvers" / f"{stem}.c").write_text(solver_source(ivp, method, v, n, target))
+            write_text(out / "solvers" / f"{stem}.c", solver_source(ivp, method, v, n, target), "out")
             manifest["solvers"][v.name] = {
                 "file": f"solvers/{stem}.c",
                 "build": " ".join(["mpicc", *shlex.split(DEFAULT_FLAGS), f"solvers/{stem}.c", "-o", stem, "-lm"])}
             solvers += 1
-    (out / "variants.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    write_json(out / "variants.json", manifest, "out")
     return GenerateResult(ivp.name, method.name, str(out), n, len(written), solvers, list(manifest["variants"]))

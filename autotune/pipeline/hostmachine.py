@@ -17,6 +17,7 @@ from autotune.errors import InputError
 from autotune.results.calibrate import HostMachineResult
 from autotune.specs import hostmachine
 from autotune.specs.cpus import host_isa, load_table
+from autotune.storage.atomic import write_text
 
 CC = "gcc"
 
@@ -27,14 +28,6 @@ def _dump(data: dict) -> str:
     yaml = round_trip_yaml()
     yaml.default_flow_style = False
     return dump_text(yaml, data)
-
-
-def replace_file(target: Path, text: str) -> None:
-    """Write via a temporary file and an atomic rename: never a half-written machine file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(target.suffix + f".{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, target)
 
 
 def new_machine_target(given: str | None, out=None) -> tuple[str, Path]:
@@ -88,7 +81,7 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
             f"autotune calibrate --node.\n# Measured, identified and assumed fields: see 'provenance' "
             f"below.\n" + _dump(data))
     if not dry_run:
-        replace_file(target, text)
+        write_text(target, text, "out", make_folders=True)
         from autotune.specs.machine import load_machine
         load_machine(str(target))  # the file we wrote must load like any other
     return HostMachineResult(
@@ -193,8 +186,8 @@ def import_kerncraft(source: Path, target: Path, name: str, nodes: int) -> HostM
     from autotune.specs.loading import parse_yaml
     from autotune.specs.machine import parse_machine
     machine = parse_machine(parse_yaml(buf.getvalue(), source), source, name)   # refused before writing
-    replace_file(target, f"# Cluster machine '{name}' from the kerncraft machine file {source.name}, made by "
-                         f"autotune calibrate --from-kerncraft.\n" + buf.getvalue())
+    write_text(target, f"# Cluster machine '{name}' from the kerncraft machine file {source.name}, made by "
+                       f"autotune calibrate --from-kerncraft.\n" + buf.getvalue(), "out", make_folders=True)
     return HostMachineResult(
         machine=name, file=str(target), uarch={"uarch": rec.key if rec else None, "osaca": osaca, "isa": isa,
                                                 "name": rec.name if rec else machine.model_name},

@@ -251,7 +251,7 @@ def _pooled(rows: list[FoldRow]) -> dict:
 
 def write_learned(source: Path, target: Path, learned: Learned, res: LearnResult) -> None:
     """cluster.learned of a machine file (comments and the rest kept as they are)."""
-    from autotune.pipeline.hostmachine import replace_file
+    from autotune.storage.atomic import write_text
     from autotune.storage.yamlfile import dump_text, round_trip_yaml
     yaml = round_trip_yaml()
     with open(source) as f:
@@ -266,4 +266,4 @@ def write_learned(source: Path, target: Path, learned: Learned, res: LearnResult
         "residual_pct": {k: round(v, 2) for k, v in (("before", res.residual_before_pct),
                                                       ("after", res.residual_after_pct)) if v is not None},
     }
-    replace_file(target, dump_text(yaml, data))
+    write_text(target, dump_text(yaml, data), "out", make_folders=True)

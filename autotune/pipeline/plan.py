@@ -10,7 +10,6 @@ all: true) and how to run (steps, warmup, reps, flags, h, launcher, timeout).
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Collection
 from pathlib import Path
@@ -32,6 +31,7 @@ from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.pipeline.applicable import applicable_pool
 from autotune.specs.scenario import Scenario, check_scenario
+from autotune.storage.atomic import write_json
 
 _SWEEPABLE = {"type": ["integer", "string"]}
 _SCENARIO_FIELDS = {
@@ -106,13 +106,7 @@ def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> Plan
 
 def write_plan(plan: PlanResult, target: Path) -> None:
     """Atomically: a plan half written is never read back."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(json.dumps(plan.to_dict(), indent=2) + "\n")
-        os.replace(tmp, target)
-    except OSError as e:
-        raise InputError(f"{target}: cannot write ({e.strerror})", field="out") from None
+    write_json(target, plan.to_dict(), "out", make_folders=True)
 
 
 def read_plan(path: Path) -> dict:

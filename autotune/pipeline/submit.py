@@ -16,7 +16,6 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import os
 import shlex
 import sys
 import time
@@ -29,6 +28,7 @@ from autotune.errors import InputError
 from autotune.pipeline.runners import run_key_of
 from autotune.results.plan import PlanStatusResult, ScenarioStatus
 from autotune.specs.machine import load_machine
+from autotune.storage.atomic import write_json, write_text
 from autotune.storage.filesystems import NODE_LOCAL_LOCKS
 from autotune.tools import slurm
 from autotune.tools.launcher import parse_launcher
@@ -87,13 +87,7 @@ def read_state(plan_path: Path, plan: dict) -> dict | None:
 
 
 def _write_state(plan_path: Path, state: dict) -> None:
-    path = state_path(plan_path)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(state, indent=2) + "\n")
-        os.replace(tmp, path)
-    except OSError as e:
-        raise InputError(f"{path}: cannot write the plan's state ({e.strerror})", field="plan") from None
+    write_json(state_path(plan_path), state, "plan")
 
 
 @contextlib.contextmanager
@@ -218,11 +212,7 @@ def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: Subm
                 machines[entry["machine_path"]] = load_machine(entry["machine_path"]).nodes
             spec = job_spec(plan_path, s.index, entry, store_path, opts, machines[entry["machine_path"]])
             script = jobs_dir(plan_path) / f"scenario-{s.index}.sh"
-            try:
-                script.parent.mkdir(parents=True, exist_ok=True)
-                script.write_text(scheduler.batch_script(spec))
-            except OSError as e:
-                raise InputError(f"{script}: cannot write the batch script ({e.strerror})", field="plan") from None
+            write_text(script, scheduler.batch_script(spec), "plan", make_folders=True)
             job = scheduler.submit(str(script))
             state["scenarios"].setdefault(str(s.index), {"id": s.id, "jobs": []})["jobs"].append(
                 {"job_id": job, "submitted": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "script": str(script)})

@@ -10,6 +10,7 @@ from autotune.report.registry import plotter
 from autotune.results.calibrate import CalibrateResult
 from autotune.results.scale import ScaleResult
 from autotune.results.tune import TuneResult
+from autotune.storage.atomic import replacing
 from autotune.storage.paths import OUTPUTS, check_output_path, suffix_choice
 
 
@@ -33,6 +34,15 @@ def check_plot_path(path: Path) -> None:
     does not exist or cannot be written."""
     check_output_path(path, "plot", "plot")
     _pyplot()
+
+
+def _save(plt, fig, path: Path) -> None:
+    """The figure to path, whole or not at all (a temporary file of the same suffix, renamed)."""
+    try:
+        with replacing(path, "plot") as tmp:
+            fig.savefig(tmp)
+    finally:
+        plt.close(fig)
 
 
 @plotter(CalibrateResult)
@@ -68,8 +78,7 @@ def calibration_plot(raw: dict[str, list[dict]], result: dict, path: Path) -> No
         ax.legend(fontsize=7)
     fig.suptitle(f"communication model of {result['machine']} (dashed: joint p-dependent fit)")
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
 @plotter(TuneResult)
@@ -91,8 +100,7 @@ def tune_plot(result: TuneResult, path: Path) -> None:
                  f"{'n/a' if s['spearman'] is None else format(s['spearman'], '.2f')}")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
 SCALE_LINES = 8
@@ -152,5 +160,4 @@ def scale_plot(result: ScaleResult, path: Path) -> None:
                  f"{len(variants)} of {len({r['variant'] for r in a['rows']})} variants: the winners, "
                  f"the best paper form, the fastest others", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    _save(plt, fig, path)
