@@ -92,3 +92,43 @@ def test_short_names_are_what_differs_from_the_shared_values():
     assert short_name(Variant("jl-onepass", "neighbour", au="fused"), shared) == NOTHING
     assert shared_values([Variant("jli", "neighbour"), Variant("jli", "allgather")]) == {"lc": "jli"}
     assert short_name(Variant("jli", "allgather"), {}) == "lc=jli,comm=allgather"
+
+
+def test_ivp_all_ranks_every_shipped_ivp_in_one_block_each(replay_store, capsys):
+    import csv
+    import io
+
+    import autotune
+    from autotune.results.rankset import RankSet
+    from autotune.specs.ivp import ivp_names
+    names = ivp_names()
+    code, out, err = run_cli(capsys, "rank", "--ivp", "all", "--format", "json", "--store", replay_store)
+    d = json.loads(out)
+    assert code == 0 and "kerncraft [" not in err
+    assert list(d["ivps"]) == names and d["skipped"] == []
+    for name, r in d["ivps"].items():
+        assert r["ivp"] == name and r["ecm"]["analyses_run"] == 0
+        assert [v["rank"] for v in r["variants"]] == list(range(1, pool_size(name) + 1))
+        assert r["variants"][0]["kernels"]          # as rank of that IVP alone prints it
+    alone = json.loads(rank(capsys, replay_store, "--format", "json"))
+    assert d["ivps"]["heat2d"]["variants"] == alone["variants"]
+    code, out, _ = run_cli(capsys, "rank", "--ivp", "all", "--store", replay_store)
+    blocks = ["IVP " + b for b in out.removeprefix("IVP ").split("\n\nIVP ")]
+    assert [b.split(",")[0] for b in blocks] == [f"IVP {name}" for name in names]
+    for name, block in zip(names, blocks):
+        lines = block.splitlines()
+        assert len(lines) <= 30 and lines[-1].endswith(f"of {pool_size(name)} variants not shown: --all lists every one")
+        shared, rows = table_rows(block)
+        variants = d["ivps"][name]["variants"]
+        assert [r[0] for r in rows[:TABLE_ROWS]] == list(range(1, TABLE_ROWS + 1))
+        assert [full_name(shared, r[2], name) for r in rows] == [variants[r[0] - 1]["name"] for r in rows]
+    code, out, _ = run_cli(capsys, "rank", "--ivp", "all", "--format", "csv", "--store", replay_store)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["ivp"] for r in rows] == [name for name in names for _ in range(pool_size(name))]
+    res = autotune.rank("all", store=replay_store)
+    assert isinstance(res, RankSet) and list(res.by_ivp()) == names
+    assert len(res.to_frame()) == sum(map(pool_size, names))
+    # with a list or range of another value it stays a sweep (one line per scenario)
+    code, out, err = run_cli(capsys, "rank", "--ivp", "all", "--nodes", "4,8", "--store", replay_store)
+    assert code == 0 and "kerncraft [" not in err
+    assert out.startswith(f"sweep on machine haswell-ep-e5-2630v3: {2 * len(names)} scenarios")

@@ -1,10 +1,14 @@
-"""Rendering one scenario's ranking and one variant's breakdown (tables, CSV, JSON)."""
+"""Rendering one scenario's ranking, one per IVP (rank --ivp all), and one variant's breakdown
+(tables, CSV, JSON)."""
 from __future__ import annotations
+
+import json
 
 from autotune.report.names import shared_values, short_name
 from autotune.report.registry import renderer
 from autotune.report.text import csv_text, fmt_s, json_text, name_width
 from autotune.results.rank import COLUMNS, ExplainResult, RankResult
+from autotune.results.rankset import RankSet
 
 
 @renderer(RankResult, "json")
@@ -75,6 +79,27 @@ def _floor_lines(res: RankResult, best: float | None) -> list[str]:
             + (f"; the best variant is {best / res.bound_s:.2f} x the floor" if best else ""),
             f"floor with write-allocate (bound_wa_s): {res.bound_wa_s:.4e} s ({b['wa_bytes'] / 1e9:.3g} GB: "
             f"every written vector read first, as stores through the caches do)"]
+
+
+@renderer(RankSet, "table")
+def rank_set_table(res: RankSet, every_row: bool = False) -> str:
+    """One ranking's table per IVP, a blank line between them; then the IVPs skipped."""
+    text = "\n".join(rank_table(r, every_row) for r in res.results)
+    return text + "".join(f"skipped {s['ivp']} n={s['n']} nodes={s['nodes']} threads={s['threads']}: "
+                          f"{s['reason']}\n" for s in res.skipped)
+
+
+@renderer(RankSet, "csv")
+def rank_set_csv(res: RankSet) -> str:
+    return csv_text(res.rows(), COLUMNS)
+
+
+@renderer(RankSet, "json")
+def rank_set_json(res: RankSet) -> str:
+    """{"ivps": {name: ranking}, "skipped": [...]}, each ranking as rank_json writes it."""
+    inner = ",\n".join(f"    {json.dumps(name)}: " + rank_json(r).replace("\n", "\n    ")
+                        for name, r in res.by_ivp().items())
+    return f'{{\n  "ivps": {{\n{inner}\n  }},\n  "skipped": {json.dumps(res.skipped)}\n}}'
 
 
 @renderer(ExplainResult, "json")
