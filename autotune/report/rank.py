@@ -50,7 +50,7 @@ def rank_table(res: RankResult, every_row: bool = False) -> str:
     lines = [
         f"IVP {sc.ivp.name}, method {sc.method.name}, machine {sc.machine.name}, n = {sc.n:,}, "
         f"nodes = {sc.nodes}, threads = {sc.threads}" + (f", model {res.model}" if sc.machine.learned else ""),
-        "names below: what differs from " + ",".join(f"{k}={v}" for k, v in shared.items()) if shared else "",
+        ("names below: what differs from " + ",".join(f"{k}={v}" for k, v in shared.items())) if shared else "",
         f"{'rank':>4}  {'sel':3}  {'variant':{w}} {'s/step':>11} {'node %':>7} {'comm %':>7}",
     ]
     for r, name in zip(table, names):
