@@ -25,6 +25,7 @@ from autotune.request.run import RunOptions
 from autotune.request.scenario import DEFAULT_METHOD, ScenarioRequest
 from autotune.request.selection import sample_of, selection
 from autotune.results.rank import ExplainResult, RankResult
+from autotune.results.rankset import RankSet
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
 from autotune.results.tune import TuneResult
@@ -51,13 +52,16 @@ def _quiet(_msg: str) -> None:
 def rank(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = None, method: str = DEFAULT_METHOD,
          comm=None, variant_filter: str | None = None, top: int | None = None, within: float | None = None,
          store=None, jobs: int | str | None = None,
-         progress: Progress = None, model: str | None = None) -> RankResult:
+         progress: Progress = None, model: str | None = None) -> RankResult | RankSet:
     """Every applicable variant of one scenario (those variant_filter keeps: "key=a|b,...",
     "paper"), best first, with the pre-selection.  model "ecm": without the factors the machine
-    learned from its runs (the default uses them where it has them; .model says which)."""
+    learned from its runs (the default uses them where it has them; .model says which).
+    ivp "all": a RankSet, one such ranking per shipped IVP (.by_ivp())."""
     req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm, variant_filter, model)
-    if req.sweep_spec().is_sweep:
-        raise InputError(": rank takes one scenario; use autotune.sweep for lists and ranges", field="ivp")
+    spec = req.sweep_spec()
+    if spec.is_sweep and not spec.each_ivp:
+        raise InputError(": rank takes one scenario, or 'all' IVPs at one value of the others; use autotune.sweep "
+                         "for lists and ranges", field="ivp")
     check_jobs(jobs)
     with _store(store) as st:
         return entry.rank(req, selection(top, within), st, progress, jobs)

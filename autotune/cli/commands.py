@@ -54,9 +54,14 @@ def open_store(args):
 
 def cmd_rank(args, progress) -> int:
     req, rule = scenario_request(args), rule_of(args)
+    table = {"every_row": True} if args.every_row and args.format == "table" else {}
+    spec = req.sweep_spec()
+    if args.every_row and spec.is_sweep and not spec.each_ivp:
+        raise InputError(": not with a sweep (its table has one line per scenario; csv and json have every "
+                         "variant)", field="all")
     with open_store(args) as store:
         res = entry.rank(req, rule, store, progress, args.jobs, args.selected_only)
-    emit(render(res, args.format))
+    emit(render(res, args.format, **table))
     return 0
 
 

@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--within", type=float, help=f"pre-select within PCT %% of the best (default {DEFAULT_WITHIN_PCT:g})")
     r.add_argument("--selected-only", action="store_true",
                    help="in a sweep, write the rows of the pre-selected variants only (batch pre-selection)")
+    r.add_argument("--all", dest="every_row", action="store_true",
+                   help="the table lists every variant (default: the pre-selected ones, then the next up to "
+                        "20 rows, and the best of the paper's forms; csv and json always have every one)")
     r.add_argument("--format", choices=formats(RankResult), default="table")
 
     e = sub.add_parser("explain", help="per-kernel breakdown of one variant's prediction")

@@ -9,12 +9,13 @@ from autotune.errors import InputError, ToolError
 from autotune.model.preselect import Rule
 from autotune.model.scaling import parse_rule
 from autotune.pipeline.predict import failure_cause, rank_scenario, require_predictions
-from autotune.pipeline.sweep import run_scale, run_sweep
+from autotune.pipeline.sweep import rank_each_ivp, run_scale, run_sweep
 from autotune.pipeline.tune import tune as run_tune
 from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
 from autotune.request.selection import Sample
 from autotune.results.rank import ExplainResult, RankResult
+from autotune.results.rankset import RankSet
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
 from autotune.results.tune import TuneResult
@@ -34,10 +35,13 @@ def _require_applicable(sc: Scenario, named: list[Variant], excluded: dict[str, 
 
 
 def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = None,
-         jobs: int | None = None, selected_only: bool = False) -> RankResult | SweepResult:
-    """One scenario ranked, or a sweep (lists or ranges in ivp, n, nodes or threads; selected_only:
-    its rows of the pre-selected variants only)."""
+         jobs: int | None = None, selected_only: bool = False) -> RankResult | RankSet | SweepResult:
+    """One scenario ranked; each shipped IVP ranked (ivp 'all', one value of the others); or a
+    sweep (lists or ranges in ivp, n, nodes or threads; selected_only: its rows of the
+    pre-selected variants only)."""
     spec = req.sweep_spec()
+    if spec.each_ivp:
+        return rank_each_ivp(spec, rule, store, progress, jobs)
     if spec.is_sweep:
         return run_sweep(spec, rule, store, progress, jobs, selected_only)
     sc = req.scenario()

@@ -19,6 +19,7 @@ from autotune.model.scaling import Rule as ScaleRule
 from autotune.pipeline.applicable import drop_unpaid
 from autotune.pipeline.predict import rank_many, require_predictions
 from autotune.request.scenario import SweepSpec
+from autotune.results.rankset import RankSet
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
 from autotune.specs.ivp import load_ivp
@@ -77,6 +78,19 @@ def run_sweep(spec: SweepSpec, rule: Rule, store: Store,
     results = rank_many(items, rule, store, progress, jobs, detail=False)
     require_predictions(results)
     return SweepResult(results, requested, skipped, results[0].analyses_run, rule, selected_only)
+
+
+def rank_each_ivp(spec: SweepSpec, rule: Rule, store: Store,
+                  progress: Callable[[int, int, str], None] | None = None, jobs: int | None = None) -> RankSet:
+    """Every IVP of the spec in its one scenario, ranked as rank ranks one (the per-kernel
+    breakdown too), in one batch: one store lookup and one round of analyses for all."""
+    items, _, skipped = scenarios(spec)
+    if not items:
+        reasons = sorted({s["reason"] for s in skipped})
+        raise InputError("no IVP can run with these options: " + "; ".join(reasons[:3]))
+    results = rank_many(items, rule, store, progress, jobs)
+    require_predictions(results)
+    return RankSet(results, skipped)
 
 
 def run_scale(spec: SweepSpec, rule: ScaleRule, store: Store, progress=None, jobs: int | None = None) -> ScaleResult:

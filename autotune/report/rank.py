@@ -1,9 +1,14 @@
-"""Rendering one scenario's ranking and one variant's breakdown (tables, CSV, JSON)."""
+"""Rendering one scenario's ranking, one per IVP (rank --ivp all), and one variant's breakdown
+(tables, CSV, JSON)."""
 from __future__ import annotations
 
+import json
+
+from autotune.report.names import shared_values, short_name
 from autotune.report.registry import renderer
 from autotune.report.text import csv_text, fmt_s, json_text, name_width
 from autotune.results.rank import COLUMNS, ExplainResult, RankResult
+from autotune.results.rankset import RankSet
 
 
 @renderer(RankResult, "json")
@@ -16,36 +21,85 @@ def rank_csv(res: RankResult) -> str:
     return csv_text(res.rows(), COLUMNS)
 
 
+TABLE_ROWS = 20   # the default table: the pre-selected variants, then the next ones, this many rows in all
+
+
+def shown_rows(rows: list[tuple], every_row: bool = False) -> list[tuple]:
+    """Of a ranking's rows (RankResult.brief: rank, variant, predicted seconds, ..., pre-selected
+    seventh), those a person sees first: every one, or the pre-selected ones and then the next
+    ones up to TABLE_ROWS in all."""
+    return rows if every_row else rows[:max(TABLE_ROWS, sum(1 for r in rows if r[6]))]
+
+
+def best_paper_form(rows: list[tuple]) -> tuple | None:
+    """The best-ranked of the paper's forms with a prediction (None: none has one)."""
+    return next((r for r in rows if r[1].is_paper_form and r[2] is not None), None)
+
+
 @renderer(RankResult, "table")
-def rank_table(res: RankResult) -> str:
-    d = res.to_dict()
-    w = name_width(v["name"] for v in d["variants"])
+def rank_table(res: RankResult, every_row: bool = False) -> str:
+    """The pre-selected variants, the next ones up to TABLE_ROWS rows, the best of the paper's forms
+    (marked p), the floor and the notes; the values the rows share said once above them
+    (report.names).  every_row: every variant."""
+    sc, rows = res.scenario, res.brief()
+    main, paper = shown_rows(rows, every_row), best_paper_form(rows)
+    shared = shared_values([r[1] for r in main])
+    table = main + ([paper] if paper is not None and paper[0] > len(main) else [])
+    names = [short_name(r[1], shared) for r in table]
+    w = name_width(names)
     lines = [
-        f"IVP {d['ivp']}, method {d['method']}, machine {d['machine']}, n = {d['n']:,}, "
-        f"nodes = {d['nodes']}, threads = {d['threads']}" + (f", model {d['model']}" if "model" in d else ""),
-        "",
+        f"IVP {sc.ivp.name}, method {sc.method.name}, machine {sc.machine.name}, n = {sc.n:,}, "
+        f"nodes = {sc.nodes}, threads = {sc.threads}" + (f", model {res.model}" if sc.machine.learned else ""),
+        ("names below: what differs from " + ",".join(f"{k}={v}" for k, v in shared.items())) if shared else "",
         f"{'rank':>4}  {'sel':3}  {'variant':{w}} {'s/step':>11} {'node %':>7} {'comm %':>7}",
     ]
-    for v in d["variants"]:
-        t = v["predicted_s"]
-        node = f"{100 * v['node_s'] / t:6.1f}" if t else "     -"
-        com = f"{100 * v['comm_s'] / t:6.1f}" if t else "     -"
-        mark = " * " if v["preselected"] else "   "
-        lines.append(f"{v['rank']:>4}  {mark}  {v['name']:{w}} {fmt_s(t):>11} {node:>7} {com:>7}")
+    for r, name in zip(table, names):
+        rank_no, _, t, node_s, comm_s = r[:5]
+        node = f"{100 * node_s / t:6.1f}" if t else "     -"
+        com = f"{100 * comm_s / t:6.1f}" if t else "     -"
+        mark = " " + ("*" if r[6] else " ") + ("p" if r is paper else " ")
+        lines.append(f"{rank_no:>4}  {mark}  {name:{w}} {fmt_s(t):>11} {node:>7} {com:>7}")
     lines.append("")
-    lines.append(f"* pre-selected: {d['selection']['description']} "
-                 f"({sum(v['preselected'] for v in d['variants'])} of {len(d['variants'])})")
-    if d["bound_s"]:
-        b, best = d["bound"], d["variants"][0]["predicted_s"]
-        lines.append(f"floor of the step: {d['bound_s']:.4e} s ({b['bytes'] / 1e9:.3g} GB compulsory traffic from "
-                     f"{b['level']}, RHS in-core {b['core_s']:.3e} s, communication {b['comm_s']:.3e} s)"
-                     + (f"; the best variant is {best / d['bound_s']:.2f} x the floor" if best else ""))
-        lines.append(f"floor with write-allocate (bound_wa_s): {d['bound_wa_s']:.4e} s ({b['wa_bytes'] / 1e9:.3g} GB: "
-                     f"every written vector read first, as stores through the caches do)")
-    for n in d["notes"]:
-        lines.append(f"note: {n}")
+    lines.append(f"* pre-selected: {res.rule.describe()} ({sum(r[6] for r in rows)} of {len(rows)})"
+                 + ("; p: the best of the paper's forms" if paper else ""))
+    lines += _floor_lines(res, rows[0][2] if rows else None)
+    lines += [f"note: {n}" for n in res.notes()]
+    left = len(rows) - len(table)
+    if left:
+        lines.append(f"{left} of {len(rows)} variants not shown: --all lists every one")
     return "\n".join(lines) + "\n"
 
+
+def _floor_lines(res: RankResult, best: float | None) -> list[str]:
+    if not res.bound_s:
+        return []
+    b = res.bound.to_dict()
+    return [f"floor of the step: {res.bound_s:.4e} s ({b['bytes'] / 1e9:.3g} GB compulsory traffic from "
+            f"{b['level']}, RHS in-core {b['core_s']:.3e} s, communication {b['comm_s']:.3e} s)"
+            + (f"; the best variant is {best / res.bound_s:.2f} x the floor" if best else ""),
+            f"floor with write-allocate (bound_wa_s): {res.bound_wa_s:.4e} s ({b['wa_bytes'] / 1e9:.3g} GB: "
+            f"every written vector read first, as stores through the caches do)"]
+
+
+@renderer(RankSet, "table")
+def rank_set_table(res: RankSet, every_row: bool = False) -> str:
+    """One ranking's table per IVP, a blank line between them; then the IVPs skipped."""
+    text = "\n".join(rank_table(r, every_row) for r in res.results)
+    return text + "".join(f"skipped {s['ivp']} n={s['n']} nodes={s['nodes']} threads={s['threads']}: "
+                          f"{s['reason']}\n" for s in res.skipped)
+
+
+@renderer(RankSet, "csv")
+def rank_set_csv(res: RankSet) -> str:
+    return csv_text(res.rows(), COLUMNS)
+
+
+@renderer(RankSet, "json")
+def rank_set_json(res: RankSet) -> str:
+    """{"ivps": {name: ranking}, "skipped": [...]}, each ranking as rank_json writes it."""
+    inner = ",\n".join(f"    {json.dumps(name)}: " + rank_json(r).replace("\n", "\n    ")
+                        for name, r in res.by_ivp().items())
+    return f'{{\n  "ivps": {{\n{inner}\n  }},\n  "skipped": {json.dumps(res.skipped)}\n}}'
 
 
 @renderer(ExplainResult, "json")

@@ -26,14 +26,15 @@ def formats(result_type: type) -> list[str]:
     return [fmt for (t, fmt) in RENDERERS if t is result_type and fmt != "plot"]
 
 
-def render(result, fmt: str) -> str:
-    """The result as text in format fmt (table, csv, json, ...)."""
+def render(result, fmt: str, **options) -> str:
+    """The result as text in format fmt (table, csv, json, ...); options go to its renderer (a
+    ranking's table: every_row=True lists every variant)."""
     _load()
     fn = RENDERERS.get((type(result), fmt))
     if fn is None:
         raise ValueError(f"no {fmt} rendering of {type(result).__name__} (have: "
                          f"{', '.join(formats(type(result)))})")
-    return fn(result)
+    return fn(result, **options)
 
 
 def plot(result, path) -> None:

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from autotune.errors import InputError
-from autotune.request.values import parse_names, parse_values
+from autotune.request.values import asks_every, parse_names, parse_values
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import MODELS, load_machine
 from autotune.specs.method import load_method
@@ -70,11 +70,22 @@ class SweepSpec:
     comm: list[str] | None = None
     variant_filter: Filter | None = None
     model: str | None = None      # "ecm": without the machine's learned factors
+    every_ivp: bool = False       # ivps is 'all': every shipped IVP
 
     @property
     def is_sweep(self) -> bool:
         """More than one scenario asked for (a list or range of IVPs, sizes, nodes or threads)."""
-        return len(self.ivps) > 1 or any(v is not None and len(v) > 1 for v in (self.ns, self.nodes, self.threads))
+        return len(self.ivps) > 1 or self._values_vary
+
+    @property
+    def each_ivp(self) -> bool:
+        """'all' IVPs at one size, node and thread count each: one ranking per shipped IVP (rank),
+        rather than a sweep's long format."""
+        return self.every_ivp and not self._values_vary
+
+    @property
+    def _values_vary(self) -> bool:
+        return any(v is not None and len(v) > 1 for v in (self.ns, self.nodes, self.threads))
 
 
 @dataclass(frozen=True)
@@ -96,7 +107,8 @@ class ScenarioRequest:
         return SweepSpec(parse_names(ivps, "ivp", ivp_names), values_of(self.n, "n"),
                          values_of(self.nodes, "nodes"), values_of(self.threads, "threads"),
                          self.machine, self.method or DEFAULT_METHOD, list(comm) if comm else None,
-                         parse_filter(self.variant_filter), model_of(self.model))
+                         parse_filter(self.variant_filter), model_of(self.model),
+                         asks_every(ivps))
 
     def scenario(self) -> Scenario:
         """The one scenario asked for, loaded and checked (InputError for a sweep or bad input)."""

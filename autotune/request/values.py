@@ -112,6 +112,11 @@ def parse_values(text: str, option: str, minimum: int = 1) -> list[int]:
     return out
 
 
+def asks_every(text: str) -> bool:
+    """Whether a names option asks for every known name (it is 'all')."""
+    return [t.strip() for t in str(text).split(",") if t.strip()] == ["all"]
+
+
 def parse_names(text: str, option: str, known) -> list[str]:
     """Comma-separated names; 'all' is every known one (known: a function listing them, called
     only then).  Unknown names are left for the loader
@@ -119,6 +124,6 @@ def parse_names(text: str, option: str, known) -> list[str]:
     names = [t.strip() for t in str(text).split(",") if t.strip()]
     if not names:
         raise InputError(": expected a name", field=option)
-    if names == ["all"]:
+    if asks_every(text):
         return list(known())
     return list(dict.fromkeys(names))
