@@ -20,12 +20,14 @@ import shlex
 import sys
 import time
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
 from autotune.arith import ordered_sum
 from autotune.errors import InputError
 from autotune.pipeline.runners import run_key_of
+from autotune.request.run import machine_flags
 from autotune.results.plan import PlanStatusResult, ScenarioStatus
 from autotune.specs.machine import load_machine
 from autotune.storage.atomic import write_json, write_text
@@ -145,10 +147,16 @@ def jobs_dir(plan_path: Path) -> Path:
 def _measured(store, entry: dict) -> int:
     """Planned variants the store holds a measurement of (as tune --plan counts them: a failed
     run does not count, so the scenario is submitted again, at most MAX_SUBMISSIONS times)."""
-    flags = shlex.split(entry["run"]["flags"])
+    # a scenario without flags builds with its machine's (as tune --plan does)
+    flags = shlex.split(entry["run"]["flags"] or machine_flags(_isa_flags(entry["machine_path"])))
     return sum(1 for v in entry["variants"] if any(r.get("measured_s") is not None for r in store.get_runs(
         run_key_of(entry["machine"], entry["ivp"], entry["method"], entry["n"], entry["nodes"], entry["threads"],
                    v["name"], flags))))
+
+
+@lru_cache(maxsize=64)
+def _isa_flags(machine_path: str) -> tuple[str, ...]:
+    return tuple(load_machine(machine_path).isa_flags)
 
 
 def _status(measured: int, variants: int, job: str | None, state: str | None, state_of: dict) -> str:
@@ -180,6 +188,19 @@ def plan_status(plan_path: Path, plan: dict, state: dict | None, store) -> PlanS
                             f"{mode.mode} ({mode.reason})" if mode else None)
 
 
+def _refuse_oversized(specs: dict[int, "slurm.JobSpec"], scheduler, plan_path: Path) -> None:
+    """Before any job is submitted: a scenario that asks for more nodes than its partition has
+    would wait forever; refuse the plan in one line."""
+    sizes = {}
+    for index, spec in specs.items():
+        if spec.partition not in sizes:
+            sizes[spec.partition] = scheduler.partition_nodes(spec.partition)
+        known = sizes[spec.partition]
+        if known and spec.nodes > known[1]:
+            raise InputError(f"{plan_path}: scenario {index} asks for {spec.nodes} nodes and partition "
+                             f"{known[0]} has {known[1]}: nothing submitted", field="plan")
+
+
 def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: SubmitOptions | None,
                 say: Callable[[str], None], resubmit: bool = True) -> PlanStatusResult:
     """Submit every scenario that is neither done nor queued nor running (new plan: all of them).
@@ -206,11 +227,15 @@ def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: Subm
         if todo:
             _warn_unshared(store, say)
         scheduler, submitted, machines = SCHEDULERS[opts.scheduler], [], {}
+        specs = {}
         for s in todo:
             entry = plan["scenarios"][s.index]
             if entry["machine_path"] not in machines:
                 machines[entry["machine_path"]] = load_machine(entry["machine_path"]).nodes
-            spec = job_spec(plan_path, s.index, entry, store_path, opts, machines[entry["machine_path"]])
+            specs[s.index] = job_spec(plan_path, s.index, entry, store_path, opts, machines[entry["machine_path"]])
+        _refuse_oversized(specs, scheduler, plan_path)
+        for s in todo:
+            spec = specs[s.index]
             script = jobs_dir(plan_path) / f"scenario-{s.index}.sh"
             write_text(script, scheduler.batch_script(spec), "plan", make_folders=True)
             job = scheduler.submit(str(script))

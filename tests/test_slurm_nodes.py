@@ -1,0 +1,171 @@
+"""The cluster path on several (virtual) Slurm nodes, tests/slurm/up --nodes 4: ranks on distinct
+nodes, placement checked and stored, a plan on 1, 2 and 4 nodes, a plan too big for the
+partition, a drained node and a node taken down mid-plan.
+
+    eval "$(bash tests/slurm/up --nodes 4 --cpus-per-node 2)" && python3 -m pytest -m slurm
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from .conftest import run_cli
+from .test_slurm import _machine_path, _plan, _runs, _slurm_answers, _status, _wait
+
+
+def _nodes() -> list[str]:
+    if not _slurm_answers():
+        return []
+    out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N"], capture_output=True, text=True, timeout=20).stdout
+    return sorted(set(out.split()))
+
+
+NODES = _nodes()
+pytestmark = [pytest.mark.slurm, pytest.mark.skipif(
+    len(NODES) < 4, reason="needs 4 Slurm nodes: eval \"$(bash tests/slurm/up --nodes 4 --cpus-per-node 2)\"")]
+
+
+@pytest.fixture(autouse=True)
+def _builds(private_builds):
+    """Solvers are built into the session's scratch directory (shared by the jobs)."""
+
+
+def _cluster_of(nodes: int, path):
+    """The test machine as a cluster of `nodes` nodes (one rank per node), written to path (its
+    cluster section's node count edited as text: the file's node part stays as it is)."""
+    text = open(_machine_path()).read()
+    head, sep, cluster = text.partition("\ncluster:\n")
+    assert sep and re.search(r"(?m)^  nodes: \d+$", cluster)
+    path.write_text(head + sep + re.sub(r"(?m)^  nodes: \d+$", f"  nodes: {nodes}", cluster, count=1))
+    return path
+
+
+@pytest.fixture()
+def cluster_machine(tmp_path):
+    return _cluster_of(len(NODES), tmp_path / "vcluster.yaml")
+
+
+def _scontrol(*args):
+    subprocess.run(["scontrol", "update", *args], check=True, capture_output=True, timeout=30)
+
+
+@pytest.fixture()
+def restore_nodes():
+    yield
+    for node in NODES:
+        subprocess.run(["scontrol", "update", f"nodename={node}", "state=resume"], capture_output=True, timeout=30)
+
+
+def _placements(store) -> list[dict]:
+    import sqlite3
+    db = sqlite3.connect(store)
+    rows = db.execute("SELECT result FROM runs WHERE key NOT LIKE '%/partial/%' ORDER BY rowid").fetchall()
+    db.close()
+    return [json.loads(r[0]).get("placement") for r in rows]
+
+
+def test_srun_places_one_rank_on_each_virtual_node():
+    proc = subprocess.run(["srun", "--mpi=pmi2", "-N", "4", "-n", "4", sys.executable, "-c",
+                           "import os; from mpi4py import MPI; print(MPI.COMM_WORLD.rank, os.environ['SLURMD_NODENAME'])"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    by_rank = dict(line.split() for line in proc.stdout.splitlines())
+    assert sorted(by_rank.values()) == NODES[:4] and len(by_rank) == 4
+
+
+def test_tune_over_two_nodes_stores_where_it_ran(own_replay_store, cluster_machine, capsys):
+    code, out, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--machine", cluster_machine, "--n", "1440000",
+                             "--nodes", "2", "--threads", "1", "--top", "1", "--steps", "2", "--warmup", "1",
+                             "--reps", "1", "--launcher", "srun", "--format", "json", "--store", own_replay_store)
+    assert code == 0, err
+    assert json.loads(out)["variants"][0]["measured_s"] > 0
+    (where,) = _placements(own_replay_store)
+    assert len(where["nodes"]) == 2 and set(where["nodes"]) <= set(NODES)
+    assert where["virtual"] is True and where["packed"] is False
+    assert where["ranks_per_node"] == {n: 1 for n in where["nodes"]}
+
+
+def test_a_run_on_fewer_nodes_than_asked_is_no_result(own_replay_store, cluster_machine, capsys):
+    # told {nodes} (so it claims to place them) but packs both ranks on one node
+    code, out, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--machine", cluster_machine, "--n", "1440000",
+                             "--nodes", "2", "--threads", "1", "--top", "1", "--steps", "2", "--warmup", "1",
+                             "--reps", "1", "--launcher", "srun --mpi={pmi} -N 1 -n {procs} --overcommit "
+                             "--comment=asked-{nodes}", "--format", "json", "--store", own_replay_store)
+    row = json.loads(out)["variants"][0]
+    assert row["measured_s"] is None and "asked for 2 nodes and ran on 1" in row["error"]
+    assert _runs(own_replay_store)[0][2] is None       # stored as a failure, not as a 2-node time
+
+
+def test_plan_on_one_and_two_nodes(own_replay_store, cluster_machine, tmp_path, capsys):
+    # (4 ranks of the solver on a two-core host do not finish: MPICH's ranks poll, and the 4-node
+    # path is covered by srun above)
+    plan = _plan(tmp_path, capsys, own_replay_store,
+                 f"defaults: {{machine: {cluster_machine}, n: 1440000, steps: 2, warmup: 1, reps: 1, top: 1, "
+                 f"threads: 1}}\nscenarios:\n  - {{ivp: heat2d, nodes: 1}}\n  - {{ivp: heat2d, nodes: 2}}\n")
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", own_replay_store,
+                             "--format", "json")
+    assert code == 0, err
+    scripts = [(tmp_path / "plan.jobs" / f"scenario-{i}.sh").read_text() for i in range(2)]
+    assert [f"#SBATCH --nodes={k}" in s for k, s in zip((1, 2), scripts)] == [True] * 2
+    st = _wait(capsys, plan, lambda s: s["counts"] == {"done": 2}, timeout=300)
+    assert st["counts"] == {"done": 2}, st
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json")
+    assert code == 0 and json.loads(out)["totals"]["reused"] == 2
+    assert sorted(len(p["nodes"]) for p in _placements(own_replay_store)) == [1, 2]
+
+
+def test_a_plan_bigger_than_the_partition_is_refused_before_submitting(own_replay_store, cluster_machine,
+                                                                       tmp_path, capsys):
+    big = _cluster_of(2 * len(NODES), tmp_path / "big.yaml")
+    plan = _plan(tmp_path, capsys, own_replay_store,
+                 f"defaults: {{machine: {big}, n: 1440000, steps: 2, warmup: 1, reps: 1, top: 1, threads: 1}}\n"
+                 f"scenarios:\n  - {{ivp: heat2d, nodes: 2}}\n  - {{ivp: heat2d, nodes: {2 * len(NODES)}}}\n")
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", own_replay_store)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert f"scenario 1 asks for {2 * len(NODES)} nodes and partition" in err and "nothing submitted" in err
+    assert not (tmp_path / "plan.state.json").exists()
+
+
+def test_drained_node_avoided_and_node_down_resubmitted(own_replay_store, cluster_machine, tmp_path, capsys,
+                                                        restore_nodes):
+    _scontrol(f"nodename={NODES[0]}", "state=drain", "reason=autotune-test")
+    plan = _plan(tmp_path, capsys, own_replay_store,
+                 f"defaults: {{machine: {cluster_machine}, n: 1440000, warmup: 1, reps: 1, top: 1, threads: 1}}\n"
+                 f"scenarios:\n  - {{ivp: heat2d, nodes: 2, steps: 2}}\n  - {{ivp: heat2d, nodes: 2, steps: 3000}}\n")
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", own_replay_store,
+                             "--format", "json")
+    assert code == 0, err
+    first = [s["job"] for s in json.loads(out)["scenarios"]]
+    # the long scenario: take one of its nodes down while it runs
+    st = _wait(capsys, plan, lambda s: s["scenarios"][1]["status"] == "running")
+    assert st["scenarios"][1]["status"] == "running", st
+    ran_on = subprocess.run(["squeue", "-h", "-j", first[1], "-o", "%N"], capture_output=True, text=True,
+                            timeout=30).stdout.strip()
+    victim = subprocess.run(["scontrol", "show", "hostnames", ran_on], capture_output=True, text=True,
+                            timeout=30).stdout.split()[-1]
+    _scontrol(f"nodename={victim}", "state=down", "reason=autotune-test")
+    st = _wait(capsys, plan, lambda s: s["scenarios"][1]["status"] not in ("running", "queued"))
+    assert st["scenarios"][1]["status"] in ("failed", "cancelled"), st
+    st = _wait(capsys, plan, lambda s: s["scenarios"][0]["status"] == "done")
+    assert st["scenarios"][0]["measured"] == 1
+    # collect: the finished scenario reused, the one that lost its node submitted again, on the
+    # nodes that are up (neither the drained nor the downed one)
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json")
+    assert "scenario 1 " in err and f"job {first[1]})" in err and "scenario 0 " not in err
+    st = _wait(capsys, plan, lambda s: s["counts"] == {"done": 2}, timeout=400)
+    assert st["counts"] == {"done": 2}, st
+    assert [len(s["jobs"]) for s in st["scenarios"]] == [1, 2]
+    runs = _runs(own_replay_store)
+    assert len(runs) == 2 and len({r[0] for r in runs}) == 2 and all(r[2] > 0 for r in runs)
+    for where in _placements(own_replay_store):
+        assert NODES[0] not in where["nodes"]
+    assert victim not in _placements(own_replay_store)[1]["nodes"]
+    # the controller restarted mid-plan: status and collect still answer
+    subprocess.run(["scontrol", "reconfigure"], check=True, capture_output=True, timeout=60)
+    assert _status(capsys, plan)["counts"] == {"done": 2}
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json")
+    assert code == 0 and json.loads(out)["totals"]["reused"] == 2
+    assert os.path.exists(plan)
