@@ -1,11 +1,9 @@
 """The cluster path on several (virtual) Slurm nodes, tests/slurm/up --nodes 4: ranks on distinct
-nodes, placement checked and stored, a plan on 1, 2 and 4 nodes, a plan too big for the
-partition, a drained node and a node taken down mid-plan.
+nodes, placement checked and stored, a plan on 1 and 2 nodes, a plan too big for the partition.
 
     eval "$(bash tests/slurm/up --nodes 4 --cpus-per-node 2)" && python3 -m pytest -m slurm
 """
 import json
-import os
 import re
 import subprocess
 import sys
@@ -46,17 +44,6 @@ def _cluster_of(nodes: int, path):
 @pytest.fixture()
 def cluster_machine(tmp_path):
     return _cluster_of(len(NODES), tmp_path / "vcluster.yaml")
-
-
-def _scontrol(*args):
-    subprocess.run(["scontrol", "update", *args], check=True, capture_output=True, timeout=30)
-
-
-@pytest.fixture()
-def restore_nodes():
-    yield
-    for node in NODES:
-        subprocess.run(["scontrol", "update", f"nodename={node}", "state=resume"], capture_output=True, timeout=30)
 
 
 def _placements(store) -> list[dict]:
@@ -127,45 +114,3 @@ def test_a_plan_bigger_than_the_partition_is_refused_before_submitting(own_repla
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert f"scenario 1 asks for {2 * len(NODES)} nodes and partition" in err and "nothing submitted" in err
     assert not (tmp_path / "plan.state.json").exists()
-
-
-def test_drained_node_avoided_and_node_down_resubmitted(own_replay_store, cluster_machine, tmp_path, capsys,
-                                                        restore_nodes):
-    _scontrol(f"nodename={NODES[0]}", "state=drain", "reason=autotune-test")
-    plan = _plan(tmp_path, capsys, own_replay_store,
-                 f"defaults: {{machine: {cluster_machine}, n: 1440000, warmup: 1, reps: 1, top: 1, threads: 1}}\n"
-                 f"scenarios:\n  - {{ivp: heat2d, nodes: 2, steps: 2}}\n  - {{ivp: heat2d, nodes: 2, steps: 3000}}\n")
-    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", own_replay_store,
-                             "--format", "json")
-    assert code == 0, err
-    first = [s["job"] for s in json.loads(out)["scenarios"]]
-    # the long scenario: take one of its nodes down while it runs
-    st = _wait(capsys, plan, lambda s: s["scenarios"][1]["status"] == "running")
-    assert st["scenarios"][1]["status"] == "running", st
-    ran_on = subprocess.run(["squeue", "-h", "-j", first[1], "-o", "%N"], capture_output=True, text=True,
-                            timeout=30).stdout.strip()
-    victim = subprocess.run(["scontrol", "show", "hostnames", ran_on], capture_output=True, text=True,
-                            timeout=30).stdout.split()[-1]
-    _scontrol(f"nodename={victim}", "state=down", "reason=autotune-test")
-    st = _wait(capsys, plan, lambda s: s["scenarios"][1]["status"] not in ("running", "queued"))
-    assert st["scenarios"][1]["status"] in ("failed", "cancelled"), st
-    st = _wait(capsys, plan, lambda s: s["scenarios"][0]["status"] == "done")
-    assert st["scenarios"][0]["measured"] == 1
-    # collect: the finished scenario reused, the one that lost its node submitted again, on the
-    # nodes that are up (neither the drained nor the downed one)
-    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json")
-    assert "scenario 1 " in err and f"job {first[1]})" in err and "scenario 0 " not in err
-    st = _wait(capsys, plan, lambda s: s["counts"] == {"done": 2}, timeout=400)
-    assert st["counts"] == {"done": 2}, st
-    assert [len(s["jobs"]) for s in st["scenarios"]] == [1, 2]
-    runs = _runs(own_replay_store)
-    assert len(runs) == 2 and len({r[0] for r in runs}) == 2 and all(r[2] > 0 for r in runs)
-    for where in _placements(own_replay_store):
-        assert NODES[0] not in where["nodes"]
-    assert victim not in _placements(own_replay_store)[1]["nodes"]
-    # the controller restarted mid-plan: status and collect still answer
-    subprocess.run(["scontrol", "reconfigure"], check=True, capture_output=True, timeout=60)
-    assert _status(capsys, plan)["counts"] == {"done": 2}
-    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json")
-    assert code == 0 and json.loads(out)["totals"]["reused"] == 2
-    assert os.path.exists(plan)

@@ -224,8 +224,6 @@ def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: Subm
                 say(f"scenario {s.index} {s.id}: {s.status} after {len(s.jobs)} jobs, not submitted again "
                     f"(last log: {s.log})")
         todo = [s for s in lost if len(s.jobs) < MAX_SUBMISSIONS] if resubmit else []
-        if todo:
-            _warn_unshared(store, say)
         scheduler, submitted, machines = SCHEDULERS[opts.scheduler], [], {}
         specs = {}
         for s in todo:
@@ -234,6 +232,8 @@ def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: Subm
                 machines[entry["machine_path"]] = load_machine(entry["machine_path"]).nodes
             specs[s.index] = job_spec(plan_path, s.index, entry, store_path, opts, machines[entry["machine_path"]])
         _refuse_oversized(specs, scheduler, plan_path)
+        if todo:
+            _warn_unshared(store, say)
         for s in todo:
             spec = specs[s.index]
             script = jobs_dir(plan_path) / f"scenario-{s.index}.sh"
