@@ -39,6 +39,12 @@ def test_states_from_squeue_and_sacct_lines():
         slurm.parse_sbatch("sbatch: error: Batch job submission failed")
 
 
+def test_partition_sizes_from_sinfo_lines():
+    # sinfo -h -o %P|%D: the default partition marked *, a partition on several lines adds up
+    assert slurm.parse_partition_nodes("all*|4\nsmall|2\nbig|1\nbig|1\n") == ({"all": 4, "small": 2, "big": 2}, "all")
+    assert slurm.parse_partition_nodes("") == ({}, None)
+
+
 def test_scenario_status_from_store_and_slurm():
     assert submit._status(2, 2, "5", "RUNNING", slurm.STATE_OF) == "done"            # the store decides first
     assert submit._status(0, 1, None, None, slurm.STATE_OF) == "not submitted"

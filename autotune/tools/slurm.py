@@ -141,31 +141,26 @@ def job_states(job_ids: list[str]) -> dict[str, str]:
     return states
 
 
-def parse_partition_nodes(out: str) -> dict[str, int]:
-    """Partition -> nodes from `sinfo -h -o %R|%D` lines (a partition listed on several lines, one
-    per node state, adds up; the default partition's trailing * is dropped)."""
+def parse_partition_nodes(out: str) -> tuple[dict[str, int], str | None]:
+    """(partition -> nodes, the default partition) from `sinfo -h -o %P|%D` lines (a partition
+    listed on several lines adds up; the default one is marked with a trailing *)."""
     nodes: dict[str, int] = {}
+    default = None
     for line in out.splitlines():
         name, _, count = line.strip().partition("|")
         if name and count.strip().isdigit():
             key = name.rstrip("*")
+            default = key if name.endswith("*") else default
             nodes[key] = nodes.get(key, 0) + int(count)
-    return nodes
-
-
-def default_partition(out: str) -> str | None:
-    """The default partition (marked with *) in `sinfo -h -o %P` lines."""
-    return next((ln.strip()[:-1] for ln in out.splitlines() if ln.strip().endswith("*")), None)
+    return nodes, default
 
 
 def partition_nodes(partition: str | None) -> tuple[str, int] | None:
     """(name, nodes) of the partition a job goes to (the default one where None); None where
     sinfo cannot tell (the submission then decides)."""
-    proc = _run(["sinfo", "-h", "-o", "%R|%D"], "partition size")
+    proc = _run(["sinfo", "-h", "-o", "%P|%D"], "partition size")
     if proc.returncode != 0:
         return None
-    sizes = parse_partition_nodes(proc.stdout)
-    if partition is None:
-        named = _run(["sinfo", "-h", "-o", "%P"], "partition size")
-        partition = default_partition(named.stdout) if named.returncode == 0 else None
-    return (partition, sizes[partition]) if partition in sizes else None
+    sizes, default = parse_partition_nodes(proc.stdout)
+    name = partition or default
+    return (name, sizes[name]) if name in sizes else None
