@@ -13,10 +13,7 @@ from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
 from autotune.storage.paths import check_output_path
 from autotune.request.selection import sample_of, selection
-from autotune.specs.ivp import ivp_names, load_ivp
-from autotune.specs.machine import load_machine, machine_names
-from autotune.specs.method import load_method, method_names
-from autotune.specs.variants import describe_space
+from autotune.specs.machine import load_machine
 from autotune.storage.paths import default_store_path
 from autotune.storage.store import Store
 
@@ -245,57 +242,8 @@ def cmd_calibrate(args, progress) -> int:
     return 0
 
 
-def _space_text(ivp_name: str, space: dict) -> str:
-    """The dimensions (values, the paper's default, the rules), the count, then every name."""
-    lines = [f"{ivp_name}: {space['count']} variants", "",
-             f"  {'dimension':9}  {'values':44}  {'default':8}  rules"]
-    for d in space["dimensions"]:
-        rules = "; ".join(f"{v} needs " + ", ".join(f"{k}={'|'.join(a)}" for k, a in r.items())
-                          for v, r in d["rules"].items())
-        lines.append(f"  {d['key']:9}  {' '.join(d['values']):44}  {d['default'] or '(named)':8}  {rules}")
-    lines += ["", *(f"  {name}" for name in space["variants"])]
-    return "\n".join(lines)
-
-
-def cmd_list(args) -> int:
-    if args.what == "variants":
-        names = [args.ivp] if args.ivp else ivp_names()
-        spaces = {ivp.name: describe_space(ivp.comm) for ivp in map(load_ivp, names)}
-        if args.format == "json":
-            print(json.dumps(spaces, indent=2))
-        else:
-            for ivp_name, space in spaces.items():
-                print(_space_text(ivp_name, space))
-        return 0
-    if args.what == "ivps":
-        items = {n: load_ivp(n).description.split(". ")[0].rstrip(".") for n in ivp_names()}
-    elif args.what == "machines":
-        items = {}
-        for n in machine_names():
-            m = load_machine(n, "ecm")     # a stale learned section must not hide the machine
-            try:
-                model = load_machine(n).model_label
-            except InputError:
-                model = "ecm (its learned factors are stale: calibrate --from-runs)"
-            items[n] = f"{m.model_name}; {m.nodes} node(s) x {m.cores} cores; network: {m.network['model']}" \
-                + ("" if model == "ecm" else f"; model: {model}")
-    else:
-        items = {}
-        for n in method_names():
-            m = load_method(n)
-            items[n] = f"{m.family}, s = {m.stages}, order {m.order}, m = {m.iterations} iterations"
-    if args.format == "json":
-        print(json.dumps(items, indent=2))
-    else:
-        width = max(map(len, items)) if items else 0
-        for k, v in items.items():
-            print(f"{k:{width}}  {v}")
-    return 0
-
-
-
 COMMANDS = {"rank": cmd_rank, "explain": cmd_explain, "scale": cmd_scale, "tune": cmd_tune, "plan": cmd_plan,
-            "generate": cmd_generate, "calibrate": cmd_calibrate, "list": lambda args, progress: cmd_list(args)}
+            "generate": cmd_generate, "calibrate": cmd_calibrate}
 
 
 def dispatch(args, progress) -> int:

@@ -26,6 +26,25 @@ def formats(result_type: type) -> list[str]:
     return [fmt for (t, fmt) in RENDERERS if t is result_type and fmt != "plot"]
 
 
+class FormatChoices:
+    """The formats of a result type named by its module and class, for argparse's `choices`: the
+    type and the renderers are imported only when a value is checked or the choices are shown,
+    so a command line that builds every subcommand's parser stays as quick as its one command."""
+
+    def __init__(self, module: str, name: str):
+        self._where = (module, name)
+
+    def _formats(self) -> list[str]:
+        module, name = self._where
+        return formats(getattr(importlib.import_module(module), name))
+
+    def __contains__(self, fmt) -> bool:
+        return fmt in self._formats()
+
+    def __iter__(self):
+        return iter(self._formats())
+
+
 def render(result, fmt: str, **options) -> str:
     """The result as text in format fmt (table, csv, json, ...); options go to its renderer (a
     ranking's table: every_row=True lists every variant)."""

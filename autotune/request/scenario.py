@@ -12,14 +12,14 @@ import math
 from dataclasses import dataclass
 
 from autotune.errors import InputError
+from autotune.request.defaults import DEFAULT_METHOD, MODELS
 from autotune.request.values import asks_every, parse_names, parse_values
 from autotune.specs.ivp import ivp_names, load_ivp
-from autotune.specs.machine import MODELS, load_machine
+from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.scenario import Scenario, check_scenario
 from autotune.specs.variants import Filter, parse_filter
 
-DEFAULT_METHOD = "radauIIA7"
 
 Values = int | str | list | tuple | None
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autotune.errors import InputError
-from autotune.model.preselect import Rule
-
-DEFAULT_WITHIN_PCT = 10.0
+from autotune.model.preselect import DEFAULT_WITHIN_PCT, Rule
 
 
 def selection(top: int | None = None, within: float | None = None, all: bool = False) -> Rule:  # noqa: A002

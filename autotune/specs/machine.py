@@ -164,8 +164,6 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
                    _learned(cl.get("learned"), digest, path, name) if model != "ecm" else None)
 
 
-MODELS = ("learned", "ecm")    # --model: the learned factors where the machine has them, or ECM alone
-
 
 def _learned(section: dict | None, digest: str, path, name: str) -> Learned | None:
     """cluster.learned, refused where the node part it was fitted for has changed since."""

@@ -1,0 +1,215 @@
+"""The command line's options: one builder per subcommand, registered with its one-line help.
+The front end (cli.main) builds a subcommand's options only when that subcommand runs or shows
+its help, so `autotune --help` and `autotune list` import nothing they do not use."""
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from autotune.model.preselect import DEFAULT_WITHIN_PCT
+from autotune.request.defaults import DEFAULT_METHOD, MODELS
+
+# the module each result type lives in (the --format choices are looked up there when needed)
+RESULT_MODULES = {"RankResult": "rank", "ExplainResult": "rank", "CalibrateResult": "calibrate",
+                  "TuneResult": "tune", "ScaleResult": "scale", "PlanResult": "plan"}
+
+
+def _int_arg(text: str) -> int:
+    """An integer option (1e6 is one); the range it must lie in is the request's to check."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not math.isfinite(value) or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}")
+    return int(value)
+
+
+def _jobs_arg(text: str) -> int | str:
+    """--jobs: a number of local processes, or 'mpi' for the ranks of `python -m mpi4py.futures`."""
+    if text.strip().lower() == "mpi":
+        return "mpi"
+    try:
+        return _int_arg(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a number of processes or 'mpi', got {text!r}") from None
+
+
+SWEEP_HELP = " (a list or range sweeps: 8,16 | 1:64 | 1:64:x2 | 1e6:1e8:20log)"
+
+
+def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required: bool = True) -> None:
+    num = str if sweep else _int_arg
+    more = SWEEP_HELP if sweep else ""
+    p.add_argument("--ivp", required=ivp_required, help="shipped IVP name (autotune list ivps) or a YAML path"
+                   + (" (comma-separated, or 'all')" if sweep else ""))
+    p.add_argument("--nodes", type=num, help="cluster nodes, one MPI rank each (default: the machine's)" + more)
+    p.add_argument("--threads", type=num, help="OpenMP threads per node (default: all cores)" + more)
+    p.add_argument("--n", type=num, help="system size (default: the IVP's default)" + more)
+    p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")
+    p.add_argument("--method", default=DEFAULT_METHOD, help=f"ODE method (default: {DEFAULT_METHOD})")
+    p.add_argument("--store", type=Path, help="SQLite store (default: $AUTOTUNE_STORE or the user cache dir)")
+    p.add_argument("--model", choices=MODELS, help="'ecm': predict without the factors the machine learned from "
+                   "its runs (calibrate --from-runs); default: with them, where it has them")
+    p.add_argument("--jobs", type=_jobs_arg, help="parallel kerncraft analyses (default: available cores), or "
+                   "'mpi' for the other ranks of `mpiexec -n P python -m mpi4py.futures -m autotune ...`")
+
+
+def _formats(name: str):
+    from autotune.report.render import FormatChoices
+    return FormatChoices(f"autotune.results.{RESULT_MODULES[name]}", name)
+
+
+def _rank_args(p: argparse.ArgumentParser) -> None:
+    _scenario_args(p, sweep=True)
+    p.add_argument("--comm", help="comma-separated comm schemes to consider (default: all the IVP allows)")
+    p.add_argument("--variant-filter", help="keep the variants that match: key=value[|value...],... or "
+                    "'paper' (e.g. lc=jl-onepass|lj-onepass,comm=neighbour)")
+    sel = p.add_mutually_exclusive_group()
+    sel.add_argument("--top", type=_int_arg, help="pre-select the K best variants")
+    sel.add_argument("--within", type=float, help=f"pre-select within PCT %% of the best (default {DEFAULT_WITHIN_PCT:g})")
+    p.add_argument("--selected-only", action="store_true",
+                   help="in a sweep, write the rows of the pre-selected variants only (batch pre-selection)")
+    p.add_argument("--all", dest="every_row", action="store_true",
+                   help="the table lists every variant (default: the pre-selected ones, then the next up to "
+                        "20 rows, and the best of the paper's forms; csv and json always have every one)")
+    p.add_argument("--format", choices=_formats("RankResult"), default="table")
+
+
+def _explain_args(p: argparse.ArgumentParser) -> None:
+    _scenario_args(p)
+    p.add_argument("--variant", required=True, help="p.g. lc=jil,comm=neighbour")
+    p.add_argument("--format", choices=_formats("ExplainResult"), default="table")
+
+
+def _generate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--ivp", required=True)
+    p.add_argument("--method", default=DEFAULT_METHOD)
+    p.add_argument("--out", type=Path, default=Path("variants-out"))
+    p.add_argument("--n", type=_int_arg, help="system size the solvers are made for (default: the IVP's; "
+                                               "a growing halo is a literal in the solver)")
+
+
+def _calibrate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--machine", help="machine name or YAML path to calibrate (with --node: the name or path of "
+                                     "the machine file to make, as --name)")
+    p.add_argument("--node", action="store_true", help="make a cluster machine file of this host: CPU identified "
+                                                       "(see --uarch), cache geometry from the OS, bandwidths measured")
+    p.add_argument("--from-kerncraft", type=Path, metavar="FILE",
+                   help="make a cluster machine file of a kerncraft machine file (--name, --nodes)")
+    p.add_argument("--name", help="with --node or --from-kerncraft: the new machine's name (written to the "
+                                  "user's machine folder; --out for another path)")
+    p.add_argument("--nodes", type=_int_arg, default=1, help="with --node or --from-kerncraft: the cluster's "
+                                                             "node count (default 1)")
+    p.add_argument("--uarch", help="with --node: the microarchitecture (OSACA's name, e.g. zen4) where the CPU "
+                                   "is not identified; recorded as assumed")
+    p.add_argument("--dry-run", action="store_true", help="with --node: print what was identified and the file "
+                                                          "that would be written; measure and write nothing; with "
+                                                          "--from-runs: fit and report, write nothing")
+    p.add_argument("--from-runs", action="store_true", help="fit the node model's factors (ECM transfer terms, "
+                   "in-core terms per kernel class) to the runs of --machine in the store, cross-validate, and write "
+                   "them into the machine file (cluster.learned)")
+    p.add_argument("--folds", choices=("scenario", "size", "ivp"), default="scenario",
+                   help="with --from-runs: what each cross-validation fold leaves out (default: one scenario)")
+    p.add_argument("--holdout", help="with --from-runs: comma-separated IVPs whose runs no fit sees; they are "
+                   "predicted by the fit of all the others")
+    p.add_argument("--min-seconds", type=float, default=0.1, help="with --node: seconds per bandwidth run")
+    p.add_argument("--procs", default="2", help="process counts, e.g. 2,4,8 (default 2)")
+    p.add_argument("--threads", default="1,2", help="thread counts for the barrier benchmark (default 1,2)")
+    p.add_argument("--launcher", help="'mpiexec' (default), 'srun', or a template such as "
+                                      "\"srun -N {nodes} -n {procs}\"")
+    p.add_argument("--ops", default="allgather,neighbour,pairwise", help="operations to measure")
+    p.add_argument("--min-bytes", type=_int_arg, default=8)
+    p.add_argument("--max-bytes", type=_int_arg, default=64 * 2**20)
+    p.add_argument("--factor", type=float, default=2.0, help="message size step factor (default 2)")
+    p.add_argument("--max-seconds", type=float, default=0.5, help="time budget per message size")
+    p.add_argument("--timeout", type=float, default=900.0, help="seconds per benchmark run")
+    p.add_argument("--out", type=Path, help="machine file to write (default: update the one given)")
+    p.add_argument("--fresh", action="store_true", help="measure again even what the store has")
+    p.add_argument("--raw", type=Path, help="also write every measurement as Extra-P JSON Lines")
+    p.add_argument("--plot", type=Path, help="write measured points and fitted curves (.png, .svg or .pdf)")
+    p.add_argument("--store", type=Path)
+    p.add_argument("--format", choices=_formats("CalibrateResult"), default="table")
+
+
+def _tune_args(p: argparse.ArgumentParser) -> None:
+    _scenario_args(p, ivp_required=False)
+    p.add_argument("--plan", type=Path, help="run a plan written by `autotune plan` (resumes: variants the "
+                                             "store has measured are not run again)")
+    p.add_argument("--variant-filter", help="keep the variants that match: key=value[|value...],... or "
+                    "'paper' (e.g. lc=jl-onepass|lj-onepass,comm=neighbour)")
+    pick = p.add_mutually_exclusive_group()
+    pick.add_argument("--all", action="store_true", help="run every applicable variant")
+    pick.add_argument("--variants", help="semicolon-separated variant names")
+    pick.add_argument("--top", type=_int_arg)
+    pick.add_argument("--within", type=float)
+    from autotune.request.run import RunOptions
+    run = RunOptions()
+    p.add_argument("--steps", type=_int_arg, default=run.steps)
+    p.add_argument("--warmup", type=_int_arg, default=run.warmup)
+    p.add_argument("--reps", type=_int_arg, default=run.reps, help="runs per variant; the median is reported")
+    p.add_argument("--h", type=float, help="step size (default: the IVP's step_size)")
+    p.add_argument("--flags", help="compiler flags for mpicc (default: -O3, the machine file's instruction set (-march, -m<ext>: what the analysis assumed), -fopenmp)")
+    p.add_argument("--launcher", help="as for calibrate (default mpiexec -n {procs})")
+    p.add_argument("--timeout", type=float, default=run.timeout, help="seconds per run")
+    p.add_argument("--replay", action="store_true", help="build and run nothing: report the repetitions the "
+                   "store holds of each variant (same scenario and flags); a variant it does not hold is an error")
+    p.add_argument("--plot", type=Path, help="predicted against measured per variant (.png/.svg)")
+    p.add_argument("--sample", metavar="K", help="check the pre-selection: also run K variants drawn at "
+                                                 "random from the others with a prediction")
+    p.add_argument("--seed", metavar="S", default="0", help="seed of the --sample draw (default 0)")
+    b = p.add_argument_group("batch jobs (with --plan)")
+    what = b.add_mutually_exclusive_group()
+    what.add_argument("--submit", choices=["slurm"], help="submit one batch job per scenario of the plan "
+                      "(again: only those neither done, queued nor running); the job ids go to PLAN.state.json")
+    what.add_argument("--status", action="store_true", help="per scenario of a submitted plan: done, queued, "
+                      "running, failed, cancelled, lost or not submitted, with job ids")
+    what.add_argument("--scenario", help="run only these scenario indices of the plan here (what a batch job does)")
+    b.add_argument("--partition", help="sbatch --partition")
+    b.add_argument("--account", help="sbatch --account")
+    b.add_argument("--time", help="sbatch --time per job (default: from the predictions, at least 10 min)")
+    b.add_argument("--sbatch-args", help="further sbatch options, e.g. \"--qos=short --exclusive\"")
+    p.add_argument("--format", choices=_formats("TuneResult"), default="table")
+
+
+def _scale_args(p: argparse.ArgumentParser) -> None:
+    _scenario_args(p, sweep=True)
+    p.add_argument("--comm", help="comma-separated comm schemes to consider (default: all the IVP allows)")
+    p.add_argument("--variant-filter", help="keep the variants that match: key=value[|value...],... or "
+                    "'paper' (e.g. lc=jl-onepass|lj-onepass,comm=neighbour)")
+    p.add_argument("--rule", default="efficiency:0.5", help="node-count advice: efficiency:<min> (default "
+                    "efficiency:0.5, the largest p that keeps it), fastest, or node-seconds")
+    p.add_argument("--plot", type=Path, help="time and efficiency against nodes, one line per variant (.png/.svg)")
+    p.add_argument("--format", choices=_formats("ScaleResult"), default="table")
+
+
+def _plan_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("scenarios", type=Path, help="YAML list of scenarios (ivp, n, nodes, threads, machine, "
+                                                 "top/within/all, steps, reps ...)")
+    p.add_argument("--out", type=Path, default=Path("plan.json"), help="plan file to write (default plan.json)")
+    p.add_argument("--store", type=Path)
+    p.add_argument("--jobs", type=_jobs_arg, help="as for rank")
+    p.add_argument("--format", choices=_formats("PlanResult"), default="table")
+
+
+def _list_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("what", choices=["ivps", "machines", "methods", "variants"])
+    p.add_argument("--ivp", help="for variants: only this IVP")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+
+
+# subcommand -> (its line in `autotune --help`, the builder of its options)
+SUBCOMMANDS = {
+    "rank": ("rank every applicable variant by predicted seconds per step (one scenario, or a sweep in "
+             "long format)", _rank_args),
+    "explain": ("per-kernel breakdown of one variant's prediction", _explain_args),
+    "generate": ("write every variant's kernel parts (the code kerncraft analyses)", _generate_args),
+    "calibrate": ("run the MPI micro-benchmarks, fit the communication model, write it into the machine file",
+                  _calibrate_args),
+    "tune": ("build and run variants, report predicted against measured", _tune_args),
+    "scale": ("predicted scalability over node counts: speedup, efficiency, bound, crossovers, recommended "
+              "node count", _scale_args),
+    "plan": ("pre-select variants for a batch of scenarios (YAML) into a plan for tune --plan", _plan_args),
+    "list": ("list shipped IVPs, machines, methods or an IVP's variants", _list_args),
+}
