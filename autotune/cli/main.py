@@ -7,6 +7,7 @@ import importlib
 import sys
 
 from autotune.cli.options import SUBCOMMANDS
+from autotune.cli.progress import AnalysisProgress
 from autotune.errors import InputError, ToolError
 
 # the module that runs a subcommand, imported only for the command that runs (default: commands)
@@ -60,14 +61,6 @@ def build_parser(complete: bool = False) -> argparse.ArgumentParser:
     return ap
 
 
-def _progress(done: int, total: int, name: str) -> None:
-    if done == 0:
-        print(f"autotune: running {total} kerncraft analyses (ECM, OSACA, cache simulation)",
-              file=sys.stderr, flush=True)
-        return
-    print(f"autotune: kerncraft [{done}/{total}] {name} done, {total - done} left", file=sys.stderr, flush=True)
-
-
 def flag(field: str | None) -> str | None:
     """The option that sets a request field: threads -> --threads, min_bytes -> --min-bytes."""
     return None if field is None else "--" + field.replace("_", "-")
@@ -81,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         handler = importlib.import_module(HANDLERS.get(args.command, "autotune.cli.commands"))
-        return handler.dispatch(args, _progress)
+        return handler.dispatch(args, AnalysisProgress())
     except InputError as e:
         print(f"autotune: error: {e.named(flag(e.field))}", file=sys.stderr)
         return 2

@@ -1,0 +1,53 @@
+"""Progress of the kerncraft analyses on stderr.  On a terminal it is one line rewritten in
+place, with the time left at the rate so far; elsewhere (a log, a pipe, a batch job's output)
+one plain line per finished analysis, so that nothing is lost and every line reads alone."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, TextIO
+
+
+def time_left(elapsed_s: float, done: int, total: int) -> float | None:
+    """Seconds left if the analyses still to run take as long as those done so far (None before
+    the first one has finished).  Parallel workers are in the rate: it is wall time per result."""
+    if done <= 0:
+        return None
+    return elapsed_s / done * max(total - done, 0)
+
+
+def clock(seconds: float) -> str:
+    """12 s, 1 min 05 s."""
+    seconds = max(0, round(seconds))
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60:02d} s"
+
+
+class AnalysisProgress:
+    """The progress(done, total, name) callback of the analyses: done == 0 announces the batch."""
+
+    def __init__(self, stream: TextIO | None = None, interactive: bool | None = None,
+                 now: Callable[[], float] = time.monotonic):
+        self.stream = stream if stream is not None else sys.stderr
+        isatty = getattr(self.stream, "isatty", None)
+        self.interactive = bool(isatty and isatty()) if interactive is None else interactive
+        self.now = now
+        self.start = now()
+
+    def __call__(self, done: int, total: int, name: str) -> None:
+        if done == 0:
+            self.start = self.now()
+            self.stream.write(f"autotune: running {total} kerncraft analyses (ECM, OSACA, cache simulation)\n")
+            self.stream.flush()
+            return
+        left = time_left(self.now() - self.start, done, total)
+        text = f"autotune: kerncraft [{done}/{total}] {name} done, {total - done} left"
+        if done < total and left is not None:
+            text += f", about {clock(left)} to go"
+        self._line(text, done >= total)
+
+    def _line(self, text: str, last: bool) -> None:
+        if self.interactive:   # rewrite the line in place; the last one stays
+            self.stream.write("\r" + text + "\x1b[K" + ("\n" if last else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
