@@ -134,3 +134,90 @@ def test_collecting_from_another_store_is_refused(tmp_path, capsys):
     assert code == 2 and err.strip() == (f"autotune: error: --store {tmp_path}/o.sqlite: the jobs of "
                                          f"{tmp_path}/P.json write to {tmp_path}/jobs.sqlite; leave --store out "
                                          "or give that one")
+
+
+def test_a_scenarios_partition_wins_over_the_command_lines(tmp_path):
+    opts = submit.SubmitOptions(partition="short")
+    own = submit.job_spec(tmp_path / "plan.json", 0, dict(ENTRY, partition="big"), tmp_path / "s.sqlite", opts, 64)
+    assert "#SBATCH --partition=big" in slurm.batch_script(own).splitlines() and own.partition == "big"
+    for entry in (ENTRY, dict(ENTRY, partition=None)):           # a plan of version 1, or a scenario without one
+        assert submit.job_spec(tmp_path / "plan.json", 0, entry, tmp_path / "s.sqlite", opts, 64).partition == "short"
+    bare = submit.job_spec(tmp_path / "plan.json", 0, ENTRY, tmp_path / "s.sqlite", submit.SubmitOptions(), 64)
+    assert not any(line.startswith("#SBATCH --partition") for line in slurm.batch_script(bare).splitlines())
+
+
+SIZES = ({"all": 4, "small": 2, "big": 2}, "all")     # sinfo -a -h -o %P|%D on tests/slurm/up --partitions
+
+
+@pytest.mark.parametrize("nodes, partition, problem", [
+    (4, None, None), (4, "all", None), (2, "small", None), (3, "big,all", None),
+    (5, None, "asks for 5 nodes and partition all has 4"),
+    (3, "small", "asks for 3 nodes and partition small has 2"),
+    (3, "small,big", "asks for 3 nodes and partition small has 2"),
+    (1, "gpu", "asks for partition gpu, which Slurm does not have (it has: all, big, small)"),
+    (1, "small,gpu", "asks for partition gpu, which Slurm does not have (it has: all, big, small)"),
+])
+def test_partition_problems_by_each_jobs_own_partition(nodes, partition, problem):
+    assert slurm.partition_problem(SIZES, nodes, partition) == problem
+    assert slurm.partition_problem(({}, None), 99, "any") is None       # sinfo listed nothing: Slurm decides
+    assert slurm.partition_problem(({"p": 1}, None), 99, None) is None  # no default partition to judge
+
+
+class FakeSlurm:
+    """Slurm's answers for submit_plan: partitions as SIZES, every script kept, no job known."""
+    STATE_OF = slurm.STATE_OF
+    batch_script = staticmethod(slurm.batch_script)
+    partition_problem = staticmethod(slurm.partition_problem)
+
+    def __init__(self):
+        self.scripts: list[str] = []
+
+    def partitions(self):
+        return SIZES
+
+    def submit(self, script: str) -> str:
+        self.scripts.append(open(script).read())
+        return str(100 + len(self.scripts))
+
+    def job_states(self, ids):
+        return {}
+
+
+def _partitioned_plan(tmp_path, *partitions_and_nodes) -> tuple:
+    from autotune.specs.machine import load_machine
+    machine = load_machine("haswell-ep-e5-2630v3")
+    scenarios = [dict(ENTRY, id=f"s{i}", ivp_path="x", method="m", machine_path=machine.path, machine=machine.name,
+                      n=100, nodes=nodes, partition=partition)
+                 for i, (partition, nodes) in enumerate(partitions_and_nodes)]
+    path = tmp_path / "P.json"
+    path.write_text(json.dumps({"plan_version": 2, "scenarios": scenarios}))
+    return path, json.loads(path.read_text())
+
+
+def test_submitting_puts_each_scenario_in_its_own_partition(tmp_path, capsys, monkeypatch):
+    fake = FakeSlurm()
+    monkeypatch.setitem(submit.SCHEDULERS, "slurm", fake)
+    plan, _ = _partitioned_plan(tmp_path, ("small", 2), (None, 4), ("big", 1))
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--partition", "all",
+                             "--store", tmp_path / "s.sqlite", "--format", "json")
+    assert code == 0, err
+    lines = [[line for line in s.splitlines() if line.startswith(("#SBATCH --partition", "#SBATCH --nodes"))]
+             for s in fake.scripts]
+    assert lines == [["#SBATCH --nodes=2", "#SBATCH --partition=small"],
+                     ["#SBATCH --nodes=4", "#SBATCH --partition=all"],      # none of its own: --partition
+                     ["#SBATCH --nodes=1", "#SBATCH --partition=big"]]
+    assert json.loads(out)["submitted"] == ["0 -> 101", "1 -> 102", "2 -> 103"]
+
+
+def test_a_scenario_bigger_than_its_own_partition_is_refused_before_submitting(tmp_path, capsys, monkeypatch):
+    fake = FakeSlurm()
+    monkeypatch.setitem(submit.SCHEDULERS, "slurm", fake)
+    # 3 nodes fit the default partition (all, 4 nodes) but not small (2)
+    plan, _ = _partitioned_plan(tmp_path, (None, 3), ("big", 2), ("small", 3))
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", tmp_path / "s.sqlite")
+    assert code == 2 and err.strip().splitlines() == [
+        f"autotune: error: --plan {plan}: scenario 2 asks for 3 nodes and partition small has 2: nothing submitted"]
+    assert fake.scripts == [] and not (tmp_path / "P.state.json").exists()
+    plan, _ = _partitioned_plan(tmp_path, ("small", 1), ("gpu", 1))
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", tmp_path / "s.sqlite")
+    assert code == 2 and "scenario 1 asks for partition gpu, which Slurm does not have" in err and fake.scripts == []

@@ -1,7 +1,8 @@
 """The cluster path on several (virtual) Slurm nodes, tests/slurm/up --nodes 4: ranks on distinct
-nodes, placement checked and stored, a plan on 1 and 2 nodes, a plan too big for the partition.
+nodes, placement checked and stored, a plan on 1 and 2 nodes, a plan too big for the partition,
+and (with --partitions) a plan whose scenarios go to partitions of their own.
 
-    eval "$(bash tests/slurm/up --nodes 4 --cpus-per-node 2)" && python3 -m pytest -m slurm
+    eval "$(bash tests/slurm/up --nodes 4 --cpus-per-node 2 --partitions)" && python3 -m pytest -m slurm
 """
 import json
 import re
@@ -114,3 +115,37 @@ def test_a_plan_bigger_than_the_partition_is_refused_before_submitting(own_repla
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert f"scenario 1 asks for {2 * len(NODES)} nodes and partition" in err and "nothing submitted" in err
     assert not (tmp_path / "plan.state.json").exists()
+
+
+def _partition_nodes() -> dict[str, set[str]]:
+    """Partition -> its nodes, of the Slurm running (empty without 4 nodes)."""
+    if len(NODES) < 4:
+        return {}
+    out = subprocess.run(["sinfo", "-h", "-N", "-o", "%P %N"], capture_output=True, text=True, timeout=20).stdout
+    parts: dict[str, set[str]] = {}
+    for line in out.splitlines():
+        name, node = line.split()
+        parts.setdefault(name.rstrip("*"), set()).add(node)
+    return parts
+
+
+PARTITIONS = _partition_nodes()
+
+
+@pytest.mark.skipif(not {"small", "big"} <= set(PARTITIONS), reason="needs partitions small and big: eval "
+                    "\"$(bash tests/slurm/up --nodes 4 --cpus-per-node 2 --partitions)\"")
+def test_a_plan_over_two_partitions_runs_each_scenario_in_its_own(own_replay_store, tmp_path, capsys):
+    small, big = _cluster_of(2, tmp_path / "small.yaml"), _cluster_of(2, tmp_path / "big.yaml")
+    plan = _plan(tmp_path, capsys, own_replay_store,
+                 f"defaults: {{partitions: {{small: {small}, big: {big}}}, n: 1440000, nodes: 1, threads: 1, "
+                 f"steps: 1, warmup: 0, reps: 1, top: 1}}\n"
+                 "scenarios:\n  - {ivp: heat2d, partition: small}\n  - {ivp: heat2d, partition: big}\n")
+    assert [s["machine"] for s in json.loads(plan.read_text())["scenarios"]] == ["small", "big"]
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", own_replay_store)
+    assert code == 0, err
+    st = _wait(capsys, plan, lambda s: s["counts"] == {"done": 2}, timeout=300)
+    assert st["counts"] == {"done": 2}, st
+    for row, partition in zip(st["scenarios"], ("small", "big")):
+        where = subprocess.run(["squeue", "-h", "-t", "all", "-j", row["job"], "-o", "%P %N"], capture_output=True,
+                               text=True, timeout=20).stdout.split()
+        assert where[0] == partition and where[1] in PARTITIONS[partition], (row, where)

@@ -4,8 +4,21 @@ measurement the store already holds, and keeps going past failures (edge: files,
 
 scenarios.yaml is a list of scenarios, or {defaults: {...}, scenarios: [...]}.  A scenario
 names an IVP and may give n, nodes and threads (a value or a sweep such as 1:8:x2: it then
-expands into one scenario per value), machine, method, the selection (top: K, within: PCT or
-all: true) and how to run (steps, warmup, reps, flags, h, launcher, timeout).
+expands into one scenario per value), machine, partition, method, the selection (top: K,
+within: PCT or all: true) and how to run (steps, warmup, reps, flags, h, launcher, timeout).
+
+One plan can cover several kinds of node: a scenario's `partition` (its own, else the
+defaults') is the Slurm partition its batch job goes to, and picks its machine.  The machine
+of a scenario is, first found:
+  1. the scenario's own `machine` (its partition then only says where its job goes);
+  2. its partition's machine: from `defaults.partitions: {NAME: MACHINE}`, else from the
+     `cluster.partitions` map of the machine it would otherwise get (defaults' machine, or
+     the default machine); a relative path there is taken beside that machine file;
+  3. defaults' `machine`;
+  4. the default machine.
+A partition that neither map names, where it has to pick the machine, is refused before any
+ranking (the entry's field and the partitions known).  The plan records each scenario's
+partition (null: none; the job goes to tune's --partition or Slurm's default) and machine.
 """
 from __future__ import annotations
 
@@ -23,20 +36,22 @@ from autotune.pipeline.tune import tune
 from autotune.request.run import RunOptions
 from autotune.request.scenario import DEFAULT_METHOD, ScenarioRequest
 from autotune.request.selection import selection
-from autotune.results.plan import PLAN_VERSION, PlannedScenario, PlannedVariant, PlanResult
+from autotune.results.plan import PLAN_VERSION, READABLE_VERSIONS, PlannedScenario, PlannedVariant, PlanResult
 from autotune.results.tune import PlanRunResult, PlanScenarioRun, PlanTotals
 from autotune.specs.ivp import load_ivp
 from autotune.specs.loading import read_yaml, validate
 from autotune.specs.machine import load_machine
+from autotune.specs.machine_schema import PARTITION
 from autotune.specs.method import load_method
 from autotune.pipeline.applicable import applicable_pool
 from autotune.specs.scenario import Scenario, check_scenario
+from autotune.specs.schema import first_error
 from autotune.storage.atomic import write_json
 
 _SWEEPABLE = {"type": ["integer", "string"]}
 _SCENARIO_FIELDS = {
     "ivp": {"type": "string"}, "n": _SWEEPABLE, "nodes": _SWEEPABLE, "threads": _SWEEPABLE,
-    "machine": {"type": "string"}, "method": {"type": "string"},
+    "machine": {"type": "string"}, "partition": PARTITION, "method": {"type": "string"},
     "top": {"type": "integer", "minimum": 1}, "within": {"type": "number", "minimum": 0},
     "all": {"type": "boolean"},
     "steps": {"type": "integer", "minimum": 1}, "warmup": {"type": "integer", "minimum": 0},
@@ -46,9 +61,11 @@ _SCENARIO_FIELDS = {
 }
 SCENARIO_SCHEMA = {"type": "object", "required": ["ivp"], "additionalProperties": False,
                    "properties": _SCENARIO_FIELDS}
+_PARTITIONS = {"type": "object", "additionalProperties": {"type": "string"}}    # partition -> machine
 FILE_SCHEMA = {"type": "object", "required": ["scenarios"], "additionalProperties": False, "properties": {
     "defaults": {"type": "object", "additionalProperties": False,
-                 "properties": {k: v for k, v in _SCENARIO_FIELDS.items() if k != "ivp"}},
+                 "properties": dict({k: v for k, v in _SCENARIO_FIELDS.items() if k != "ivp"},
+                                    partitions=_PARTITIONS)},
     "scenarios": {"type": "array", "minItems": 1, "items": SCENARIO_SCHEMA}}}
 _RUN_FIELDS = tuple(RunOptions.__dataclass_fields__)
 
@@ -59,34 +76,66 @@ def _entry_error(path: Path, i: int, e: InputError) -> InputError:
     return InputError(f"{path}: field '{where}': {e.message.lstrip(': ')}")
 
 
-def read_scenarios(path: Path) -> list[tuple[ScenarioRequest, Rule, RunOptions]]:
-    """The requests of a scenarios file, defaults applied (InputError names the entry's field)."""
+class _Partitions:
+    """Where a scenarios file finds a partition's machine: its defaults' map, then the cluster
+    section of the machine its scenarios get without one (loaded once, when first asked)."""
+
+    def __init__(self, path: Path, defaults: dict):
+        self.path, self.base = path, defaults.get("machine")
+        self.mapped = {str(k): v for k, v in (defaults.get("partitions") or {}).items()}
+        self._cluster: dict[str, str] | None = None
+
+    def cluster(self) -> dict[str, str]:
+        if self._cluster is None:
+            try:
+                self._cluster = load_machine(self.base).partitions
+            except InputError as err:
+                raise InputError(f"{self.path}: field 'defaults.machine': {err}") from None
+        return self._cluster
+
+    def machine(self, partition: str, i: int) -> str:
+        found = self.mapped.get(partition) or self.cluster().get(partition)
+        if found is None:
+            known = ", ".join(sorted(set(self.mapped) | set(self.cluster()))) or "none"
+            raise InputError(f"{self.path}: field 'scenarios[{i}].partition': unknown partition '{partition}' "
+                             f"(known: {known}; name its machine under defaults.partitions or in the "
+                             f"machine file's cluster.partitions)")
+        return found
+
+
+def read_scenarios(path: Path) -> list[tuple[ScenarioRequest, Rule, RunOptions, str | None]]:
+    """The requests of a scenarios file, defaults applied, each with its partition (None: none);
+    the machine as the module's docstring says (InputError names the entry's field)."""
     data = read_yaml(path)
     if isinstance(data, list):
         data = {"scenarios": data}
     validate(data, FILE_SCHEMA, path)
+    defaults = data.get("defaults") or {}
+    partitions = _Partitions(path, defaults)
     out = []
     for i, entry in enumerate(data["scenarios"]):
-        e = dict(data.get("defaults") or {}, **entry)
+        e = dict(defaults, **entry)
+        partition = e.get("partition")
+        machine = entry.get("machine") or (partitions.machine(partition, i) if partition else e.get("machine"))
         try:
-            req = ScenarioRequest(e["ivp"], e.get("n"), e.get("nodes"), e.get("threads"), e.get("machine"),
+            req = ScenarioRequest(e["ivp"], e.get("n"), e.get("nodes"), e.get("threads"), machine,
                                   e.get("method", DEFAULT_METHOD))
             rule = selection(e.get("top"), e.get("within"), bool(e.get("all")))
             run = RunOptions(**{k: e[k] for k in _RUN_FIELDS if k in e})
         except InputError as err:
             raise _entry_error(path, i, err) from None
-        out.append((req, rule, run))
+        out.append((req, rule, run, partition))
     return out
 
 
 def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> PlanResult:
     out, skipped, expanded = [], [], []
-    for i, (req, rule, run) in enumerate(read_scenarios(path)):   # every entry checked before any work
+    for i, (req, rule, run, partition) in enumerate(read_scenarios(path)):   # every entry checked before any work
         try:
-            expanded.append((rule, run, *expand(req.sweep_spec())))
+            expanded.append((rule, run, partition, *expand(req.sweep_spec())))
         except InputError as err:
             raise _entry_error(path, i, err) from None
-    for i, (rule, run, items, requested, skip) in enumerate(expanded):
+    for i, (rule, run, partition, items, requested, skip) in enumerate(expanded):
         skipped += [dict(s, scenario=i) for s in skip]
         ranked = rank_many(items, rule, store, progress, jobs)
         for res, n_req in zip(ranked, requested):
@@ -94,11 +143,12 @@ def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> Plan
             chosen = [r for r in res.ordered if r.prediction and r.variant.name in res.preselected]
             rest = [r for r in res.ordered if r.prediction and r.variant.name not in res.preselected]
             out.append(PlannedScenario(
-                f"{sc.ivp.name}/n={sc.n}/nodes={sc.nodes}/threads={sc.threads}/{sc.machine.name}",
+                f"{sc.ivp.name}/n={sc.n}/nodes={sc.nodes}/threads={sc.threads}/{sc.machine.name}"
+                + (f"/partition={partition}" if partition else ""),
                 sc.ivp.name, sc.ivp.path, sc.method.name, sc.machine.name, sc.machine.path, sc.n, n_req,
                 sc.nodes, sc.threads, rule.describe(), run.to_dict(),
                 [PlannedVariant(r.variant.name, r.prediction.total_s) for r in chosen], len(rest),
-                ordered_sum(r.prediction.total_s for r in rest) * run.steps * run.reps))
+                ordered_sum(r.prediction.total_s for r in rest) * run.steps * run.reps, partition))
     if not out:
         raise InputError(f"{path}: no scenario can run: " + "; ".join(sorted({s['reason'] for s in skipped})[:3]))
     return PlanResult(str(path), time.strftime("%Y-%m-%d %H:%M:%S %Z"), out, skipped)
@@ -116,7 +166,7 @@ def read_plan(path: Path) -> dict:
         raise InputError(f"{path}: cannot read ({e.strerror})", field="plan") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: not JSON (line {e.lineno}: {e.msg})", field="plan") from None
-    if not isinstance(plan, dict) or plan.get("plan_version") != PLAN_VERSION or not isinstance(
+    if not isinstance(plan, dict) or plan.get("plan_version") not in READABLE_VERSIONS or not isinstance(
             plan.get("scenarios"), list):
         raise InputError(f"{path}: field 'plan_version': expected a plan written by `autotune plan` "
                          f"(version {PLAN_VERSION})", field="plan")
@@ -124,6 +174,9 @@ def read_plan(path: Path) -> dict:
         for key in ("ivp_path", "method", "machine_path", "n", "nodes", "threads", "run", "variants"):
             if key not in sc:
                 raise InputError(f"{path}: field 'scenarios[{i}].{key}': required field is missing", field="plan")
+        err = first_error(sc.get("partition"), dict(PARTITION, type=["string", "null"]))
+        if err:
+            raise InputError(f"{path}: field 'scenarios[{i}].partition': {err[1]}", field="plan")
     return plan
 
 

@@ -61,7 +61,8 @@ class SubmitOptions:
             raise InputError(f"{self.sbatch_args!r}: {e}", field="sbatch_args") from None
 
 
-# a batch system: batch_script(JobSpec), submit(script) -> job id, job_states(ids), STATE_OF
+# a batch system: batch_script(JobSpec), submit(script) -> job id, job_states(ids), STATE_OF,
+# partitions() -> their sizes, partition_problem(sizes, nodes, partition) -> why a job cannot start
 SCHEDULERS = {"slurm": slurm}
 
 
@@ -128,7 +129,8 @@ def job_seconds(entry: dict) -> float:
 
 def job_spec(plan_path: Path, index: int, entry: dict, store_path: Path, opts: SubmitOptions,
              machine_nodes: int) -> slurm.JobSpec:
-    """The batch job of one scenario: one rank per node (all on one node of a one-node machine)."""
+    """The batch job of one scenario: one rank per node (all on one node of a one-node machine),
+    in the scenario's partition, else in the one of the options (None: Slurm's default)."""
     per_node = entry["nodes"] if machine_nodes == 1 else 1
     command = [sys.executable, "-m", "autotune", "tune", "--plan", str(plan_path), "--scenario", str(index),
                "--store", str(store_path), "--launcher", opts.launcher or "srun", "--format", "json"]
@@ -136,7 +138,7 @@ def job_spec(plan_path: Path, index: int, entry: dict, store_path: Path, opts: S
     return slurm.JobSpec(
         f"autotune-{index}-{entry['ivp']}", entry["nodes"] // per_node, entry["nodes"], entry["threads"],
         slurm.parse_time_limit(opts.time) if opts.time else job_seconds(entry),
-        str(jobs / f"scenario-{index}-%j.out"), command, opts.partition, opts.account,
+        str(jobs / f"scenario-{index}-%j.out"), command, entry.get("partition") or opts.partition, opts.account,
         tuple(shlex.split(opts.sbatch_args)), f"autotune plan {plan_path}, scenario {index}: {entry['id']}")
 
 
@@ -189,16 +191,14 @@ def plan_status(plan_path: Path, plan: dict, state: dict | None, store) -> PlanS
 
 
 def _refuse_oversized(specs: dict[int, "slurm.JobSpec"], scheduler, plan_path: Path) -> None:
-    """Before any job is submitted: a scenario that asks for more nodes than its partition has
-    would wait forever; refuse the plan in one line."""
-    sizes = {}
-    for index, spec in specs.items():
-        if spec.partition not in sizes:
-            sizes[spec.partition] = scheduler.partition_nodes(spec.partition)
-        known = sizes[spec.partition]
-        if known and spec.nodes > known[1]:
-            raise InputError(f"{plan_path}: scenario {index} asks for {spec.nodes} nodes and partition "
-                             f"{known[0]} has {known[1]}: nothing submitted", field="plan")
+    """Before any job is submitted: a scenario that asks for more nodes than its own partition
+    has would wait forever, and one whose partition the batch system lacks would be refused
+    halfway through the plan; refuse the plan in one line."""
+    table = scheduler.partitions() if specs else None
+    for index, spec in specs.items() if table else ():
+        why = scheduler.partition_problem(table, spec.nodes, spec.partition)
+        if why:
+            raise InputError(f"{plan_path}: scenario {index} {why}: nothing submitted", field="plan")
 
 
 def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: SubmitOptions | None,

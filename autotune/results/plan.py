@@ -6,7 +6,9 @@ from dataclasses import asdict, dataclass, field
 
 from autotune.results.frames import frame
 
-PLAN_VERSION = 1
+# 2: scenarios carry their partition (a reader of version 1 would send every job to one partition)
+PLAN_VERSION = 2
+READABLE_VERSIONS = (1, 2)             # a version 1 plan reads as one without partitions
 
 
 @dataclass
@@ -32,6 +34,7 @@ class PlannedScenario:
     variants: list[PlannedVariant]
     not_selected: int
     not_selected_predicted_cost_s: float
+    partition: str | None = None       # the Slurm partition its job goes to (None: tune's --partition)
 
 
 @dataclass
@@ -53,9 +56,10 @@ class PlanResult:
 
     def to_frame(self):
         """One row per planned (scenario, variant)."""
-        rows = [{"scenario": s.id, "ivp": s.ivp, "n": s.n, "nodes": s.nodes, "threads": s.threads,
-                 "variant": v.name, "predicted_s": v.predicted_s} for s in self.scenarios for v in s.variants]
-        return frame(rows, ["scenario", "ivp", "n", "nodes", "threads", "variant", "predicted_s"])
+        cols = ["scenario", "ivp", "machine", "partition", "n", "nodes", "threads", "variant", "predicted_s"]
+        rows = [dict({c: getattr(s, c) for c in cols[1:-2]}, scenario=s.id, variant=v.name, predicted_s=v.predicted_s)
+                for s in self.scenarios for v in s.variants]
+        return frame(rows, cols)
 
 
 @dataclass

@@ -30,12 +30,18 @@ _Loader.add_implicit_resolver(
     list("-+0123456789"))
 
 
+def names_a_path(name_or_path: str) -> bool:
+    """A YAML suffix or a directory part makes it a path; anything else is a name first."""
+    p = Path(name_or_path)
+    return p.suffix in (".yaml", ".yml") or len(p.parts) > 1
+
+
 def resolve(name_or_path: str, shipped_dir: Path, kind: str, user_dir: Path | None = None) -> Path:
     """A name (file stem in user_dir, then shipped_dir) or a path to a user's file.  A bare name
     that is known wins over a file of that name in the working directory (an executable called
     heat2d there is not an IVP file); a path with a YAML suffix or a directory part is a path."""
     p = Path(name_or_path)
-    is_path = p.suffix in (".yaml", ".yml") or len(p.parts) > 1
+    is_path = names_a_path(name_or_path)
     if not is_path:
         for d in ([user_dir] if user_dir else []) + [shipped_dir]:
             for ext in (".yaml", ".yml"):

@@ -12,8 +12,9 @@ from autotune.specs.schemes import OPERATIONS
 from autotune.specs.shipped import shipped_dir, user_machine_dir
 from autotune.specs.cpus import host_isa
 from autotune.specs.isa import isa_part
-from autotune.specs.loading import parse_yaml, resolve, shipped_names, validate
-from autotune.specs.machine_schema import SCHEMA
+from autotune.specs.loading import names_a_path, parse_yaml, resolve, shipped_names, validate
+from autotune.specs.machine_schema import PARTITION, SCHEMA
+from autotune.specs.schema import first_error
 from autotune.specs.units import quantity
 
 DEFAULT_MACHINE = "haswell-ep-e5-2630v3"
@@ -48,6 +49,7 @@ class Machine:
     compilers: tuple[str, ...] = ()       # every compiler the file names (kerncraft takes the first found)
     numa_cores: int = 0                   # cores per NUMA domain (kerncraft's saturation rule)
     learned: Learned | None = None        # factors fitted to measured runs (None: the ECM model alone)
+    partitions: dict = field(default_factory=dict, hash=False)   # Slurm partition -> machine (name or path)
 
     @property
     def model_label(self) -> str:
@@ -161,7 +163,19 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
                    dict(cl["network"]), dict(cl["barrier"]), digest, _bandwidths(data, path),
                    host_isa(str(data.get("isa") or "x86")), tuple(str(c) for c, _ in _compilers(data)),
                    int(data.get("cores per NUMA domain") or cores),
-                   _learned(cl.get("learned"), digest, path, name) if model != "ecm" else None)
+                   _learned(cl.get("learned"), digest, path, name) if model != "ecm" else None,
+                   _partitions(cl.get("partitions") or {}, path))
+
+
+def _partitions(section: dict, path) -> dict[str, str]:
+    """cluster.partitions: partition -> machine; a relative path is taken beside this file."""
+    out = {}
+    for name, machine in section.items():
+        err = first_error(str(name), PARTITION)
+        if err:
+            raise InputError(f"{path}: field 'cluster.partitions.{name}': {err[1]}")
+        out[str(name)] = str(Path(path).parent / machine) if names_a_path(machine) else machine
+    return out
 
 
 

@@ -13,6 +13,7 @@ COUNT_OR_NULL = {"type": ["integer", "null"], "minimum": 1}
 AMOUNT = {"type": "integer", "minimum": 0}                      # stream counts: 0 is meaningful
 NON_NEGATIVE = {"type": "number", "minimum": 0}                 # seconds, FLOPs, penalty cycles
 POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+PARTITION = {"type": "string", "pattern": r"^[^\s,]+$"}         # one Slurm partition's name
 
 
 def _quantity(kind: str, minimum: str = "exclusiveMinimum", null: bool = False, **more) -> dict:
@@ -132,6 +133,8 @@ SCHEMA = {
                 "network": _COST_MODEL,
                 "barrier": dict(_COST_MODEL, required=["model", "provenance", "per_doubling_s"]),
                 "learned": _LEARNED,
+                # Slurm partition -> the machine of its nodes (a name, or a file beside this one), for plans
+                "partitions": {"type": "object", "additionalProperties": {"type": "string", "pattern": r"\S"}},
             },
         },
     },

@@ -155,12 +155,25 @@ def parse_partition_nodes(out: str) -> tuple[dict[str, int], str | None]:
     return nodes, default
 
 
-def partition_nodes(partition: str | None) -> tuple[str, int] | None:
-    """(name, nodes) of the partition a job goes to (the default one where None); None where
-    sinfo cannot tell (the submission then decides)."""
-    proc = _run(["sinfo", "-h", "-o", "%P|%D"], "partition size")
-    if proc.returncode != 0:
+def partitions() -> tuple[dict[str, int], str | None] | None:
+    """(partition -> nodes, the default partition) of every partition, hidden ones too (a job
+    may go to one); None where sinfo cannot tell (the submission then decides)."""
+    proc = _run(["sinfo", "-a", "-h", "-o", "%P|%D"], "partition size")
+    return parse_partition_nodes(proc.stdout) if proc.returncode == 0 else None
+
+
+def partition_problem(table: tuple[dict[str, int], str | None], nodes: int, partition: str | None) -> str | None:
+    """Why a job of `nodes` nodes cannot start in `partition` (a name, a comma-separated list
+    Slurm picks from, or None: the default one), by the table of `partitions()`; None: it can,
+    or the table cannot tell."""
+    sizes, default = table
+    if not sizes:
         return None
-    sizes, default = parse_partition_nodes(proc.stdout)
-    name = partition or default
-    return (name, sizes[name]) if name in sizes else None
+    names = partition.split(",") if partition else [default] if default else []
+    unknown = [p for p in names if p not in sizes]
+    if unknown:
+        return f"asks for partition {unknown[0]}, which Slurm does not have (it has: {', '.join(sorted(sizes))})"
+    if names and all(nodes > sizes[p] for p in names):
+        biggest = max(names, key=sizes.__getitem__)
+        return f"asks for {nodes} nodes and partition {biggest} has {sizes[biggest]}"
+    return None
