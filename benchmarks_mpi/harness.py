@@ -79,6 +79,19 @@ def emit(comm, rec: dict, out_path: str | None) -> None:
           file=sys.stderr, flush=True)
 
 
+def where_ranks_run(comm) -> dict:
+    """Each rank's node (Slurm's node name, else the MPI processor name) and host, by rank: what
+    a record reports so that a run asked to span nodes can be checked for doing so."""
+    import os
+    import socket
+
+    from mpi4py import MPI
+
+    node = os.environ.get("SLURMD_NODENAME") or MPI.Get_processor_name()
+    pairs = comm.allgather((node, socket.gethostname()))
+    return {"nodes": [n for n, _ in pairs], "hosts": [h for _, h in pairs]}
+
+
 def sweep(argv, doc: str, default_max: int, callpath: str, make_op) -> int:
     """Parse the common options and time make_op(comm, nbytes) -> op at every message size."""
     import argparse
@@ -93,7 +106,8 @@ def sweep(argv, doc: str, default_max: int, callpath: str, make_op) -> int:
         if comm.rank == 0:
             print(f"{callpath}: MPI world of {comm.size} rank(s), {args.ranks} asked", file=sys.stderr, flush=True)
         return 3
+    where = where_ranks_run(comm)
     for nbytes in geometric_sizes(args.min_bytes, args.max_bytes, args.factor):
         times = measure(comm, make_op(comm, nbytes), max_reps=args.max_reps, max_seconds=args.max_seconds)
-        emit(comm, record(callpath, {"p": comm.size, "bytes": nbytes}, times), args.out)
+        emit(comm, dict(record(callpath, {"p": comm.size, "bytes": nbytes}, times), placement=where), args.out)
     return 0

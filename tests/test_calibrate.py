@@ -60,8 +60,15 @@ def test_calibrate_fits_writes_the_machine_and_resumes(mpiexec, machine_copy, tm
     raw = [json.loads(line) for line in (tmp_path / "raw.jsonl").read_text().splitlines()]
     assert {r["callpath"] for r in raw} == {"allgather", "neighbour", "pairwise", "barrier"}
     assert all(set(r) >= {"params", "value", "metric"} and isinstance(r["value"], list) for r in raw)
+    # where the ranks ran: both on this host's one node, asked for 2 nodes of the 8-node
+    # machine by a launcher that cannot place them: packed, and said so everywhere
+    placed = [r["placement"] for r in raw if r["callpath"] != "barrier"]
+    assert placed and all(sum(w["ranks_per_node"].values()) == 2 and len(w["nodes"]) == 1 and w["packed"]
+                          for w in placed)
+    assert res["measured_on"]["packed"] is True and res["measured_on"]["nodes"] == placed[0]["nodes"]
     text = machine_copy.read_text()
     assert "model: fitted" in text and "# Reference cluster" in text   # comments kept
+    assert "measured_on:" in text and " ".join(text.split()).count("not a measurement across a network") == 1
     # rank now uses (and says it uses) the fitted model; the kerncraft part is unchanged,
     # so every ECM result is reused from the store
     code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--machine", machine_copy, "--nodes", "8",

@@ -76,6 +76,42 @@ def test_tune_over_two_nodes_stores_where_it_ran(own_replay_store, cluster_machi
     assert where["ranks_per_node"] == {n: 1 for n in where["nodes"]}
 
 
+def _measurement_placements(store) -> dict[int, dict]:
+    import sqlite3
+    db = sqlite3.connect(store)
+    rows = [json.loads(r) for (r,) in db.execute("SELECT record FROM measurements WHERE operation != 'barrier'")]
+    db.close()
+    return {r["params"]["p"]: r["placement"] for r in rows}
+
+
+def test_calibrate_through_srun_on_two_and_four_nodes_records_each_ranks_node(cluster_machine, tmp_path, capsys):
+    store = tmp_path / "c.sqlite"
+    code, out, err = run_cli(capsys, "calibrate", "--machine", cluster_machine, "--procs", "2,4", "--threads", "1",
+                             "--ops", "allgather", "--max-bytes", "4096", "--max-seconds", "0.05", "--timeout",
+                             "120", "--launcher", "srun", "--store", store, "--out", tmp_path / "fit.yaml",
+                             "--format", "json")
+    assert code == 0, err
+    where = _measurement_placements(store)
+    for p in (2, 4):        # one rank on each of p distinct virtual nodes, marked virtual
+        assert len(where[p]["nodes"]) == p and set(where[p]["nodes"]) <= set(NODES)
+        assert where[p]["ranks_per_node"] == {n: 1 for n in where[p]["nodes"]}
+        assert where[p]["virtual"] is True and where[p]["packed"] is False
+    assert f"ranks on {', '.join(NODES[:4])} (virtual nodes: one host)" in err
+    fit = json.loads(out)
+    assert fit["measured_on"] == {"nodes": NODES[:4], "virtual": True, "packed": False}
+    import yaml
+    net = yaml.safe_load((tmp_path / "fit.yaml").read_text())["cluster"]["network"]
+    assert net["provenance"].endswith("on virtual nodes of one host: not a measurement across a network")
+    assert net["measured_on"]["virtual"] is True
+    # a launcher told {nodes} that packs the ranks onto one node measures nothing
+    code, out, err = run_cli(capsys, "calibrate", "--machine", cluster_machine, "--procs", "2", "--threads", "1",
+                             "--ops", "allgather", "--max-bytes", "64", "--max-seconds", "0.05", "--timeout", "120",
+                             "--launcher", "srun --mpi={pmi} -N 1 -n {procs} --overcommit --comment=asked-{nodes}",
+                             "--store", tmp_path / "d.sqlite", "--out", tmp_path / "fit2.yaml")
+    assert code == 1 and "asked for 2 nodes and ran on 1" in err and not (tmp_path / "fit2.yaml").exists()
+    assert _measurement_placements(tmp_path / "d.sqlite") == {}
+
+
 def test_a_run_on_fewer_nodes_than_asked_is_no_result(own_replay_store, cluster_machine, capsys):
     # told {nodes} (so it claims to place them) but packs both ranks on one node
     code, out, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--machine", cluster_machine, "--n", "1440000",

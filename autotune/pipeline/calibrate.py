@@ -19,11 +19,11 @@ from typing import Callable
 
 from autotune.errors import InputError, ToolError
 from autotune.request.calibrate import Plan
-from autotune.results.calibrate import CalibrateResult
+from autotune.results.calibrate import CalibrateResult, caveat
 from autotune.specs.schemes import OPERATIONS
 from autotune.storage.atomic import write_text, writing
 from autotune.storage.store import Store
-from autotune.tools.mpiinfo import launch_argv, world_size_error
+from autotune.tools.mpiinfo import launch_argv, placement, placement_error, world_size_error
 
 _WORLD = re.compile(r"MPI world of (\d+) rank")
 
@@ -53,6 +53,23 @@ def _read_records(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _placed(records: list[dict], what: str, plan: Plan, p: int, argv: list[str],
+            progress: Callable[[str], None]) -> list[dict]:
+    """The records with where their ranks ran (mpiinfo.placement: nodes, ranks per node, virtual,
+    packed); a run the launcher was told to spread over more nodes than it reached is no result."""
+    nodes = plan.nodes.get(p, p)
+    where = placement(records[0].get("placement"), nodes)
+    wrong = placement_error(what, where, nodes, argv) if plan.launcher.places_nodes else None
+    if wrong:
+        raise ToolError(wrong)
+    if where:
+        kind = " (virtual nodes: one host)" if where["virtual"] else " (packed: fewer nodes than asked)" \
+            if where["packed"] else ""
+        progress(f"{what}: ranks on " + ", ".join(f"{n} x{k}" if k > 1 else n
+                                                  for n, k in where["ranks_per_node"].items()) + kind)
+    return [dict(r, placement=where) for r in records]
+
+
 def measure(plan: Plan, store: Store, workdir: Path, progress: Callable[[str], None],
             fresh: bool = False) -> tuple[dict[str, list[dict]], int]:
     """Raw records per operation (and 'barrier'); returns them and how many runs were made."""
@@ -79,6 +96,7 @@ def measure(plan: Plan, store: Store, workdir: Path, progress: Callable[[str], N
             sizes = {r["params"]["p"] for r in records}
             if sizes != {p}:
                 raise ToolError(world_size_error(f"{op} benchmark", len(sizes), min(sizes), p, argv))
+            records = _placed(records, f"{op} benchmark on {p} ranks", plan, p, argv, progress)
             store.put_measurements(key, plan.machine.name, op, records)
             runs += 1
         out[op] += records
@@ -100,6 +118,17 @@ def measure(plan: Plan, store: Store, workdir: Path, progress: Callable[[str], N
             runs += 1
         out["barrier"] += records
     return out, runs
+
+
+def where_measured(raw: dict[str, list[dict]]) -> dict | None:
+    """Where the benchmarks' ranks ran, over every stored run: the nodes, and whether any run was
+    on virtual nodes (one host) or packed on fewer nodes than asked.  Pure; None where no record
+    says (measurements stored before records carried their placement)."""
+    found = [r["placement"] for records in raw.values() for r in records if r.get("placement")]
+    if not found:
+        return None
+    return {"nodes": sorted({n for w in found for n in w["nodes"]}),
+            "virtual": any(w["virtual"] for w in found), "packed": any(w["packed"] for w in found)}
 
 
 def fit_all(raw: dict[str, list[dict]]) -> dict:
@@ -135,7 +164,10 @@ def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
     net["calibrated"] = when
     net["provenance"] = (f"fitted by autotune calibrate on {when} from {', '.join(result['operations'])} "
                          f"on p = {','.join(map(str, plan.procs))} with '{plan.launcher.template}', "
-                         f"{plan.min_bytes} B .. {plan.max_bytes} B; other operations: data sheet")
+                         f"{plan.min_bytes} B .. {plan.max_bytes} B; other operations: data sheet"
+                         + "".join(f"; {c}" for c in [caveat(result.get("measured_on"))] if c))
+    if result.get("measured_on"):
+        net["measured_on"] = result["measured_on"]
     net["fits"] = {op: r["fit"] for op, r in result["operations"].items()}
     net["heldout_error_pct"] = {op: r["heldout_error_pct"] for op, r in result["operations"].items()}
     if "barrier" in result:
@@ -167,6 +199,7 @@ def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], 
                 for r in records:
                     f.write(json.dumps(r) + "\n")
     result = fit_all(raw)
+    result["measured_on"] = where_measured(raw)
     if not result["operations"]:
         raise InputError("calibrate: nothing was measured (check --ops and --procs)")
     result.update(machine=plan.machine.name, machine_file=str(target), runs=runs,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from autotune.report.registry import renderer
 from autotune.report.text import json_text
-from autotune.results.calibrate import CalibrateResult, HostMachineResult
+from autotune.results.calibrate import CalibrateResult, HostMachineResult, caveat
 
 
 @renderer(CalibrateResult, "json")
@@ -40,6 +40,9 @@ def calibration_table(result: CalibrateResult) -> str:
     res = result.to_dict()
     lines = [f"calibrated {res['machine']} in {res['wall_s']:.1f} s ({res['runs']} benchmark runs; "
              f"written to {res['machine_file']})", ""]
+    where = res.get("measured_on")
+    if where:
+        lines[-1:-1] = [f"ranks ran on: {', '.join(where['nodes'])}" + (f" ({caveat(where)})" if caveat(where) else "")]
     for op, r in res["operations"].items():
         lines.append(f"{op}: measured p = {', '.join(map(str, r['measured_p']))}")
         groups = [("all p (joint, for unmeasured p)", r["fit"]["segments"])]

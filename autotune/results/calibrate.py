@@ -6,6 +6,15 @@ from dataclasses import asdict, dataclass, field
 from autotune.results.frames import frame
 
 
+def caveat(where: dict | None) -> str:
+    """What a fit measured on virtual or packed nodes is not: a measurement across a network."""
+    if where and where["virtual"]:
+        return "on virtual nodes of one host: not a measurement across a network"
+    if where and where["packed"]:
+        return "ranks packed on fewer nodes than asked: not a measurement across a network"
+    return ""
+
+
 @dataclass
 class OperationFit:
     fit: dict                          # the fitted model as written to the machine file
@@ -25,18 +34,19 @@ class CalibrateResult:
     operations: dict[str, OperationFit]
     barrier: dict | None = None
     plot: str | None = None
+    measured_on: dict | None = None    # nodes the ranks ran on; virtual, packed (pipeline.calibrate)
     raw: dict = field(default_factory=dict, repr=False)   # the measurements per operation (not in to_dict)
 
     @classmethod
     def of(cls, d: dict, raw: dict | None = None) -> "CalibrateResult":
         return cls(d["machine"], d["machine_file"], d["runs"], d["wall_s"], d["procs"], d["threads"],
                    {op: OperationFit(**r) for op, r in d["operations"].items()}, d.get("barrier"), d.get("plot"),
-                   raw or {})
+                   d.get("measured_on"), raw or {})
 
     def to_dict(self) -> dict:
         d = asdict(self)
         del d["raw"]
-        for key in ("barrier", "plot"):
+        for key in ("barrier", "plot", "measured_on"):
             if d[key] is None:
                 del d[key]
         return d

@@ -80,6 +80,7 @@ _COST_MODEL = {
             "properties": {"segments": _SEGMENTS, "points": AMOUNT,
                            "per_p": {"type": "object", "additionalProperties": _SEGMENTS}}}},
         "heldout_error_pct": {"type": "object"},
+        "measured_on": {"type": "object"},
         "error_pct": {"type": ["object", "null"]},
     },
 }
