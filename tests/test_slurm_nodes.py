@@ -112,6 +112,21 @@ def test_calibrate_through_srun_on_two_and_four_nodes_records_each_ranks_node(cl
     assert _measurement_placements(tmp_path / "d.sqlite") == {}
 
 
+@pytest.mark.kerncraft
+def test_jobs_mpi_analyses_on_the_ranks_of_other_nodes(replay_template, tmp_path):
+    from .test_mpi_pool import SCENARIO, _ecm_rows, _store_lacking
+    store = _store_lacking(replay_template, tmp_path / "mpi.sqlite", ("update",))
+    proc = subprocess.run(["srun", "--mpi=pmi2", "-N", "3", "-n", "3", sys.executable, "-m", "mpi4py.futures",
+                           "-m", "autotune", *SCENARIO, "--store", str(store), "--jobs", "mpi"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["ecm"]["analyses_run"] >= 1
+    # rank 0 (autotune) runs on the first node; every analysis ran on a worker rank's own node
+    done = re.findall(r"kerncraft \[\d+/\d+\] (\S+) on (\S+) done", proc.stderr)
+    assert done and {node for _, node in done} <= set(NODES[1:3]), proc.stderr
+    assert "update" in {part for part, *_ in _ecm_rows(store).values()}
+
+
 def test_a_run_on_fewer_nodes_than_asked_is_no_result(own_replay_store, cluster_machine, capsys):
     # told {nodes} (so it claims to place them) but packs both ranks on one node
     code, out, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--machine", cluster_machine, "--n", "1440000",

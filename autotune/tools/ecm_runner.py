@@ -100,7 +100,13 @@ def analyse(task: dict) -> dict:
         return {"ok": False, "fatal": True, "error": f"kerncraft cannot start in the analysis workers: "
                 f"{_init_error}", "log": ""}
     os.makedirs(task["scratch"], exist_ok=True)
-    return kerncraft_backend.analyse(task)
+    return dict(kerncraft_backend.analyse(task), ran_on=node_name())
+
+
+def node_name() -> str:
+    """The node this process runs on: Slurm's name for it, else the host name."""
+    import socket
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname()
 
 
 def _local_pool(jobs: int | None, tasks: int) -> Callable[[], Executor]:
@@ -129,7 +135,7 @@ def run_analyses(tasks: list[dict], on_result: Callable[[dict, dict], None],
 def _run_pool(make_pool: Callable[[], Executor], tasks: list[dict], on_result: Callable[[dict, dict], None],
               progress: Callable[[int, int, str], None] | None) -> int:
     scratch = tempfile.mkdtemp(prefix="autotune-ecm-")
-    failures = 0
+    failures, here = 0, node_name()
     try:
         with make_pool() as pool:
             futures = {pool.submit(analyse, dict(t, scratch=scratch)): t for t in tasks}
@@ -151,9 +157,11 @@ def _run_pool(make_pool: Callable[[], Executor], tasks: list[dict], on_result: C
                     raise ToolError(f"{result['error']}; {kept}")
                 failures += not result.get("ok")
                 done += 1
+                ran_on = result.pop("ran_on", None)     # where it ran is no property of the kernel
                 on_result(task, result)
                 if progress:
-                    progress(done, len(tasks), task["name"])
+                    elsewhere = f" on {ran_on}" if ran_on and ran_on != here else ""
+                    progress(done, len(tasks), task["name"] + elsewhere)
     finally:
         if not failures:
             shutil.rmtree(scratch, ignore_errors=True)
