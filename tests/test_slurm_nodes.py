@@ -1,5 +1,5 @@
 """The cluster path on several (virtual) Slurm nodes, tests/slurm/up --nodes 4: ranks on distinct
-nodes, placement checked and stored, a plan on 1 and 2 nodes, a plan too big for the partition,
+nodes, placement checked and stored, a plan on 1, 2 and 4 nodes, a plan too big for the partition,
 and (with --partitions) a plan whose scenarios go to partitions of their own.
 
     eval "$(bash tests/slurm/up --nodes 4 --cpus-per-node 2 --partitions)" && python3 -m pytest -m slurm
@@ -138,22 +138,21 @@ def test_a_run_on_fewer_nodes_than_asked_is_no_result(own_replay_store, cluster_
     assert _runs(own_replay_store)[0][2] is None       # stored as a failure, not as a 2-node time
 
 
-def test_plan_on_one_and_two_nodes(own_replay_store, cluster_machine, tmp_path, capsys):
-    # (4 ranks of the solver on a two-core host do not finish: MPICH's ranks poll, and the 4-node
-    # path is covered by srun above)
+def test_plan_on_one_two_and_four_nodes(own_replay_store, cluster_machine, tmp_path, capsys):
     plan = _plan(tmp_path, capsys, own_replay_store,
                  f"defaults: {{machine: {cluster_machine}, n: 1440000, steps: 2, warmup: 1, reps: 1, top: 1, "
-                 f"threads: 1}}\nscenarios:\n  - {{ivp: heat2d, nodes: 1}}\n  - {{ivp: heat2d, nodes: 2}}\n")
+                 f"threads: 1}}\nscenarios:\n  - {{ivp: heat2d, nodes: 1}}\n  - {{ivp: heat2d, nodes: 2}}\n"
+                 f"  - {{ivp: heat2d, nodes: 4}}\n")
     code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", own_replay_store,
                              "--format", "json")
     assert code == 0, err
-    scripts = [(tmp_path / "plan.jobs" / f"scenario-{i}.sh").read_text() for i in range(2)]
-    assert [f"#SBATCH --nodes={k}" in s for k, s in zip((1, 2), scripts)] == [True] * 2
-    st = _wait(capsys, plan, lambda s: s["counts"] == {"done": 2}, timeout=300)
-    assert st["counts"] == {"done": 2}, st
+    scripts = [(tmp_path / "plan.jobs" / f"scenario-{i}.sh").read_text() for i in range(3)]
+    assert [f"#SBATCH --nodes={k}" in s for k, s in zip((1, 2, 4), scripts)] == [True] * 3
+    st = _wait(capsys, plan, lambda s: s["counts"] == {"done": 3}, timeout=420)
+    assert st["counts"] == {"done": 3}, st
     code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json")
-    assert code == 0 and json.loads(out)["totals"]["reused"] == 2
-    assert sorted(len(p["nodes"]) for p in _placements(own_replay_store)) == [1, 2]
+    assert code == 0 and json.loads(out)["totals"]["reused"] == 3
+    assert sorted(len(p["nodes"]) for p in _placements(own_replay_store)) == [1, 2, 4]
 
 
 def test_a_plan_bigger_than_the_partition_is_refused_before_submitting(own_replay_store, cluster_machine,
