@@ -166,10 +166,14 @@ def read_plan(path: Path) -> dict:
         raise InputError(f"{path}: cannot read ({e.strerror})", field="plan") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: not JSON (line {e.lineno}: {e.msg})", field="plan") from None
-    if not isinstance(plan, dict) or plan.get("plan_version") not in READABLE_VERSIONS or not isinstance(
-            plan.get("scenarios"), list):
+    version = plan.get("plan_version") if isinstance(plan, dict) else None
+    # exactly an int: JSON's true would pass as 1 (and 1.0 as 1) in a plain comparison
+    unknown = type(version) is not int or version not in READABLE_VERSIONS
+    if unknown or not isinstance(plan.get("scenarios"), list):
+        shown = unknown and isinstance(version, (bool, int, float, str))
+        got = f", not {json.dumps(version)}" if shown else ""
         raise InputError(f"{path}: field 'plan_version': expected a plan written by `autotune plan` "
-                         f"(version {PLAN_VERSION})", field="plan")
+                         f"(version {PLAN_VERSION}){got}", field="plan")
     for i, sc in enumerate(plan["scenarios"]):
         for key in ("ivp_path", "method", "machine_path", "n", "nodes", "threads", "run", "variants"):
             if key not in sc:
