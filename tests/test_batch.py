@@ -104,6 +104,15 @@ def test_a_state_of_another_plan_is_refused(tmp_path):
     assert submit.read_state(tmp_path / "fresh.json", plan) is None
 
 
+def test_a_state_version_of_true_is_refused(tmp_path):
+    plan = {"scenarios": []}
+    (tmp_path / "p.state.json").write_text(json.dumps({"state_version": True, "plan_digest": submit._digest(plan)}))
+    with pytest.raises(InputError, match="belongs to another version"):
+        submit.read_state(tmp_path / "p.json", plan)
+    (tmp_path / "p.state.json").write_text(json.dumps({"state_version": 1, "plan_digest": submit._digest(plan)}))
+    assert submit.read_state(tmp_path / "p.json", plan)["state_version"] == 1
+
+
 @pytest.mark.parametrize("args, message", [
     (["--status"], "--plan P: has no batch jobs to report (submit it with --submit slurm)"),
     (["--partition", "x"], "--partition x: only with --submit"),

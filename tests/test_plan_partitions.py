@@ -131,3 +131,16 @@ def test_a_plan_of_version_1_reads_as_one_without_partitions(tmp_path):
     (tmp_path / "p.json").write_text(json.dumps({"plan_version": 2, "scenarios": [dict(entry, partition="a\nb")]}))
     with pytest.raises(InputError, match=r"scenarios\[0\]\.partition"):
         planning.read_plan(tmp_path / "p.json")
+
+
+@pytest.mark.parametrize("version, shown", [("true", "true"), ("false", "false"), ("1.0", "1.0"), ('"2"', '"2"'),
+                                            ("null", None), ("[1]", None)])
+def test_a_plan_version_that_is_not_exactly_an_integer_is_refused(tmp_path, capsys, version, shown):
+    plan = tmp_path / "p.json"
+    plan.write_text('{"plan_version": %s, "scenarios": []}' % version)
+    code, out, err = run_cli(capsys, "tune", "--plan", plan)
+    assert code == 2 and "Traceback" not in err and err.strip().splitlines() == [
+        f"autotune: error: --plan {plan}: field 'plan_version': expected a plan written by `autotune plan` "
+        f"(version {planning.PLAN_VERSION})" + (f", not {shown}" if shown else "")]
+    with pytest.raises(InputError, match="field 'plan_version'"):
+        planning.read_plan(plan)

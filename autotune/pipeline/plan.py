@@ -19,6 +19,11 @@ of a scenario is, first found:
 A partition that neither map names, where it has to pick the machine, is refused before any
 ranking (the entry's field and the partitions known).  The plan records each scenario's
 partition (null: none; the job goes to tune's --partition or Slurm's default) and machine.
+
+A path in the scenarios file (ivp, machine, method, defaults.partitions) is taken relative to
+the file's folder; a bare name (no YAML suffix, no folder) is a shipped or user name.  The plan
+records the absolute path of every file it loaded (ivp_path, machine_path, method_path), so that
+tune --plan and its batch jobs run from any working directory.
 """
 from __future__ import annotations
 
@@ -39,10 +44,10 @@ from autotune.request.selection import selection
 from autotune.results.plan import PLAN_VERSION, READABLE_VERSIONS, PlannedScenario, PlannedVariant, PlanResult
 from autotune.results.tune import PlanRunResult, PlanScenarioRun, PlanTotals
 from autotune.specs.ivp import load_ivp
-from autotune.specs.loading import read_yaml, validate
+from autotune.specs.loading import absolute_path, beside, read_yaml, validate
 from autotune.specs.machine import load_machine
 from autotune.specs.machine_schema import PARTITION
-from autotune.specs.method import load_method
+from autotune.specs.method import load_method, method_file
 from autotune.pipeline.applicable import applicable_pool
 from autotune.specs.scenario import Scenario, check_scenario
 from autotune.specs.schema import first_error
@@ -103,6 +108,19 @@ class _Partitions:
         return found
 
 
+def _anchored(entry: dict, folder: Path) -> dict:
+    """An entry (or the defaults) with its paths taken beside the scenarios file, in `folder`."""
+    out = dict(entry)
+    for key in ("machine", "method"):
+        if key in out:
+            out[key] = beside(out[key], folder)
+    if "ivp" in out:           # a comma-separated list of names and paths
+        out["ivp"] = ",".join(beside(v.strip(), folder) for v in out["ivp"].split(","))
+    if "partitions" in out:
+        out["partitions"] = {k: beside(v, folder) for k, v in out["partitions"].items()}
+    return out
+
+
 def read_scenarios(path: Path) -> list[tuple[ScenarioRequest, Rule, RunOptions, str | None]]:
     """The requests of a scenarios file, defaults applied, each with its partition (None: none);
     the machine as the module's docstring says (InputError names the entry's field)."""
@@ -110,10 +128,12 @@ def read_scenarios(path: Path) -> list[tuple[ScenarioRequest, Rule, RunOptions, 
     if isinstance(data, list):
         data = {"scenarios": data}
     validate(data, FILE_SCHEMA, path)
-    defaults = data.get("defaults") or {}
+    folder = path.absolute().parent
+    defaults = _anchored(data.get("defaults") or {}, folder)
     partitions = _Partitions(path, defaults)
     out = []
     for i, entry in enumerate(data["scenarios"]):
+        entry = _anchored(entry, folder)
         e = dict(defaults, **entry)
         partition = e.get("partition")
         machine = entry.get("machine") or (partitions.machine(partition, i) if partition else e.get("machine"))
@@ -132,10 +152,12 @@ def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> Plan
     out, skipped, expanded = [], [], []
     for i, (req, rule, run, partition) in enumerate(read_scenarios(path)):   # every entry checked before any work
         try:
-            expanded.append((rule, run, partition, *expand(req.sweep_spec())))
+            spec = req.sweep_spec()
+            items = expand(spec)                    # loads the method: method_file finds it
+            expanded.append((rule, run, partition, _absolute(method_file(spec.method)), *items))
         except InputError as err:
             raise _entry_error(path, i, err) from None
-    for i, (rule, run, partition, items, requested, skip) in enumerate(expanded):
+    for i, (rule, run, partition, method_path, items, requested, skip) in enumerate(expanded):
         skipped += [dict(s, scenario=i) for s in skip]
         ranked = rank_many(items, rule, store, progress, jobs)
         for res, n_req in zip(ranked, requested):
@@ -145,13 +167,18 @@ def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> Plan
             out.append(PlannedScenario(
                 f"{sc.ivp.name}/n={sc.n}/nodes={sc.nodes}/threads={sc.threads}/{sc.machine.name}"
                 + (f"/partition={partition}" if partition else ""),
-                sc.ivp.name, sc.ivp.path, sc.method.name, sc.machine.name, sc.machine.path, sc.n, n_req,
-                sc.nodes, sc.threads, rule.describe(), run.to_dict(),
+                sc.ivp.name, _absolute(sc.ivp.path), sc.method.name, sc.machine.name, _absolute(sc.machine.path),
+                sc.n, n_req, sc.nodes, sc.threads, rule.describe(), run.to_dict(),
                 [PlannedVariant(r.variant.name, r.prediction.total_s) for r in chosen], len(rest),
-                ordered_sum(r.prediction.total_s for r in rest) * run.steps * run.reps, partition))
+                ordered_sum(r.prediction.total_s for r in rest) * run.steps * run.reps, partition, method_path))
     if not out:
         raise InputError(f"{path}: no scenario can run: " + "; ".join(sorted({s['reason'] for s in skipped})[:3]))
-    return PlanResult(str(path), time.strftime("%Y-%m-%d %H:%M:%S %Z"), out, skipped)
+    return PlanResult(_absolute(path), time.strftime("%Y-%m-%d %H:%M:%S %Z"), out, skipped)
+
+
+def _absolute(path: Path | str) -> str:
+    """Where a plan points to a file: from the root, so that it reads from any folder."""
+    return str(absolute_path(path))
 
 
 def write_plan(plan: PlanResult, target: Path) -> None:
@@ -166,10 +193,14 @@ def read_plan(path: Path) -> dict:
         raise InputError(f"{path}: cannot read ({e.strerror})", field="plan") from None
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: not JSON (line {e.lineno}: {e.msg})", field="plan") from None
-    if not isinstance(plan, dict) or plan.get("plan_version") not in READABLE_VERSIONS or not isinstance(
-            plan.get("scenarios"), list):
+    version = plan.get("plan_version") if isinstance(plan, dict) else None
+    # exactly an int: JSON's true would pass as 1 (and 1.0 as 1) in a plain comparison
+    unknown = type(version) is not int or version not in READABLE_VERSIONS
+    if unknown or not isinstance(plan.get("scenarios"), list):
+        shown = unknown and isinstance(version, (bool, int, float, str))
+        got = f", not {json.dumps(version)}" if shown else ""
         raise InputError(f"{path}: field 'plan_version': expected a plan written by `autotune plan` "
-                         f"(version {PLAN_VERSION})", field="plan")
+                         f"(version {PLAN_VERSION}){got}", field="plan")
     for i, sc in enumerate(plan["scenarios"]):
         for key in ("ivp_path", "method", "machine_path", "n", "nodes", "threads", "run", "variants"):
             if key not in sc:
@@ -199,7 +230,7 @@ def run_plan(plan: dict, store, say, jobs: int | None = None, launcher: str | No
             results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), None, None, status, job))
             continue
         try:
-            sc = Scenario(load_ivp(entry["ivp_path"]), load_method(entry["method"]),
+            sc = Scenario(load_ivp(entry["ivp_path"]), load_method(entry.get("method_path") or entry["method"]),
                           load_machine(entry["machine_path"]), entry["n"], entry["nodes"], entry["threads"])
             check_scenario(sc.ivp, sc.n, sc.nodes, sc.threads, sc.machine)
             variants, excluded = applicable_pool(sc)

@@ -83,7 +83,8 @@ def read_state(plan_path: Path, plan: dict) -> dict | None:
         return None
     except (OSError, json.JSONDecodeError) as e:
         raise InputError(f"{path}: unreadable plan state ({e}); remove it to submit afresh") from None
-    if state.get("state_version") != STATE_VERSION or state.get("plan_digest") != _digest(plan):
+    version = state.get("state_version") if isinstance(state, dict) else None
+    if type(version) is not int or version != STATE_VERSION or state.get("plan_digest") != _digest(plan):
         raise InputError(f"{path}: belongs to another version of {plan_path} (the plan changed since it was "
                          f"submitted); remove it to submit afresh")
     return state

@@ -36,6 +36,27 @@ def names_a_path(name_or_path: str) -> bool:
     return p.suffix in (".yaml", ".yml") or len(p.parts) > 1
 
 
+def beside(name_or_path: str, folder: Path | str) -> str:
+    """A name or path written in a file: a path (see names_a_path) is taken relative to the
+    file's folder and made absolute (an absolute one stays as it is); a name stays a name."""
+    if not names_a_path(name_or_path):
+        return name_or_path
+    return str(absolute_path(Path(folder) / name_or_path))
+
+
+def absolute_path(path: Path | str) -> Path:
+    """The path from the root, 'folder/..' folded away, links not resolved (a path through a
+    link stays one that every node mounting it can follow); after a link '..' is its target's
+    parent, so it stays there."""
+    out = Path()
+    for part in Path(path).absolute().parts:
+        if part == ".." and out.name not in ("", "..") and not out.is_symlink():
+            out = out.parent
+        else:
+            out = out / part
+    return out
+
+
 def resolve(name_or_path: str, shipped_dir: Path, kind: str, user_dir: Path | None = None) -> Path:
     """A name (file stem in user_dir, then shipped_dir) or a path to a user's file.  A bare name
     that is known wins over a file of that name in the working directory (an executable called

@@ -12,7 +12,7 @@ from autotune.specs.schemes import OPERATIONS
 from autotune.specs.shipped import shipped_dir, user_machine_dir
 from autotune.specs.cpus import host_isa
 from autotune.specs.isa import isa_part
-from autotune.specs.loading import names_a_path, parse_yaml, resolve, shipped_names, validate
+from autotune.specs.loading import beside, parse_yaml, resolve, shipped_names, validate
 from autotune.specs.machine_schema import PARTITION, SCHEMA
 from autotune.specs.schema import first_error
 from autotune.specs.units import quantity
@@ -174,7 +174,7 @@ def _partitions(section: dict, path) -> dict[str, str]:
         err = first_error(str(name), PARTITION)
         if err:
             raise InputError(f"{path}: field 'cluster.partitions.{name}': {err[1]}")
-        out[str(name)] = str(Path(path).parent / machine) if names_a_path(machine) else machine
+        out[str(name)] = beside(machine, Path(path).parent)
     return out
 
 
