@@ -8,11 +8,12 @@ import json
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
 from .conftest import run_cli
-from .test_slurm import _machine_path, _plan, _runs, _slurm_answers, _status, _wait
+from .test_slurm import HOST_FLAGS, _machine_path, _plan, _runs, _slurm_answers, _status, _wait
 
 
 def _nodes() -> list[str]:
@@ -67,7 +68,8 @@ def test_srun_places_one_rank_on_each_virtual_node():
 def test_tune_over_two_nodes_stores_where_it_ran(own_replay_store, cluster_machine, capsys):
     code, out, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--machine", cluster_machine, "--n", "1440000",
                              "--nodes", "2", "--threads", "1", "--top", "1", "--steps", "2", "--warmup", "1",
-                             "--reps", "1", "--launcher", "srun", "--format", "json", "--store", own_replay_store)
+                             "--reps", "1", "--launcher", "srun", "--format", "json", "--flags", HOST_FLAGS,
+                             "--store", own_replay_store)
     assert code == 0, err
     assert json.loads(out)["variants"][0]["measured_s"] > 0
     (where,) = _placements(own_replay_store)
@@ -132,7 +134,8 @@ def test_a_run_on_fewer_nodes_than_asked_is_no_result(own_replay_store, cluster_
     code, out, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--machine", cluster_machine, "--n", "1440000",
                              "--nodes", "2", "--threads", "1", "--top", "1", "--steps", "2", "--warmup", "1",
                              "--reps", "1", "--launcher", "srun --mpi={pmi} -N 1 -n {procs} --overcommit "
-                             "--comment=asked-{nodes}", "--format", "json", "--store", own_replay_store)
+                             "--comment=asked-{nodes}", "--format", "json", "--flags", HOST_FLAGS,
+                             "--store", own_replay_store)
     row = json.loads(out)["variants"][0]
     assert row["measured_s"] is None and "asked for 2 nodes and ran on 1" in row["error"]
     assert _runs(own_replay_store)[0][2] is None       # stored as a failure, not as a 2-node time
@@ -140,7 +143,8 @@ def test_a_run_on_fewer_nodes_than_asked_is_no_result(own_replay_store, cluster_
 
 def test_plan_on_one_two_and_four_nodes(own_replay_store, cluster_machine, tmp_path, capsys):
     plan = _plan(tmp_path, capsys, own_replay_store,
-                 f"defaults: {{machine: {cluster_machine}, n: 1440000, steps: 2, warmup: 1, reps: 1, top: 1, "
+                 f"defaults: {{machine: {cluster_machine}, flags: \"{HOST_FLAGS}\", "
+                 f"n: 1440000, steps: 2, warmup: 1, reps: 1, top: 1, "
                  f"threads: 1}}\nscenarios:\n  - {{ivp: heat2d, nodes: 1}}\n  - {{ivp: heat2d, nodes: 2}}\n"
                  f"  - {{ivp: heat2d, nodes: 4}}\n")
     code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", own_replay_store,
@@ -155,11 +159,112 @@ def test_plan_on_one_two_and_four_nodes(own_replay_store, cluster_machine, tmp_p
     assert sorted(len(p["nodes"]) for p in _placements(own_replay_store)) == [1, 2, 4]
 
 
+def _job_field(job: str, field: str) -> str:
+    out = subprocess.run(["scontrol", "show", "job", job], capture_output=True, text=True, timeout=20).stdout
+    found = re.search(rf"\b{field}=(\S+)", out)
+    return found.group(1) if found else ""
+
+
+def _scontrol(*args: str) -> None:
+    proc = subprocess.run(["scontrol", *args], capture_output=True, text=True, timeout=20)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.fixture()
+def nodes_restored():
+    """Every node back in service after the test, whatever it did to them."""
+    yield
+    for node in NODES:
+        subprocess.run(["scontrol", "update", f"nodename={node}", "state=resume"], capture_output=True, timeout=20)
+    _until(lambda: set(subprocess.run(["sinfo", "-h", "-N", "-o", "%T"], capture_output=True, text=True,
+                                      timeout=20).stdout.split()) == {"idle"}, 60)
+
+
+def _submitted(capsys, plan, store) -> str:
+    """Submit the plan; the job id of its first scenario."""
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", store)
+    assert code == 0, err
+    return json.loads((plan.with_name("plan.state.json")).read_text())["scenarios"]["0"]["jobs"][-1]["job_id"]
+
+
+def _until(what, timeout: float, poll: float = 0.3) -> bool:
+    end = time.time() + timeout
+    while not what():
+        if time.time() > end:
+            return False
+        time.sleep(poll)
+    return True
+
+
+def _one_scenario(tmp_path, capsys, store, machine, nodes: int, steps: int):
+    return _plan(tmp_path, capsys, store,
+                 f"defaults: {{machine: {machine}, flags: \"{HOST_FLAGS}\", n: 1440000, steps: {steps}, "
+                 f"warmup: 1, reps: 1, top: 1, threads: 1}}\nscenarios:\n  - {{ivp: heat2d, nodes: {nodes}}}\n")
+
+
+def test_a_node_taken_down_mid_job_loses_nothing_and_measures_nothing_twice(own_replay_store, cluster_machine,
+                                                                          tmp_path, capsys, nodes_restored):
+    plan = _one_scenario(tmp_path, capsys, own_replay_store, cluster_machine, 2, 300)
+    job = _submitted(capsys, plan, own_replay_store)
+    assert _until(lambda: _job_field(job, "JobState") == "RUNNING", 120)
+    victim = subprocess.run(["scontrol", "show", "hostnames", _job_field(job, "NodeList")], capture_output=True,
+                            text=True, timeout=20).stdout.split()[0]
+    # the node fails: Slurm kills what ran there and requeues the job; drained, it stays out of
+    # service (down alone, its slurmd would return it at once: ReturnToService=2)
+    _scontrol("update", f"nodename={victim}", "state=down", "reason=test")
+    _scontrol("update", f"nodename={victim}", "state=drain", "reason=test")
+    # the job ends with its node; Slurm requeues it (the plan shows it queued again, same id) and
+    # it runs once more on nodes that are up; the store then holds its measurement exactly once
+    st = _wait(capsys, plan, lambda s: s["counts"] == {"done": 1}, timeout=300)
+    assert st["counts"] == {"done": 1}, st
+    assert int(_job_field(job, "Restarts") or 0) >= 1
+    assert len(_runs(own_replay_store)) == 1
+    assert victim not in _placements(own_replay_store)[0]["nodes"]
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json")
+    assert code == 0 and json.loads(out)["totals"] == dict(json.loads(out)["totals"], reused=1, ran=0, failed=0)
+
+
+def test_a_drained_node_is_scheduled_around(own_replay_store, cluster_machine, tmp_path, capsys, nodes_restored):
+    drained = NODES[0]                  # the node Slurm would take first
+    _scontrol("update", f"nodename={drained}", "state=drain", "reason=test")
+    plan = _one_scenario(tmp_path, capsys, own_replay_store, cluster_machine, 2, 2)
+    _submitted(capsys, plan, own_replay_store)
+    st = _wait(capsys, plan, lambda s: s["counts"] == {"done": 1}, timeout=300)
+    assert st["counts"] == {"done": 1}, st
+    (where,) = _placements(own_replay_store)
+    assert len(where["nodes"]) == 2 and drained not in where["nodes"], where
+
+
+def test_status_and_collect_survive_a_controller_restart(own_replay_store, cluster_machine, tmp_path, capsys):
+    import os
+    plan = _one_scenario(tmp_path, capsys, own_replay_store, cluster_machine, 2, 100)
+    job = _submitted(capsys, plan, own_replay_store)
+    assert _until(lambda: _job_field(job, "JobState") == "RUNNING", 120)
+    pid_file = os.path.join(os.environ["AUTOTUNE_SLURM_DIR"], "slurmctld.pid")
+    _scontrol("shutdown", "slurmctld")
+    try:
+        assert _until(lambda: subprocess.run(["sinfo", "-h"], capture_output=True, timeout=30).returncode != 0, 60)
+        # without a controller: one line naming the command that failed, nothing else
+        code, out, err = run_cli(capsys, "tune", "--plan", plan, "--status")
+        assert code == 1 and len(err.strip().splitlines()) == 1 and "squeue failed" in err, err
+    finally:
+        subprocess.run(["slurmctld", "-f", os.environ["SLURM_CONF"]], check=True, timeout=60)
+    assert _until(lambda: subprocess.run(["sinfo", "-h"], capture_output=True, timeout=30).returncode == 0, 60)
+    assert os.path.exists(pid_file)         # tests/slurm/down stops it by this pid
+    # the restarted controller recovered the job from its saved state: the plan follows it to the end
+    st = _wait(capsys, plan, lambda s: s["counts"] == {"done": 1}, timeout=300)
+    assert st["counts"] == {"done": 1} and st["scenarios"][0]["job"] == job, st
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json")
+    assert code == 0 and json.loads(out)["totals"]["reused"] == 1
+    assert len(_runs(own_replay_store)) == 1
+
+
 def test_a_plan_bigger_than_the_partition_is_refused_before_submitting(own_replay_store, cluster_machine,
                                                                        tmp_path, capsys):
     big = _cluster_of(2 * len(NODES), tmp_path / "big.yaml")
     plan = _plan(tmp_path, capsys, own_replay_store,
-                 f"defaults: {{machine: {big}, n: 1440000, steps: 2, warmup: 1, reps: 1, top: 1, threads: 1}}\n"
+                 f"defaults: {{machine: {big}, flags: \"{HOST_FLAGS}\", "
+                 f"n: 1440000, steps: 2, warmup: 1, reps: 1, top: 1, threads: 1}}\n"
                  f"scenarios:\n  - {{ivp: heat2d, nodes: 2}}\n  - {{ivp: heat2d, nodes: {2 * len(NODES)}}}\n")
     code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--store", own_replay_store)
     assert code == 2 and len(err.strip().splitlines()) == 1
@@ -187,7 +292,8 @@ PARTITIONS = _partition_nodes()
 def test_a_plan_over_two_partitions_runs_each_scenario_in_its_own(own_replay_store, tmp_path, capsys):
     small, big = _cluster_of(2, tmp_path / "small.yaml"), _cluster_of(2, tmp_path / "big.yaml")
     plan = _plan(tmp_path, capsys, own_replay_store,
-                 f"defaults: {{partitions: {{small: {small}, big: {big}}}, n: 1440000, nodes: 1, threads: 1, "
+                 f"defaults: {{partitions: {{small: {small}, big: {big}}}, flags: \"{HOST_FLAGS}\", "
+                 f"n: 1440000, nodes: 1, threads: 1, "
                  f"steps: 1, warmup: 0, reps: 1, top: 1}}\n"
                  "scenarios:\n  - {ivp: heat2d, partition: small}\n  - {ivp: heat2d, partition: big}\n")
     assert [s["machine"] for s in json.loads(plan.read_text())["scenarios"]] == ["small", "big"]
