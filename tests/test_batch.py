@@ -45,6 +45,49 @@ def test_partition_sizes_from_sinfo_lines():
     assert slurm.parse_partition_nodes("") == ({}, None)
 
 
+# what srun printed in a job (a virtual cluster, Slurm 22.05) while its controller was restarted,
+# and after the job had been requeued because one of its nodes failed
+UNREACHABLE = ("srun: error: Unable to confirm allocation for job 743324: Unable to contact slurm controller "
+               "(connect failure)\nsrun: Check SLURM_JOB_ID environment variable. Expired or invalid job 743324")
+REQUEUED = ("srun: error: Unable to confirm allocation for job 743321: Job is pending execution\nsrun: Check "
+            "SLURM_JOB_ID environment variable. Expired or invalid job 743321")
+
+
+def test_an_unreachable_controller_is_told_from_a_job_that_is_gone():
+    assert slurm.controller_unreachable(UNREACHABLE)
+    assert slurm.controller_unreachable("srun: error: slurm_receive_msg: Socket timed out on send/recv operation")
+    assert not slurm.controller_unreachable(REQUEUED)
+    assert not slurm.controller_unreachable("srun: error: vn1: tasks 0-1: Illegal instruction")
+
+
+def test_srun_runner_tries_again_while_the_controller_is_away(monkeypatch):
+    from autotune.pipeline import runners
+    said, answers = [], [ToolError(f"solver failed (exit 1): srun ...: {UNREACHABLE}"),
+                         ToolError(f"solver failed (exit 1): srun ...: {UNREACHABLE}"), {"median_step_s": 0.5}]
+
+    def launch(self, name, rep):
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(runners.LaunchRunner, "run", launch)
+    monkeypatch.setattr(runners.time, "sleep", lambda s: said.append(f"slept {s:g}"))
+    runner = runners.SrunRunner.__new__(runners.SrunRunner)
+    runner.progress = said.append
+    assert runner.run("v", 0) == {"median_step_s": 0.5}
+    assert said == ["srun could not reach the Slurm controller; trying again in 2 s", "slept 2",
+                    "srun could not reach the Slurm controller; trying again in 5 s", "slept 5"]
+    # a requeued job's srun fails at once; so does one whose controller stays away
+    answers[:] = [ToolError(REQUEUED)]
+    with pytest.raises(ToolError, match="pending execution"):
+        runner.run("v", 0)
+    answers[:] = [ToolError(UNREACHABLE)] * 50
+    with pytest.raises(ToolError, match="Unable to contact"):
+        runner.run("v", 0)
+    assert sum(float(s.split()[1]) for s in said if s.startswith("slept")) <= 7 + runners.SrunRunner.RETRY_S
+
+
 def test_scenario_status_from_store_and_slurm():
     assert submit._status(2, 2, "5", "RUNNING", slurm.STATE_OF) == "done"            # the store decides first
     assert submit._status(0, 1, None, None, slurm.STATE_OF) == "not submitted"

@@ -14,13 +14,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from typing import Callable, Protocol
 
-from autotune.errors import InputError
+from autotune.errors import InputError, ToolError
 from autotune.request.run import RunPlan
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant
 from autotune.storage.store import Store
+from autotune.tools.slurm import controller_unreachable
 
 
 class Runner(Protocol):
@@ -94,10 +96,28 @@ class LaunchRunner:
 
 
 class SrunRunner(LaunchRunner):
+    """LaunchRunner through srun.  A launch that failed because the controller could not be
+    reached (restarted mid-plan) never started: it is tried again for up to RETRY_S seconds before
+    the run counts as failed (which would cost the scenario a new job)."""
     kind = "srun"
+    RETRY_S = 180.0
+    PAUSES_S = (2.0, 5.0, 10.0, 20.0)
 
     def _runs_here(self) -> bool:
         return "SLURM_JOB_ID" in os.environ
+
+    def run(self, name: str, rep: int) -> dict:
+        waited, attempt = 0.0, 0
+        while True:
+            try:
+                return super().run(name, rep)
+            except ToolError as e:
+                pause = self.PAUSES_S[min(attempt, len(self.PAUSES_S) - 1)]
+                if not controller_unreachable(str(e)) or waited + pause > self.RETRY_S:
+                    raise
+                self.progress(f"srun could not reach the Slurm controller; trying again in {pause:g} s")
+                time.sleep(pause)
+                waited, attempt = waited + pause, attempt + 1
 
 
 class ReplayRunner:

@@ -141,6 +141,21 @@ def job_states(job_ids: list[str]) -> dict[str, str]:
     return states
 
 
+# what srun prints where it could not reach the controller (restarted, failed over, overloaded):
+# the step never started, and the same srun a little later will start it
+CONTROLLER_UNREACHABLE = ("unable to contact slurm controller", "socket timed out on send/recv")
+# ... unless the controller answered that the job is no longer running (requeued after a node
+# failure: this job's srun must not start anything; the requeued job runs the scenario again)
+JOB_GONE = ("job is pending execution", "job has been cancelled", "already completing or completed")
+
+
+def controller_unreachable(text: str) -> bool:
+    """Whether a failed srun said only that the controller could not be reached: worth trying
+    again in a moment, where any other failure is the run's own."""
+    low = text.lower()
+    return any(s in low for s in CONTROLLER_UNREACHABLE) and not any(s in low for s in JOB_GONE)
+
+
 def parse_partition_nodes(out: str) -> tuple[dict[str, int], str | None]:
     """(partition -> nodes, the default partition) from `sinfo -h -o %P|%D` lines (a partition
     listed on several lines adds up; the default one is marked with a trailing *)."""
