@@ -35,10 +35,14 @@ int main(int argc, char **argv) {
             { threads = omp_get_num_threads(); elapsed = omp_get_wtime(); }
             for (long r = 0; r < reps; ++r) {
                 if (streams == 1 && per_it == 8) {  /* vectorised reduction: not latency-bound */
-                    double part = 0;
-                    #pragma omp simd reduction(+:part)
-                    for (long i = 0; i < n; ++i) part += a[i];
-                    acc += part;
+                    /* 32 partial sums: independent add chains (a single vector accumulator is
+                       bound by the add latency, not by bandwidth, on CPUs with narrow vectors) */
+                    double p[32] = {0};
+                    long i = 0;
+                    for (; i + 32 <= n; i += 32)
+                        for (int k = 0; k < 32; ++k) p[k] += a[i + k];
+                    for (; i < n; ++i) p[0] += a[i];
+                    for (int k = 0; k < 32; ++k) acc += p[k];
                 }
                 else if (per_it == 16 && streams == 1) { for (long i = 0; i < n; ++i) a[i] = s * a[i]; }
                 else if (streams == 2 && per_it == 16) { for (long i = 0; i < n; ++i) b[i] = a[i]; }
