@@ -120,7 +120,8 @@ def test_a_worker_that_dies_stops_the_pool_with_why(monkeypatch):
     monkeypatch.setattr(ecm_runner, "analyse", _die)
     got = []
     with pytest.raises(autotune.ToolError) as e:
-        ecm_runner._run_pool(lambda: ProcessPoolExecutor(2), [{"name": f"part{i}"} for i in range(5)],
-                             lambda task, result: got.append(result), None)
+        ecm_runner._run_pool(lambda: ProcessPoolExecutor(2),
+                             [{"name": f"part{i}", "regimes": [{"label": "MEM"}]} for i in range(5)],
+                             lambda task, regime, result: got.append(result), None)
     assert str(e.value).startswith("an analysis worker died (BrokenProcessPool: ")
     assert str(e.value).endswith("; none of 5 kernel analyses ran") and got == []

@@ -33,7 +33,7 @@ def run(interactive: bool) -> str:
 def test_terminal_rewrites_one_line_with_the_time_left():
     text = run(interactive=True)
     lines = text.split("\n")
-    assert lines[0] == "autotune: running 4 kerncraft analyses (ECM, OSACA, cache simulation)"
+    assert lines[0] == "autotune: running 4 kerncraft analyses (ECM, OSACA, layer conditions or cache simulation)"
     # every update returns to the start of the same line and clears what a longer one left
     updates = lines[1].split("\r")[1:]
     assert len(updates) == 4 and all(u.endswith("\x1b[K") for u in updates)

@@ -36,7 +36,8 @@ class AnalysisProgress:
     def __call__(self, done: int, total: int, name: str) -> None:
         if done == 0:
             self.start = self.now()
-            self.stream.write(f"autotune: running {total} kerncraft analyses (ECM, OSACA, cache simulation)\n")
+            self.stream.write(f"autotune: running {total} kerncraft analyses (ECM, OSACA, layer conditions or "
+                              f"cache simulation)\n")
             self.stream.flush()
             return
         left = time_left(self.now() - self.start, done, total)

@@ -203,3 +203,24 @@ def _index_of(ops: Ops, bytes_needed, limits: tuple[tuple[str, float], ...]):
     for i in range(len(limits) - 1, -1, -1):
         index = ops.where(bytes_needed <= limits[i][1], i, index)
     return index
+
+
+def cache_predictor(part: KernelPart, regime: Regime) -> str:
+    """The cache predictor of an analysis of the part in this regime: kerncraft's layer conditions
+    ("LC", from the part's data view: instant) where they count the same lines as its cache
+    simulation ("SIM", seconds), the simulation where they do not:
+    - a loop of step > 1 (the layer conditions need unit steps: string-mix's interleaved equations);
+    - the RHS of all s argument vectors in one sweep (rhs=onepass): its s rows of one shape, read
+      at the same offsets, compete for the same cache sets, which the simulation sees (it models
+      sets and ways) and the layer conditions (capacity alone) do not;
+    - a component sweep nested inside another loop (the LC forms lc.*.lj, lc.acc.ijl ...) in a
+      regime whose layer is a cache level: the sweep's rows are served from that level on the next
+      pass of the outer loop, a reuse the layer conditions do not see (they see the reuse between
+      the accesses of one sweep, such as a stencil's rows, which they count exactly)."""
+    if any(lp.step != 1 for lp in part.loops):
+        return "SIM"
+    if part.kernel == "RHSALL":
+        return "SIM"
+    if part.sweep_bytes_per_component and regime.layer is not None:
+        return "SIM"
+    return "LC"

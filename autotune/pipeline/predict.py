@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from autotune.codegen.dataview import data_view
 from autotune.model import regime as regmod
 from autotune.model.ops import SCALAR
 from autotune.model.preselect import Rule
@@ -28,11 +29,16 @@ BACKEND_VERSION = 2  # bump when the analysis set-up (patches, predictor) change
 
 
 def _analysis_inputs(part: KernelPart, machine: Machine, regime: regmod.Regime) -> dict:
-    return {
+    """Everything an analysis' result depends on (its store key).  The cache predictor is
+    model.regime's choice; a part with no data view (codegen.dataview) is simulated."""
+    constants = regmod.representative_constants(part, machine, regime)
+    predictor = regmod.cache_predictor(part, regime)
+    view = data_view(part, constants) if predictor == "LC" else None
+    inputs = {
         "backend": BACKEND_VERSION,
         "code": part.code,
         "unroll": part.unroll,
-        "constants": regmod.representative_constants(part, machine, regime),
+        "constants": constants,
         "regime": regime.label,
         "machine": machine.kerncraft_digest,
         "compiler": machine.compiler,
@@ -40,16 +46,20 @@ def _analysis_inputs(part: KernelPart, machine: Machine, regime: regmod.Regime) 
         "compiler_version": compiler_version(machine.compiler),
         "kerncraft": package_version("kerncraft"),
         "osaca": package_version("osaca"),
-        "cache_predictor": "SIM",
+        "cache_predictor": "LC" if view else "SIM",
         "incore": f"OSACA:{machine.incore_model}",
     }
+    if view:
+        inputs["view"] = view
+    return inputs
 
 
 def ensure_ecm(needs: list[tuple[KernelPart, regmod.Regime]], machine: Machine, store: Store,
                progress: Callable[[int, int, str], None] | None = None,
                jobs: int | None = None) -> tuple[dict[tuple, dict], int]:
     """ECM results of every (part, regime) pair, by (part code, data level, layer level); runs and
-    stores only what the store lacks."""
+    stores only what the store lacks, each part's missing regimes in one task (its in-core
+    analysis made once)."""
     keyed: dict[tuple, tuple[dict, str, KernelPart, regmod.Regime]] = {}
     for part, reg in needs:
         ident = (part.code, reg.data, reg.layer)
@@ -65,16 +75,20 @@ def ensure_ecm(needs: list[tuple[KernelPart, regmod.Regime]], machine: Machine, 
         cross = None if jobs == MPI_JOBS else cross_analysis_error(machine)
         if cross:
             raise InputError(f"{cross} ({len(todo)} kernel analyses missing)", field="machine")
-        tasks = [{"key": k, "name": f"{part.name}@{reg.label}", "code": part.code, "machine_path": machine.path,
-                  "constants": inputs["constants"], "unroll": part.unroll} for k, (part, reg, inputs) in todo.items()]
+        tasks: dict[str, dict] = {}
+        for k, (part, reg, inputs) in todo.items():
+            task = tasks.setdefault(part.code, {"name": part.name, "code": part.code, "machine_path": machine.path,
+                                                "unroll": part.unroll, "regimes": []})
+            task["regimes"].append({"key": k, "label": reg.label, "constants": inputs["constants"],
+                                    "cache_predictor": inputs["cache_predictor"], "view": inputs.get("view")})
 
-        def keep(task, result):
-            part, reg, inputs = todo[task["key"]]
+        def keep(task, regime, result):
+            part, reg, inputs = todo[regime["key"]]
             if not result.get("transient"):  # a crashed worker is not a property of the kernel
-                store.put_ecm(task["key"], part.name, reg.label, machine.name, result, inputs)
-            have[task["key"]] = result
+                store.put_ecm(regime["key"], part.name, reg.label, machine.name, result, inputs)
+            have[regime["key"]] = result
 
-        ran = run_analyses(tasks, keep, progress, jobs)
+        ran = run_analyses(list(tasks.values()), keep, progress, jobs)
     return {ident: have[k] for ident, (_, k, _, _) in keyed.items()}, ran
 
 

@@ -1,7 +1,8 @@
 """Run kerncraft analyses in parallel in long-lived worker processes.
 
 Each worker imports kerncraft and sets up OSACA once (init_worker), then takes
-one kernel part at a time.  Results are handed to `on_result` as they arrive,
+one kernel part at a time, with every regime it is to be analysed in (its in-core
+analysis is the same in each: made once).  Results are handed to `on_result` as they arrive,
 so an interrupted run keeps everything finished so far.
 
 The workers are a local process pool (jobs: a count, default the available
@@ -92,15 +93,16 @@ def cause_of(e: BaseException) -> str:
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
-def analyse(task: dict) -> dict:
-    """kerncraft_backend.analyse in the task's scratch directory, made where missing (an MPI
-    worker on another node than rank 0 has no such directory).  Where kerncraft could not be set
-    up in this worker, a fatal result naming why."""
+def analyse(task: dict) -> list[dict]:
+    """kerncraft_backend.analyse_part in the task's scratch directory, made where missing (an MPI
+    worker on another node than rank 0 has no such directory): a result per regime of the task.
+    Where kerncraft could not be set up in this worker, a fatal result naming why."""
     if _init_error is not None:
-        return {"ok": False, "fatal": True, "error": f"kerncraft cannot start in the analysis workers: "
-                f"{_init_error}", "log": ""}
+        return [{"ok": False, "fatal": True, "error": f"kerncraft cannot start in the analysis workers: "
+                 f"{_init_error}", "log": ""}] * len(task["regimes"])
     os.makedirs(task["scratch"], exist_ok=True)
-    return dict(kerncraft_backend.analyse(task), ran_on=node_name())
+    where = node_name()
+    return [dict(r, ran_on=where) for r in kerncraft_backend.analyse_part(task)]
 
 
 def node_name() -> str:
@@ -120,11 +122,13 @@ def _mpi_pool() -> Executor:
     return MPIPoolExecutor(initializer=init_worker_once, main=False)
 
 
-def run_analyses(tasks: list[dict], on_result: Callable[[dict, dict], None],
+def run_analyses(tasks: list[dict], on_result: Callable[[dict, dict, dict], None],
                  progress: Callable[[int, int, str], None] | None = None,
                  jobs: int | str | None = None) -> int:
-    """Analyse every task (dicts as kerncraft_backend.analyse takes them); return how many ran.
-    jobs: the local pool's size (default: available cores), or 'mpi' for the MPI ranks."""
+    """Analyse every task (a kernel part and its regimes, as kerncraft_backend.analyse_part takes
+    them), calling on_result(task, regime, result) for each regime; return how many analyses
+    (regimes) ran.  jobs: the local pool's size (default: available cores), or 'mpi' for the MPI
+    ranks."""
     if not tasks:
         return 0
     check_jobs(jobs)
@@ -132,37 +136,42 @@ def run_analyses(tasks: list[dict], on_result: Callable[[dict, dict], None],
     return _run_pool(pool, tasks, on_result, progress)
 
 
-def _run_pool(make_pool: Callable[[], Executor], tasks: list[dict], on_result: Callable[[dict, dict], None],
+def _run_pool(make_pool: Callable[[], Executor], tasks: list[dict], on_result: Callable[[dict, dict, dict], None],
               progress: Callable[[int, int, str], None] | None) -> int:
     scratch = tempfile.mkdtemp(prefix="autotune-ecm-")
     failures, here = 0, node_name()
+    total = sum(len(t["regimes"]) for t in tasks)
     try:
         with make_pool() as pool:
             futures = {pool.submit(analyse, dict(t, scratch=scratch)): t for t in tasks}
             done = 0
             if progress:
-                progress(0, len(tasks), "")
+                progress(0, total, "")
             for fut in as_completed(futures):
                 task = futures[fut]
                 try:
-                    result = fut.result()
+                    results = fut.result()
                 except BrokenExecutor as e:   # a worker process died: every task left fails alike
-                    result = {"ok": False, "fatal": True, "error": f"an analysis worker died ({cause_of(e)})"}
+                    results = [{"ok": False, "fatal": True, "error": f"an analysis worker died ({cause_of(e)})"}]
                 except Exception as e:  # a task that could not reach a worker: report it like a failed analysis
-                    result = {"ok": False, "error": f"worker failed: {cause_of(e)}", "log": "", "transient": True}
-                if result.get("fatal"):
+                    results = [{"ok": False, "error": f"worker failed: {cause_of(e)}", "log": "",
+                                "transient": True}] * len(task["regimes"])
+                if results[0].get("fatal"):
                     pool.shutdown(wait=False, cancel_futures=True)
-                    kept = f"{done} of {len(tasks)} kernel analyses finished and stored" if done else \
-                        f"none of {len(tasks)} kernel analyses ran"
-                    raise ToolError(f"{result['error']}; {kept}")
-                failures += not result.get("ok")
-                done += 1
-                ran_on = result.pop("ran_on", None)     # where it ran is no property of the kernel
-                on_result(task, result)
+                    kept = f"{done} of {total} kernel analyses finished and stored" if done else \
+                        f"none of {total} kernel analyses ran"
+                    raise ToolError(f"{results[0]['error']}; {kept}")
+                ran_on = None
+                for regime, result in zip(task["regimes"], results):
+                    failures += not result.get("ok")
+                    done += 1
+                    ran_on = result.pop("ran_on", None)     # where it ran is no property of the kernel
+                    on_result(task, regime, result)
                 if progress:
                     elsewhere = f" on {ran_on}" if ran_on and ran_on != here else ""
-                    progress(done, len(tasks), task["name"] + elsewhere)
+                    labels = ",".join(r["label"] for r in task["regimes"])
+                    progress(done, total, f"{task['name']}@{labels}{elsewhere}")
     finally:
         if not failures:
             shutil.rmtree(scratch, ignore_errors=True)
-    return len(tasks)
+    return total

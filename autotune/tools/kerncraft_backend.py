@@ -15,7 +15,8 @@ What we change in kerncraft's behaviour, and why:
   count a literal, gcc unrolls the short stage/summand loops completely and
   the assembly loop is the component loop j; one of its iterations then covers
   `unroll` source iterations per component, so the increment is scaled by it.
-- OSACA's assembly parsers are built once per process instead of per call.
+- What we change in kerncraft's assembly parsing and layer-condition predictor is in
+  kerncraft_patches.
 - kerncraft's ECM model and in-core model and OSACA's port model add floats with
   sum(), which compensates since Python 3.12: the same analysis would end in other
   last bits on 3.11 than on 3.12 (and a store shared between them would hold
@@ -25,7 +26,6 @@ What we change in kerncraft's behaviour, and why:
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import os
 import shutil
@@ -44,9 +44,10 @@ def init_worker() -> None:
     from osaca.semantics import arch_semantics
 
     from autotune.arith import ordered_sum
+    from autotune.tools import kerncraft_patches
     from autotune.tools.asm import store_increment
 
-    incore_model.get_parser = functools.lru_cache(maxsize=None)(incore_model.get_parser)
+    kerncraft_patches.apply()
     for module in (ecm, incore_model, arch_semantics):
         module.sum = ordered_sum     # a module's global shadows the built-in sum()
 
@@ -87,56 +88,132 @@ def _scalar(x):
         return str(x)
 
 
-def analyse(task: dict) -> dict:
-    """Run kerncraft's ECM model (SIM cache predictor, OSACA) on one kernel part.
+def analyse_part(task: dict) -> list[dict]:
+    """kerncraft's ECM model (OSACA in-core, the cache predictor each regime names) of one kernel
+    part in every regime asked for: the in-core half (compile, OSACA) once, the cache half per
+    regime, each combined by kerncraft's own ECM rule.
 
-    task: name, code, machine_path, constants {name: int}, unroll, scratch.
-    Returns a plain dict: {"ok": True, ...figures} or {"ok": False, "error", "log"}.
+    task: name, code, machine_path, unroll, scratch, regimes: [{label, constants {name: int},
+    cache_predictor "SIM" | "LC", view (LC: codegen.dataview's text)}].  Returns one plain dict per
+    regime, in order: {"ok": True, ...figures, "cache_predictor": the one that ran} or
+    {"ok": False, "error", "log"}.  Where kerncraft's layer-condition predictor refuses a view,
+    the regime is simulated instead and says why (lc_refused).
     """
     if not _STATE:
         init_worker()
     scratch = tempfile.mkdtemp(prefix=task["name"].replace("/", "_") + ".", dir=task["scratch"])
-    kernel_file = os.path.join(scratch, "kernel.c")
-    with open(kernel_file, "w") as f:
-        f.write(task["code"])
-    argv = ["-p", "ECM", "-m", task["machine_path"], kernel_file, "--cache-predictor", "SIM",
-            "--incore", "OSACA", "--pointer-increment", "auto"]
-    for k, v in task["constants"].items():
-        argv += ["-D", k, str(v)]
     out = io.StringIO()
     _STATE["unroll"] = int(task.get("unroll", 1))
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-            args = _STATE["parser"].parse_args(argv)
-            machine = _STATE["MachineModel"](task["machine_path"], args=args)
-            kernel = _STATE["Kernel"](task["code"], filename=kernel_file, machine=machine,
-                                      keep_intermediates=True)
-            for k, v in task["constants"].items():
-                kernel.set_constant(k, v)
-            model = _STATE["models"].ECM(kernel, machine, args, _STATE["parser"])
-            model.analyze()
-            res = model.results
+            cpu = _incore(task, scratch)
     except (SystemExit, Exception) as e:  # kerncraft reports many failures with sys.exit
-        log = os.path.join(scratch, "kerncraft.log")
-        text = out.getvalue()
-        if not isinstance(e, SystemExit):
-            text += "\n" + traceback.format_exc()
-        with open(log, "w") as f:
-            f.write(text)
-        lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-        reason = lines[-1] if lines else type(e).__name__
-        for ln in lines:
-            if "failed" in ln.lower() or "error" in ln.lower():
-                reason = ln
-                break
-        return {"ok": False, "error": reason[:500], "log": log}
+        return [_failed(out.getvalue(), e, scratch)] * len(task["regimes"])
     finally:
         _STATE["unroll"] = 1
+    results = []
+    for index, regime in enumerate(task["regimes"]):
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+                results.append(_regime(task, regime, cpu, os.path.join(scratch, f"r{index}")))
+        except (SystemExit, Exception) as e:
+            results.append(_failed(out.getvalue(), e, scratch))
+    if all(r["ok"] for r in results):
+        shutil.rmtree(scratch, ignore_errors=True)
+    return results
+
+
+def _kernel(code: str, folder: str, task: dict, predictor: str, constants: dict):
+    """(kernel, machine model, options) of `code` analysed with `predictor`, the kernel file in
+    its own folder: kerncraft keeps its intermediate files beside the kernel file and does not key
+    them on the code."""
+    os.makedirs(folder, exist_ok=True)
+    kernel_file = os.path.join(folder, "kernel.c")
+    with open(kernel_file, "w") as f:
+        f.write(code)
+    argv = ["-p", "ECM", "-m", task["machine_path"], kernel_file, "--cache-predictor", predictor,
+            "--incore", "OSACA", "--pointer-increment", "auto"]
+    for k, v in constants.items():
+        argv += ["-D", k, str(v)]
+    args = _STATE["parser"].parse_args(argv)
+    args.code_file.close()          # argparse opened both; kerncraft reads them by name here
+    args.machine.close()
+    machine = _STATE["MachineModel"](task["machine_path"], args=args)
+    kernel = _STATE["Kernel"](code, filename=kernel_file, machine=machine, keep_intermediates=True)
+    for k, v in constants.items():
+        kernel.set_constant(k, v)
+    return kernel, machine, args
+
+
+def _incore(task: dict, scratch: str):
+    """The part's in-core analysis (its own code: what the solver runs)."""
+    from kerncraft.models.ecm import ECMCPU
+    kernel, machine, args = _kernel(task["code"], os.path.join(scratch, "code"), task, "SIM",
+                                    task["regimes"][0]["constants"])
+    cpu = ECMCPU(kernel, machine, args, _STATE["parser"])
+    cpu.analyze()
+    return cpu
+
+
+class _Analysed:
+    """An analysed half of the ECM model: kerncraft's ECM calls analyze() on both halves; this
+    one has its results already."""
+
+    def __init__(self, half, results=None):
+        self._half = half
+        self.results = half.results if results is None else results
+
+    def analyze(self):
+        return self.results
+
+    def conv_cy(self, cy_cl):
+        return self._half.conv_cy(cy_cl)
+
+
+def _per_part_line(results: dict, unroll: int) -> dict:
+    """The data half's cycles of a view (per cache line of the view's iterations, each `unroll`
+    iterations of the part) per cache line of the part's own iterations."""
+    out = dict(results)
+    out["cycles"] = [(level, c / unroll) for level, c in results["cycles"]]
+    for level, c in out["cycles"]:
+        out[level] = c
+    out["penalty"] = results.get("penalty", 0.0) / unroll
+    return out
+
+
+def _regime(task: dict, regime: dict, cpu, folder: str) -> dict:
+    from kerncraft.models.ecm import ECM, ECMData
+    constants, refused, predictor = regime["constants"], None, regime["cache_predictor"]
+    data = None
+    if predictor == "LC":
+        try:
+            kernel, machine, args = _kernel(regime["view"], os.path.join(folder, "view"), task, "LC", constants)
+            half = ECMData(kernel, machine, args, _STATE["parser"])
+            half.analyze()
+            data = _Analysed(half, _per_part_line(half.results, int(task.get("unroll", 1))))
+        except ValueError as e:         # kerncraft: the layer conditions do not apply here
+            refused, predictor = " ".join(str(e).split())[:300], "SIM"
+    kernel, machine, args = _kernel(task["code"], os.path.join(folder, "code"), task, "SIM", constants)
+    if data is None:
+        data = ECMData(kernel, machine, args, _STATE["parser"])      # simulates the caches
+    model = ECM.__new__(ECM)
+    model.kernel, model.machine, model._args, model.verbose, model.results = kernel, machine, args, 0, None
+    model._CPU, model._data = _Analysed(cpu), data
+    model.analyze()
+    result = _result(model.results, task)
+    result["cache_predictor"] = predictor
+    if refused:
+        result["lc_refused"] = refused
+    return result
+
+
+def _result(res: dict, task: dict) -> dict:
     # ECM = (overlapping terms..., (non-overlapping terms...)), names alike
     names, values = res["ECM Model Construction"], res["ECM"]
     terms = {f"{n} (overlapping)": float(v) for n, v in zip(names[:-1], values[:-1])}
     terms.update({n: float(v) for n, v in zip(names[-1], values[-1])})
-    result = {
+    return {
         "ok": True,
         "cy_per_cl": float(res["total cycles"]["cy/CL"]),
         "terms": terms,
@@ -149,5 +226,18 @@ def analyse(task: dict) -> dict:
         "memory_bandwidth_kernel": str(res.get("memory bandwidth kernel", "")),
         "port_cycles": {str(k): float(v) for k, v in res["port cycles"].items()},
     }
-    shutil.rmtree(scratch, ignore_errors=True)
-    return result
+
+
+def _failed(text: str, e: BaseException, scratch: str) -> dict:
+    log = os.path.join(scratch, "kerncraft.log")
+    if not isinstance(e, SystemExit):
+        text += "\n" + traceback.format_exc()
+    with open(log, "a") as f:
+        f.write(text)
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    reason = lines[-1] if lines else type(e).__name__
+    for ln in lines:
+        if "failed" in ln.lower() or "error" in ln.lower():
+            reason = ln
+            break
+    return {"ok": False, "error": reason[:500], "log": log}

@@ -1,0 +1,57 @@
+"""The data view of a kernel part: its loop nest as kerncraft's layer-condition predictor (LC) can
+read it, for the cache half of an analysis (the in-core half analyses the part's own code).
+
+kerncraft's LC predictor wants every array index to follow the loop order (the innermost loop
+indexes the last dimension) and fails to order offsets that are symbols (y[j-N] against y[j-1]:
+N might be 1).  The view therefore
+- writes out the short literal loops inside the component loop j (the stage and summand loops,
+  of s or fewer trips), in their order, as one block per j: the same accesses in the same order,
+  with literal rows (Y[l][j] -> Y[0][j], Y[1][j], ...), so one iteration of the view is `unroll`
+  iterations of the part, and its cache traffic per cache line of work is `unroll` times the
+  part's (the analysis divides it out);
+- puts the value of the size parameter (the growing access distance of a stencil) in place of its
+  name, so every offset is a number;
+- reads the method's coefficients (a[l][i], b[i]: a few doubles, always in L1) as scalars: indexed
+  by an outer loop (lc.acc.ijl's summand loop i), they would break the index order for nothing.
+Pure text work on the part's rendered code.
+"""
+from __future__ import annotations
+
+import re
+from itertools import product
+
+from autotune.specs.parts import KernelPart
+
+_FOR = re.compile(r"^\s*for \(int (\w+) = ([^;]+); \1 < ([^;]+); \1(\+\+| \+= \d+)\)\s*$")
+
+
+def data_view(part: KernelPart, constants: dict[str, int]) -> str | None:
+    """The view of the part's code at these kerncraft constants; None where it has none (a body
+    that is a block inside a short loop: written out it would nest blocks)."""
+    lines = part.code.rstrip("\n").split("\n")
+    heads = [i for i, line in enumerate(lines) if _FOR.match(line)]
+    if not heads or [lp.var for lp in part.loops] != [_FOR.match(lines[i]).group(1) for i in heads]:
+        return None
+    decls, loop_lines = lines[:heads[0]], [lines[i] for i in heads]
+    body = " ".join(line.strip() for line in lines[heads[-1] + 1:])
+    names = [lp.var for lp in part.loops]
+    inner = part.loops[names.index("j") + 1:]
+    if inner:
+        if body.startswith("{"):
+            return None
+        stmts = []
+        for values in product(*(range(int(lp.start), int(lp.stop), lp.step) for lp in inner)):
+            stmt = body
+            for lp, v in zip(inner, values):
+                stmt = re.sub(rf"\b{lp.var}\b", str(v), stmt)
+            stmts.append(stmt)
+        body = "{ " + " ".join(stmts) + " }"
+        loop_lines = loop_lines[:len(part.loops) - len(inner)]
+    for name in part.constants:
+        body = re.sub(rf"\b{name}(\[[^\]]*\])+", name, body)
+        decls = [re.sub(rf"^double {name}(\[[^\]]*\])+;$", f"double {name};", d) for d in decls]
+    depth = len(loop_lines)
+    text = "\n".join(decls + loop_lines + ["  " * depth + body]) + "\n"
+    if part.size_parameter:
+        text = re.sub(rf"\b{part.size_parameter}\b", str(constants[part.size_parameter]), text)
+    return text

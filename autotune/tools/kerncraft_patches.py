@@ -1,0 +1,112 @@
+"""What we change in kerncraft's cache and assembly handling, applied once per analysis worker
+(kerncraft_backend.init_worker).  Each change names why; none changes what a working analysis
+computes, except where kerncraft's own answer was wrong for our kernels (the victim caches).
+
+- x86 assembly is parsed in the syntax it is written in.  kerncraft (with OSACA >= 0.7) tries
+  Intel syntax first on every parse and falls back to AT&T (what gcc and clang emit): that built
+  OSACA's Intel parser (12 s on a slow core) and parsed every file twice, four times per
+  analysis.  AT&T names registers with a `%` prefix and Intel syntax never does, which decides
+  it.  OSACA's AT&T parser is built once per process too.
+- OSACA keeps every machine model it loads in a runtime cache, then reads its pickle again on the
+  next construction anyway (five times per analysis, half a second each on a slow core); here
+  a model already in the runtime cache is taken from there.
+- The layer-condition predictor splits an array index into per-dimension offsets and drops a
+  term that is a multiple of a symbol where the dimension's factor is a sum: the third row of
+  y[4][M + 2*N] at j - N is 2*(M + 2*N) + j - N, whose 2*M it loses ("Unable to split
+  expression").  The split here keeps every term no larger factor claims in the last dimension
+  (factor 1), which reassembles the index exactly; the predictor only ever uses the reassembled
+  offsets.
+- The layer-condition predictor counts, as the lines a level sends to the next, only the
+  written lines it evicts.  A level whose evicted lines go to a victim cache (`victims_to` in
+  the machine file: Zen's L2 into its L3) sends every line it evicts, clean or not: in steady
+  state as many as it loads.  kerncraft's cache simulator counts them so; its layer-condition
+  predictor, made victim-aware here, now does too.
+"""
+from __future__ import annotations
+
+import functools
+import operator
+import re
+from functools import reduce
+
+
+def x86_syntax(code: str) -> str:
+    """The syntax of x86 assembly: ATT where a register is named with its % prefix."""
+    return "ATT" if re.search(r"%[a-z]", code) else "INTEL"
+
+
+def split_access(expr, dimension_factors):
+    """kerncraft.cacheprediction.split_sympy_access_in_dim_offset, with every term that no larger
+    dimension factor claims kept in the last dimension (factor 1)."""
+    import sympy
+    terms = expr.expand().as_ordered_terms()
+    coefficients = [sympy.Integer(0)] * len(dimension_factors)
+    for term in terms:
+        for index, factor in enumerate(dimension_factors):
+            c = term if factor == 1 else term.coeff(factor)
+            if c:
+                coefficients[index] += c
+                break
+    if expr.expand() != reduce(operator.add, [c * f for c, f in zip(coefficients, dimension_factors)], 0).expand():
+        raise ValueError(f"Unable to split expression and reproduce from coefficients and factors: {terms!r} "
+                         f"with {dimension_factors!r}")
+    return tuple(coefficients)
+
+
+def victim_sources(hierarchy: list) -> list[int]:
+    """Indices of the cache levels whose evicted lines go to a victim cache below them."""
+    return [i for i, level in enumerate(hierarchy[:-1]) if (level.get("cache per group") or {}).get("victims_to")]
+
+
+def with_victims(stores: list, loads: list, sources: list[int]) -> list:
+    """Lines sent across each interface (stores[k]: from level k-1 to level k) where the levels in
+    `sources` evict every line into a victim cache: as many as they load."""
+    out = list(stores)
+    for i in sources:
+        out[i + 1] = max(out[i + 1], loads[i + 1])
+    return out
+
+
+def apply() -> None:
+    from kerncraft import cacheprediction, incore_model
+    from kerncraft.models import ecm
+
+    incore_model.get_parser = functools.lru_cache(maxsize=None)(incore_model.get_parser)
+    incore_model.osaca.get_asm_parser = functools.lru_cache(maxsize=None)(incore_model.osaca.get_asm_parser)
+    incore_model.detect_x86_syntax = x86_syntax
+    incore_model.parse_asm = _parse_asm_in_its_syntax(incore_model)
+    cacheprediction.split_sympy_access_in_dim_offset = split_access
+    _models_from_runtime_cache()
+
+    class VictimAwareLayerConditions(cacheprediction.LayerConditionPredictor):
+        def get_stores(self):
+            return with_victims(super().get_stores(), self.get_loads(),
+                                victim_sources(list(self.machine["memory hierarchy"])))
+
+    ecm.LayerConditionPredictor = VictimAwareLayerConditions     # the class ECMData makes for 'LC'
+
+
+def _models_from_runtime_cache() -> None:
+    from osaca.semantics import hw_model
+    model = hw_model.MachineModel
+    read_pickle = model._get_cached
+
+    def get_cached(self, filepath):
+        held = model._runtime_cache.get(filepath)
+        return held if held is not None else read_pickle(self, filepath)
+    model._get_cached = get_cached
+
+
+def _parse_asm_in_its_syntax(incore_model):
+    """kerncraft's parse_asm (OSACA >= 0.7) with the parser of the code's own syntax."""
+    osaca = incore_model.osaca            # the module kerncraft calls `osaca` (osaca.osaca)
+
+    def parse_asm(code, isa, arch=None):
+        syntax = x86_syntax(code) if isa.lower() == "x86" else "ATT"
+        asm_parser = incore_model.get_parser(isa, syntax=syntax.lower())
+        asm_lines = asm_parser.parse_file(code)
+        semantics = osaca.ArchSemantics(asm_parser, machine_model=osaca.MachineModel(arch=arch))
+        semantics.normalize_instruction_forms(asm_lines)
+        incore_model.ISASemantics(asm_parser).process(asm_lines)
+        return asm_lines
+    return parse_asm

@@ -1,0 +1,99 @@
+"""The cache half of an analysis: which predictor each (part, regime) gets, the data view the
+layer conditions read, and our corrections to kerncraft's predictor (pure: no kerncraft run)."""
+import re
+
+import pytest
+
+from autotune.codegen.dataview import data_view
+from autotune.codegen.parts import fused_parts, lc_parts, rhs_parts
+from autotune.model.regime import Regime, cache_predictor
+from autotune.specs.ivp import ivp_names, load_ivp
+from autotune.specs.method import load_method
+from autotune.tools import kerncraft_patches as kp
+
+METHOD = load_method("radauIIA7")
+
+
+def _statements(view: str) -> list[str]:
+    body = view.strip().split("\n")[-1].strip()
+    return [s.strip() + ";" for s in body.strip("{} ").split(";") if s.strip()]
+
+
+def test_the_view_writes_the_short_loops_out_in_their_order():
+    acc = lc_parts(METHOD, "jil")[1]          # for j: for i in 1..3: for l in 0..3: Y[l][j] += a[l][i] F[i][j]
+    view = data_view(acc, {"M": 1000})
+    stmts = _statements(view)
+    assert len(stmts) == acc.unroll == 12
+    assert stmts[0] == "Y[0][j] = Y[0][j] + a * F[1][j];" and stmts[-1] == "Y[3][j] = Y[3][j] + a * F[3][j];"
+    assert [ln.strip() for ln in view.splitlines() if ln.strip().startswith("for")] == \
+        ["for (int j = 0; j < M; j++)"]
+    assert "double a;" in view and "double a[4][4];" not in view   # coefficients read as scalars
+
+
+def test_a_loop_outside_j_stays_and_one_without_short_loops_is_its_own_code():
+    acc = lc_parts(METHOD, "ijl")[1]
+    view = data_view(acc, {"M": 1000})
+    assert [ln.strip() for ln in view.splitlines() if ln.strip().startswith("for")] == \
+        ["for (int i = 1; i < 4; i++)", "for (int j = 0; j < M; j++)"]
+    assert len(_statements(view)) == acc.unroll == 4
+    first = lc_parts(METHOD, "lji")[0]         # for l: for j: Y[l][j] = a[l][0] F[0][j]
+    assert data_view(first, {"M": 8}) == first.code.replace("a[4][4]", "a").replace("a[l][0]", "a")
+
+
+def test_the_size_parameter_becomes_its_value():
+    heat = rhs_parts(load_ivp("heat2d"))[0]
+    view = data_view(heat, {"M": 4000, "N": 1234})
+    assert "y[j-1234]" in view and "y[j+1234]" in view and "M + 2*1234" in view
+    assert not re.search(r"\bN\b", view)
+
+
+@pytest.mark.parametrize("ivp", ivp_names())
+def test_every_rhs_part_has_a_view_with_as_many_statements_as_its_unroll(ivp):
+    spec = load_ivp(ivp)
+    for part in rhs_parts(spec) + rhs_parts(spec, METHOD.stages) + fused_parts(spec, METHOD, "RHSLC"):
+        consts = {"M": 1000, **({part.size_parameter: 50} if part.size_parameter else {})}
+        view = data_view(part, consts)
+        assert view is not None, part.name
+        if part.loops[-1].var != "j":
+            assert len(_statements(view)) == part.unroll, part.name
+
+
+def test_layer_conditions_where_they_count_what_the_simulation_counts():
+    heat, heat_all = rhs_parts(load_ivp("heat2d"))[0], rhs_parts(load_ivp("heat2d"), 4)[0]
+    assert cache_predictor(heat, Regime("MEM", "L3")) == "LC"       # a stencil's rows: LC counts them
+    assert cache_predictor(heat_all, Regime("MEM", "L2")) == "SIM"  # 4 rows of one shape: set conflicts
+    mix = rhs_parts(load_ivp("string-mix"))[0]                       # j += 2
+    assert cache_predictor(mix, Regime("MEM")) == "SIM"
+    first_lj = lc_parts(METHOD, "lji")[0]         # the j sweep repeated for every l
+    assert first_lj.sweep_bytes_per_component > 0
+    assert cache_predictor(first_lj, Regime("MEM")) == "LC"         # nothing reused: nothing to miss
+    assert cache_predictor(first_lj, Regime("MEM", "L3")) == "SIM"  # the next l reads F[0] from L3
+
+
+def test_a_row_beyond_the_second_of_a_padded_array_splits_whole():
+    import sympy
+    from kerncraft.cacheprediction import split_sympy_access_in_dim_offset as kerncrafts
+    M, j = (sympy.Symbol(s, positive=True, integer=True) for s in "Mj")
+    third = 2 * (M + 180) + j - 90          # y[2][j-90] of y[4][M + 2*90]
+    with pytest.raises(ValueError):
+        kerncrafts(third, [M + 180, 1])      # kerncraft 0.8.18 loses the 2*M: "Unable to split"
+    split = kp.split_access(third, [M + 180, 1])
+    assert split == (0, 2 * M + j + 270) and split[0] * (M + 180) + split[1] == third.expand()
+    for expr, factors in [(j + 90, [1]), ((M + 180) + j - 90, [M + 180, 1]), (M * j + 3, [M, 1])]:
+        assert kp.split_access(expr, factors) == kerncrafts(expr, factors)
+
+
+def test_a_victim_cache_receives_every_line_its_upper_level_evicts():
+    hierarchy = [{"level": "L1", "cache per group": {"store_to": "L2"}},
+                 {"level": "L2", "cache per group": {"store_to": "L3", "victims_to": "L3"}},
+                 {"level": "L3", "cache per group": {}}, {"level": "MEM"}]
+    assert kp.victim_sources(hierarchy) == [1]
+    # per cache line of work: 5 lines loaded across L2-L3, 1 written back; as a victim cache L3 gets all 5
+    loads, stores = [float("nan"), 5.0, 5.0, 5.0], [float("nan"), 1.0, 1.0, 1.0]
+    assert kp.with_victims(stores, loads, [1])[1:] == [1.0, 5.0, 1.0]
+    assert kp.with_victims(stores, loads, [])[1:] == [1.0, 1.0, 1.0]
+
+
+def test_x86_syntax_from_the_register_prefix():
+    assert kp.x86_syntax("\tvmovupd (%rdi,%rax), %ymm0\n") == "ATT"
+    assert kp.x86_syntax("\tvmovupd ymm0, YMMWORD PTR [rdi+rax]\n") == "INTEL"
