@@ -7,9 +7,9 @@ it lives with the orchestration, not the pure model.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import NamedTuple
 
-from autotune.codegen import parts as kmod
 from autotune.model import comm as commmod
 from autotune.model import reuse
 from autotune.specs.ivp import IVP
@@ -20,13 +20,18 @@ from autotune.specs.stepvalues import step_form
 from autotune.specs.variants import Variant
 
 
+LAYOUT_VERSION = 1      # bump where a layout's meaning changes without a change of code or specs
+
+
 class Session:
     """What one prediction run (a rank, a sweep, one API call) computes once and drops when it
     ends: rendered kernel parts per IVP and method, reuse distances per step form, network cost
     models, layouts.  Keyed by the specs themselves (IVP and Method hash once, specs.ivp and
-    specs.method)."""
+    specs.method).  With a store, layouts are also kept there between runs (storage.pickled),
+    keyed by the specs, the pool's names and this installation's code."""
 
-    def __init__(self) -> None:
+    def __init__(self, store=None) -> None:
+        self._store = store
         self._parts: dict[tuple, tuple] = {}
         self._distances: dict[tuple, dict] = {}
         self._networks: list[tuple[dict, object]] = []
@@ -37,6 +42,7 @@ class Session:
         key = (ivp, method, group)
         got = self._parts.get(key)
         if got is None:
+            from autotune.codegen import parts as kmod       # Jinja: only where parts are rendered
             got = self._parts[key] = tuple(zip(kmod.sweep_parts(ivp, method, group), range(len(ivp.rhs))))
         return got
 
@@ -61,7 +67,21 @@ class Session:
         key = (ivp, method, tuple(variants))
         got = self._layouts.get(key)
         if got is None:
-            got = self._layouts[key] = build_layout(ivp, method, variants, self)
+            got = self._layouts[key] = self._kept_layout(ivp, method, variants)
+        return got
+
+    def _kept_layout(self, ivp: IVP, method: Method, variants: list[Variant]) -> "Layout":
+        if self._store is None:
+            return build_layout(ivp, method, variants, self)
+        from autotune.storage import pickled
+        text = repr((LAYOUT_VERSION, pickled.code_digest(), ivp, method, [v.name for v in variants]))
+        key = hashlib.sha256(text.encode()).hexdigest()
+        data = self._store.get_derived("layout", key)
+        got = pickled.loads(data) if data is not None else None
+        if isinstance(got, Layout) and got.variants == tuple(variants):
+            return got
+        got = build_layout(ivp, method, variants, self)
+        self._store.put_derived("layout", key, pickled.dumps(got))
         return got
 
 
@@ -107,6 +127,7 @@ class Layout(NamedTuple):
 
 
 def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Session) -> Layout:
+    from autotune.codegen import parts as kmod       # Jinja: only where parts are rendered
     units: dict[tuple, int] = {}
     unit_list: list[Unit] = []
     slots: dict[tuple, int] = {}

@@ -107,7 +107,7 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
     shares IVP, method, machine, threads and variant pool at once.  Without detail the
     predictions carry no per-kernel breakdown (a sweep of thousands of scenarios needs only the
     times)."""
-    session = Session()
+    session = Session(store)
     batches: dict[tuple, tuple[list[int], list[Scenario], list[Variant]]] = {}
     for i, (sc, variants, _) in enumerate(items):
         key = (sc.ivp, sc.method, sc.machine, sc.threads, sc.node_threads, sc.ranks_per_node, tuple(variants))

@@ -67,6 +67,13 @@ CREATE TABLE IF NOT EXISTS comm_fits (
     created REAL NOT NULL,
     result TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS derived (
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value BLOB NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (kind, key)
+);
 """
 
 
@@ -258,6 +265,15 @@ class Store:
         rows = self._read("SELECT key, ivp, variant, result FROM runs WHERE machine = ? AND measured_s IS NOT NULL "
                           "ORDER BY rowid", (machine,))
         return [(k, ivp, v, json.loads(r)) for k, ivp, v, r in rows]
+
+    def get_derived(self, kind: str, key: str) -> bytes | None:
+        """An object derived from other inputs and kept to save deriving it again (storage.pickled)."""
+        rows = self._read("SELECT value FROM derived WHERE kind = ? AND key = ?", (kind, key))
+        return rows[0][0] if rows else None
+
+    def put_derived(self, kind: str, key: str, value: bytes) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO derived VALUES (?, ?, ?, ?)", (kind, key, value, time.time()))
 
     def count_ecm(self) -> int:
         return self._read("SELECT COUNT(*) FROM ecm")[0][0]
