@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, make_dataclass
 from functools import cached_property, lru_cache
-from itertools import permutations, product
+from itertools import permutations
+from typing import Iterator
 
 from autotune.errors import InputError
 from autotune.specs.schemes import SCHEMES
@@ -189,8 +190,31 @@ def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, 
     # (the last registered outermost); combinations that break a value's rule are left out
     keys = ["comm"] + [k for k in reversed(DIMENSIONS) if k not in ("comm", "lc")] + ["lc"]
     values = [schemes if k == "comm" else DIMENSIONS[k].values for k in keys]
-    combos = (dict(zip(keys, combo)) for combo in product(*values))
-    return tuple(Variant(**f) for f in combos if broken_rule(f) is None)
+    return tuple(Variant(**f) for f in _unbroken(keys, values) if broken_rule(f) is None)
+
+
+def _unbroken(keys: list[str], values: list) -> Iterator[dict[str, str]]:
+    """The combinations of product(*values) over keys, in its order, that break no rule: a rule is
+    checked as soon as both keys it names have a value, so a broken prefix is never extended (the
+    pool is a few hundred of the product's thousands)."""
+    rules = [(key, dim.value(v).name, other, allowed) for key, dim in DIMENSIONS.items()
+             for v in dim.values for other, allowed in dim.value(v).requires]
+    depth = {k: i for i, k in enumerate(keys)}
+    due: list[list] = [[] for _ in keys]          # rules decided once keys[:i + 1] have values
+    for key, name, other, allowed in rules:
+        due[max(depth[key], depth[other])].append((key, name, other, allowed))
+    fields: dict[str, str] = {}
+
+    def extend(i: int):
+        if i == len(keys):
+            yield dict(fields)
+            return
+        for value in values[i]:
+            fields[keys[i]] = value
+            if all(fields[key] != name or fields[other] in allowed for key, name, other, allowed in due[i]):
+                yield from extend(i + 1)
+        del fields[keys[i]]
+    return extend(0)
 
 
 def _optional() -> list[str]:
