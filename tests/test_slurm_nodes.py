@@ -13,7 +13,7 @@ import time
 import pytest
 
 from .conftest import run_cli
-from .test_slurm import HOST_FLAGS, _machine_path, _plan, _runs, _slurm_answers, _status, _wait
+from .test_slurm import HOST_FLAGS, _machine_path, _plan, _runs, _slurm_answers, _wait
 
 
 def _nodes() -> list[str]:

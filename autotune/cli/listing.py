@@ -1,14 +1,11 @@
 """`autotune list`: the shipped IVPs, machines, methods and an IVP's variant space.  Its own
-module so that listing imports only the specs it lists, not the pipeline."""
+module so that listing imports only the specs it lists (each kind when it is listed), not the
+pipeline."""
 from __future__ import annotations
 
 import json
 
 from autotune.errors import InputError
-from autotune.specs.ivp import ivp_names, load_ivp
-from autotune.specs.machine import load_machine, machine_names
-from autotune.specs.method import load_method, method_names
-from autotune.specs.variants import describe_space
 
 
 def _space_text(ivp_name: str, space: dict) -> str:
@@ -24,7 +21,10 @@ def _space_text(ivp_name: str, space: dict) -> str:
 
 
 def cmd_list(args) -> int:
+    if args.what in ("variants", "ivps"):
+        from autotune.specs.ivp import ivp_names, load_ivp
     if args.what == "variants":
+        from autotune.specs.variants import describe_space
         names = [args.ivp] if args.ivp else ivp_names()
         spaces = {ivp.name: describe_space(ivp.comm) for ivp in map(load_ivp, names)}
         if args.format == "json":
@@ -36,6 +36,7 @@ def cmd_list(args) -> int:
     if args.what == "ivps":
         items = {n: load_ivp(n).description.split(". ")[0].rstrip(".") for n in ivp_names()}
     elif args.what == "machines":
+        from autotune.specs.machine import load_machine, machine_names
         items = {}
         for n in machine_names():
             m = load_machine(n, "ecm")     # a stale learned section must not hide the machine
@@ -46,6 +47,7 @@ def cmd_list(args) -> int:
             items[n] = f"{m.model_name}; {m.nodes} node(s) x {m.cores} cores; network: {m.network['model']}" \
                 + ("" if model == "ecm" else f"; model: {model}")
     else:
+        from autotune.specs.method import load_method, method_names
         items = {}
         for n in method_names():
             m = load_method(n)

@@ -3,26 +3,25 @@ call.  Each returns a typed result (autotune.results) and renders nothing."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from autotune.errors import InputError, ToolError
 from autotune.model.preselect import Rule
-from autotune.model.scaling import parse_rule
 from autotune.pipeline.predict import failure_cause, rank_scenario, require_predictions
-from autotune.pipeline.sweep import rank_each_ivp, run_scale, run_sweep
-from autotune.pipeline.tune import tune as run_tune
-from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
-from autotune.request.selection import Sample
 from autotune.results.rank import ExplainResult, RankResult
-from autotune.results.rankset import RankSet
-from autotune.results.scale import ScaleResult
-from autotune.results.sweep import SweepResult
-from autotune.results.tune import TuneResult
 from autotune.pipeline.applicable import VALUE_CHECKS, applicable_pool, value_keys
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant, parse_variant
 from autotune.storage.store import Store
+
+if TYPE_CHECKING:       # each command imports what only it needs when it runs
+    from autotune.request.run import RunOptions
+    from autotune.request.selection import Sample
+    from autotune.results.rankset import RankSet
+    from autotune.results.scale import ScaleResult
+    from autotune.results.sweep import SweepResult
+    from autotune.results.tune import TuneResult
 
 Progress = Callable[[int, int, str], None] | None
 
@@ -40,9 +39,10 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = No
     sweep (lists or ranges in ivp, n, nodes or threads; selected_only: its rows of the
     pre-selected variants only)."""
     spec = req.sweep_spec()
-    if spec.each_ivp:
-        return rank_each_ivp(spec, rule, store, progress, jobs)
-    if spec.is_sweep:
+    if spec.each_ivp or spec.is_sweep:
+        from autotune.pipeline.sweep import rank_each_ivp, run_sweep
+        if spec.each_ivp:
+            return rank_each_ivp(spec, rule, store, progress, jobs)
         return run_sweep(spec, rule, store, progress, jobs, selected_only)
     sc = req.scenario()
     variants, excluded = applicable_pool(sc, spec.comm, spec.variant_filter)
@@ -75,6 +75,8 @@ def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progre
 
 def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = None,
           jobs: int | None = None) -> ScaleResult:
+    from autotune.model.scaling import parse_rule
+    from autotune.pipeline.sweep import run_scale
     try:
         parsed = parse_rule(rule)
     except ValueError as e:
@@ -87,6 +89,7 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: C
          sample: Sample | None = None) -> TuneResult:
     """Build and run variants: the named ones, else those the rule selects (Rule('all'): every one);
     sample (request.selection.sample_of): also a random draw of the others, to check the selection."""
+    from autotune.pipeline.tune import tune as run_tune
     sc = req.scenario()
     applicable, excluded = applicable_pool(sc, select=req.sweep_spec().variant_filter)
     named = [parse_variant(x.strip(), sc.ivp.comm, "variants") for x in variants] if variants else []

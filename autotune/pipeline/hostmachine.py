@@ -16,7 +16,8 @@ from typing import Callable
 from autotune.errors import InputError
 from autotune.results.calibrate import HostMachineResult
 from autotune.specs import hostmachine
-from autotune.specs.cpus import host_isa, load_table
+from autotune.specs.cpus import load_table
+from autotune.specs.isa import host_isa
 from autotune.storage.atomic import write_text
 
 CC = "gcc"

@@ -10,19 +10,25 @@ from autotune.report.registry import RENDERERS
 
 MODULES = ("rank", "sweep", "scale", "tune", "calibrate", "learn")
 FIGURES = "plots"
-_loaded = False
+# the renderer module of each result type (a type not named here: every module is loaded)
+MODULE_OF = {"RankResult": "rank", "ExplainResult": "rank", "RankSet": "rank", "SweepResult": "sweep",
+             "ScaleResult": "scale", "TuneResult": "tune", "PlanResult": "tune", "PlanRunResult": "tune",
+             "PlanStatusResult": "tune", "CalibrateResult": "calibrate", "HostMachineResult": "calibrate",
+             "LearnResult": "learn"}
+_loaded: set[str] = set()
 
 
-def _load() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for name in MODULES:
+def _load(result_type: type | None = None) -> None:
+    """The renderer module of result_type (a rank imports none of the tune's), or all of them."""
+    wanted = MODULE_OF.get(getattr(result_type, "__name__", None))
+    for name in (wanted,) if wanted else MODULES:
+        if name not in _loaded:
             importlib.import_module(f"autotune.report.{name}")
+            _loaded.add(name)
 
 
 def formats(result_type: type) -> list[str]:
-    _load()
+    _load(result_type)
     return [fmt for (t, fmt) in RENDERERS if t is result_type and fmt != "plot"]
 
 
@@ -48,7 +54,7 @@ class FormatChoices:
 def render(result, fmt: str, **options) -> str:
     """The result as text in format fmt (table, csv, json, ...); options go to its renderer (a
     ranking's table: every_row=True lists every variant)."""
-    _load()
+    _load(type(result))
     fn = RENDERERS.get((type(result), fmt))
     if fn is None:
         raise ValueError(f"no {fmt} rendering of {type(result).__name__} (have: "
@@ -58,7 +64,7 @@ def render(result, fmt: str, **options) -> str:
 
 def plot(result, path) -> None:
     """Write the figure of a result (InputError for a path or extension the writer refuses)."""
-    _load()
+    _load(type(result))
     importlib.import_module(f"autotune.report.{FIGURES}")
     fn = RENDERERS.get((type(result), "plot"))
     if fn is None:

@@ -13,7 +13,6 @@ from functools import lru_cache
 
 from autotune.errors import InputError
 
-HOST_ISA = {"x86_64": "x86", "amd64": "x86", "i686": "x86", "aarch64": "aarch64", "arm64": "aarch64"}
 
 
 @dataclass(frozen=True)
@@ -239,6 +238,3 @@ def _check_osaca(rec: Microarch, what: str, osaca_models, osaca_version: str, kn
                          f"(recorded as assumed; one of {known})", field=field)
 
 
-def host_isa(machine: str) -> str:
-    """'x86' or 'aarch64' for platform.machine()'s answer (the answer itself where unknown)."""
-    return HOST_ISA.get(machine.lower(), machine.lower())

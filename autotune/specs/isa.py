@@ -12,6 +12,7 @@ from __future__ import annotations
 VECTOR_EXTENSIONS = (("sse4_2", "sse4.2"), ("avx", "avx"), ("avx2", "avx2"), ("fma", "fma"),
                      ("avx512f", "avx512f"), ("avx512dq", "avx512dq"), ("avx512cd", "avx512cd"),
                      ("avx512bw", "avx512bw"), ("avx512vl", "avx512vl"))
+HOST_ISA = {"x86_64": "x86", "amd64": "x86", "i686": "x86", "aarch64": "aarch64", "arm64": "aarch64"}
 _ISA_PREFIXES = ("-march=", "-mcpu=", "-mtune=", "-msve-vector-bits=", "-x", "-target")
 _EXT_OPTIONS = {opt for _, opt in VECTOR_EXTENSIONS}
 
@@ -51,3 +52,8 @@ def isa_part(flags: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
 def missing(enabled: set[str], cpu_flags: frozenset[str]) -> list[str]:
     """The vector extensions the flags enable (enabled: gcc's -m options) that the CPU lacks."""
     return [opt for flag, opt in VECTOR_EXTENSIONS if opt in enabled and flag not in cpu_flags]
+
+
+def host_isa(machine: str) -> str:
+    """'x86' or 'aarch64' for platform.machine()'s answer (the answer itself where unknown)."""
+    return HOST_ISA.get(machine.lower(), machine.lower())

@@ -10,7 +10,7 @@ from autotune.errors import InputError
 from autotune.specs.learned import Learned, valid_parameter
 from autotune.specs.schemes import OPERATIONS
 from autotune.specs.shipped import shipped_dir, user_machine_dir
-from autotune.specs.cpus import host_isa
+from autotune.specs.isa import host_isa
 from autotune.specs.isa import isa_part
 from autotune.specs.loading import beside, parse_yaml, resolve, shipped_names, validate
 from autotune.specs.machine_schema import PARTITION, SCHEMA

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from autotune.errors import InputError
 from autotune.specs import isa as isamod
-from autotune.specs.cpus import CpuId, Identified, host_isa, identify, load_table, parse_cpuinfo
+from autotune.specs.cpus import CpuId, Identified, identify, load_table, parse_cpuinfo
+from autotune.specs.isa import host_isa
 from autotune.tools.toolchain import package_version
 
 CPUINFO = Path("/proc/cpuinfo")

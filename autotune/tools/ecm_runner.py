@@ -24,11 +24,13 @@ import os
 import shutil
 import sys
 import tempfile
-from concurrent.futures import BrokenExecutor, Executor, ProcessPoolExecutor, as_completed
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from autotune.errors import InputError, ToolError
 from autotune.tools import kerncraft_backend
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 MPI_JOBS = "mpi"
 MPI_START = "mpiexec -n 3 python -m mpi4py.futures -m autotune ... --jobs mpi"
@@ -112,6 +114,7 @@ def node_name() -> str:
 
 
 def _local_pool(jobs: int | None, tasks: int) -> Callable[[], Executor]:
+    from concurrent.futures import ProcessPoolExecutor
     workers = max(1, min(jobs or default_jobs(), tasks))
     return lambda: ProcessPoolExecutor(max_workers=workers, initializer=init_worker_once)
 
@@ -138,6 +141,7 @@ def run_analyses(tasks: list[dict], on_result: Callable[[dict, dict, dict], None
 
 def _run_pool(make_pool: Callable[[], Executor], tasks: list[dict], on_result: Callable[[dict, dict, dict], None],
               progress: Callable[[int, int, str], None] | None) -> int:
+    from concurrent.futures import BrokenExecutor, as_completed
     scratch = tempfile.mkdtemp(prefix="autotune-ecm-")
     failures, here = 0, node_name()
     total = sum(len(t["regimes"]) for t in tasks)
