@@ -110,12 +110,13 @@ def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
          flags: str | None = None, launcher: str | None = None, timeout: float = 600.0,
          sample: int | None = None, seed: int = 0, store=None, jobs: int | str | None = None,
          progress: Progress = None, say: Callable[[str], None] | None = None,
-         model: str | None = None, replay: bool = False) -> TuneResult:
+         model: str | None = None, replay: bool = False, baseline: bool = False) -> TuneResult:
     """Build and run variants for real and compare with the predictions.  select: 'preselected'
     (top/within, default within 10 %) or 'all'; variants: names to run instead.  sample: also run
     that many variants drawn at random (random.Random(seed)) from the others with a prediction;
     .summary.check then says whether the pre-selection held against them.  replay: run nothing,
-    report the repetitions the store holds of each variant (InputError for one it does not hold)."""
+    report the repetitions the store holds of each variant (InputError for one it does not hold).
+    baseline: also run the paper's forms not run already (rows marked baseline)."""
     if select not in ("preselected", "all"):
         raise InputError(f"{select!r}: expected 'preselected' or 'all'", field="select")
     req = ScenarioRequest(ivp, n, nodes, threads, machine, method, None, variant_filter, model)
@@ -124,7 +125,7 @@ def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = No
     run = RunOptions(steps, warmup, reps, h, flags, launcher, timeout, replay)
     check_jobs(jobs)
     with _store(store) as st:
-        return entry.tune(req, rule, run, st, say or _quiet, variants, progress, jobs, check)
+        return entry.tune(req, rule, run, st, say or _quiet, variants, progress, jobs, check, baseline)
 
 
 def learn(machine: str, *, store=None, folds: str = "scenario", holdout=(), dry_run: bool = False, out=None,

@@ -96,3 +96,30 @@ def test_tune_bad_input(capsys, tmp_path):
     code, _, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--steps", "2", "--warmup", "2",
                            "--store", tmp_path / "s")
     assert code == 2 and "--warmup" in err
+
+
+def test_tune_baseline_runs_the_papers_forms_beside_the_check(replay_store, capsys):
+    """--baseline: the paper's twelve forms measured beside the pre-selection and the sample, marked
+    as such, kept out of the sample's check; the best paper form is the fastest of them."""
+    code, out, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--nodes", "1", "--threads", "1",
+                             "--n", 100 ** 2, "--top", "1", "--sample", "2", "--baseline", "--steps", "1",
+                             "--warmup", "0", "--reps", "1", "--format", "json", "--store", replay_store)
+    assert code == 0, err
+    res = json.loads(out)
+    rows = res["variants"]
+    pre = [r for r in rows if r["preselected"]]
+    sampled = [r for r in rows if r["sampled"]]
+    paper = [r for r in rows if r["baseline"]]
+    assert len(pre) == 1 and len(sampled) == 2 and not any(r["baseline"] for r in pre + sampled)
+    names = {r["name"] for r in rows}
+    forms = {f"lc={lc},comm={c}" for lc in ("ijl", "ilj", "jil", "jli", "lij", "lji")
+             for c in ("allgather", "neighbour")}
+    assert forms <= names and {r["name"] for r in paper} == forms - {r["name"] for r in pre + sampled}
+    assert len(rows) == len(names) == 3 + len(paper)
+    assert all(r["measured_s"] > 0 for r in rows)
+    s = res["summary"]
+    best = min((r for r in rows if r["name"] in forms), key=lambda r: r["measured_s"])
+    assert s["best_paper_form"] == best["name"]
+    assert s["check"]["preselected"] == 1 and s["check"]["sampled"] == 2    # the baseline is no part of it
+    code, _, err = run_cli(capsys, "tune", "--plan", "p.json", "--baseline")
+    assert code == 2 and "--baseline" in err and len(err.splitlines()) == 1

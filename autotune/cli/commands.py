@@ -87,6 +87,8 @@ def cmd_tune(args, progress) -> int:
     if args.plan:
         if args.sample is not None:
             raise InputError(f"{args.sample}: not with --plan, which runs the planned variants", field="sample")
+        if args.baseline:
+            raise InputError(": not with --plan, which runs the planned variants", field="baseline")
         if args.replay:
             raise InputError(": not with --plan (replay one scenario: tune --ivp ... --replay)", field="replay")
         return cmd_tune_plan(args, progress)
@@ -101,7 +103,8 @@ def cmd_tune(args, progress) -> int:
     run = RunOptions(args.steps, args.warmup, args.reps, args.h, args.flags, args.launcher, args.timeout,
                      args.replay)
     with open_store(args) as store:
-        res = entry.tune(req, rule, run, store, progress_line("tune"), variants, progress, args.jobs, sample)
+        res = entry.tune(req, rule, run, store, progress_line("tune"), variants, progress, args.jobs, sample,
+                         args.baseline)
     if args.plot:
         plot(res, args.plot)
     emit(render(res, args.format))

@@ -159,6 +159,8 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sample", metavar="K", help="check the pre-selection: also run K variants drawn at "
                                                  "random from the others with a prediction")
     p.add_argument("--seed", metavar="S", default="0", help="seed of the --sample draw (default 0)")
+    p.add_argument("--baseline", action="store_true", help="also run the paper's forms (six loop orders "
+                   "for each scheme) that are not run already, as the baseline of the fast forms")
     b = p.add_argument_group("batch jobs (with --plan)")
     what = b.add_mutually_exclusive_group()
     what.add_argument("--submit", choices=["slurm"], help="submit one batch job per scenario of the plan "

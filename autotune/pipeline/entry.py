@@ -86,9 +86,10 @@ def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = No
 
 def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: Callable[[str], None],
          variants: list[str] | None = None, progress: Progress = None, jobs: int | None = None,
-         sample: Sample | None = None) -> TuneResult:
+         sample: Sample | None = None, baseline: bool = False) -> TuneResult:
     """Build and run variants: the named ones, else those the rule selects (Rule('all'): every one);
-    sample (request.selection.sample_of): also a random draw of the others, to check the selection."""
+    sample (request.selection.sample_of): also a random draw of the others, to check the selection;
+    baseline: the paper's forms too."""
     from autotune.pipeline.tune import tune as run_tune
     sc = req.scenario()
     applicable, excluded = applicable_pool(sc, select=req.sweep_spec().variant_filter)
@@ -104,7 +105,7 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: C
         chosen = [v.name for v in named]
     else:
         chosen = [r.variant.name for r in ranked.ordered if r.variant.name in ranked.preselected]
-    return run_tune(ranked, chosen, plan, store, say, sample=sample)
+    return run_tune(ranked, chosen, plan, store, say, sample=sample, baseline=baseline)
 
 
 def learn(machine_name: str, store: Store, say: Callable[[str], None], folds: str = "scenario",

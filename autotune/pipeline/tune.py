@@ -60,7 +60,7 @@ class Selection:
 
 
 def select(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store, progress: Callable[[str], None],
-           resume: bool, sample: Sample | None, run_missing: bool) -> Selection:
+           resume: bool, sample: Sample | None, run_missing: bool, baseline: bool = False) -> Selection:
     sc = ranked.scenario
     by_name = {r.variant.name: r for r in ranked.ordered}
     pool = [r.variant.name for r in ranked.ordered if r.prediction]
@@ -68,7 +68,12 @@ def select(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store, p
     if sample:
         progress(f"check: {len(sampled)} variants drawn at random (seed {sample.seed}) from the "
                  f"{len(set(pool) - set(chosen))} the pre-selection leaves out")
-    chosen = list(chosen) + sampled
+    # the paper's forms as the baseline: drawn after the sample, so the sample's draw is the same
+    paper = [name for name in pool if baseline and by_name[name].variant.is_paper_form
+             and name not in chosen and name not in sampled]
+    if paper:
+        progress(f"baseline: {len(paper)} of the paper's forms run beside them")
+    chosen = list(chosen) + sampled + paper
     stored = {}
     for name in chosen if resume else []:
         prev = [r for r in store.get_runs(run_key(sc, name, plan.flags)) if r.get("measured_s") is not None]
@@ -76,7 +81,7 @@ def select(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store, p
             stored[name] = prev[-1]
     rows = {name: {"name": name, "predicted_s": by_name[name].prediction.total_s if by_name[name].prediction else None,
                    "measured_s": None, "runs_s": [], "error": None, "preselected": name in ranked.preselected,
-                   "sampled": name in sampled, "reused": False}
+                   "sampled": name in sampled, "baseline": name in paper, "reused": False}
             for name in chosen}
     for name, old in stored.items():
         rows[name].update(measured_s=old["measured_s"], runs_s=old.get("runs_s", []), phases=old.get("phases"),
@@ -179,7 +184,8 @@ def summarize(ranked: RankResult, sel: Selection, plan: RunPlan, sample: Sample 
     summary.skipped = len(skipped)
     summary.skipped_predicted_cost_s = ordered_sum(t for _, t in skipped) * (plan.steps * plan.reps)
     if sample:
-        summary.check = TuneCheck(**check_sample(rows, len(sel.pool), ranked.rule.describe(), sample.seed))
+        checked = [r for r in rows if not r.get("baseline")]     # the baseline is no part of the check
+        summary.check = TuneCheck(**check_sample(checked, len(sel.pool), ranked.rule.describe(), sample.seed))
     return TuneResult(sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads, plan.steps,
                       plan.warmup, plan.reps, plan.h, list(plan.flags), ranked.rule.describe(),
                       [TuneRow.of(r) for r in rows], summary, ranked.model)
@@ -187,13 +193,15 @@ def summarize(ranked: RankResult, sel: Selection, plan: RunPlan, sample: Sample 
 
 def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
          progress: Callable[[str], None], resume: bool = False, sample: Sample | None = None,
-         run_missing: bool = True, runner: str | None = None) -> TuneResult:
+         run_missing: bool = True, runner: str | None = None, baseline: bool = False) -> TuneResult:
     """Measure the chosen variants (and `sample` more drawn from the others, to check the chosen
     against them) and compare with their predictions.  resume: a variant the store has measured
     (same scenario, variant and flags) is reported from there, not run again.  runner: a kind of
     pipeline.runners.RUNNERS (None: srun where the launcher is srun, else local); "replay" runs
-    nothing and reports the store's repetitions."""
+    nothing and reports the store's repetitions.  baseline: the paper's forms run too (those not
+    chosen or sampled already), the yardstick of the fast forms."""
     kind = runner or runner_for(plan)
-    sel = select(ranked, chosen, plan, store, progress, resume and kind != "replay", sample, run_missing)
+    sel = select(ranked, chosen, plan, store, progress, resume and kind != "replay", sample, run_missing,
+                 baseline)
     measure(ranked, sel, make_runner(kind, ranked.scenario, plan, store, progress), plan, store, progress)
     return summarize(ranked, sel, plan, sample)

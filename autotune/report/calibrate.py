@@ -63,6 +63,3 @@ def calibration_table(result: CalibrateResult) -> str:
         lines.append(f"barrier: {b['per_doubling_s'] * 1e9:.1f} ns per doubling of the thread count")
     return "\n".join(lines)
 
-
-TUNE_FIELDS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
-               "rank_predicted", "rank_measured", "preselected", "error"]

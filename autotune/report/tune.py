@@ -7,7 +7,7 @@ import io
 from autotune.report.registry import renderer
 from autotune.report.text import fmt_s, json_text, name_width
 from autotune.results.plan import PlanResult, PlanStatusResult
-from autotune.results.tune import PlanRunResult, TuneResult
+from autotune.results.tune import ROW_COLUMNS, PlanRunResult, TuneResult
 from autotune.specs.step import SWEEP_PREFIX
 
 
@@ -16,8 +16,7 @@ def tune_json(res: TuneResult) -> str:
     return json_text(res)
 
 
-TUNE_FIELDS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
-               "rank_predicted", "rank_measured", "preselected", "sampled", "error"]
+TUNE_FIELDS = ROW_COLUMNS     # the CSV's columns: the frame's
 
 
 @renderer(TuneResult, "csv")
@@ -48,7 +47,7 @@ def tune_table(result: TuneResult) -> str:
         over = f"{v['measured_s'] / s['bound_s']:8.2f}" if s.get("bound_s") else "       -"
         lines.append(f"{v['name']:{w}} {fmt_s(v['predicted_s']):>12} {v['measured_s']:12.4e} "
                      f"{v['deviation_pct']:8.1f} {v['rank_predicted']:>4}/{v['rank_measured']:<4} {over}"
-                     + ("  sampled" if v.get("sampled") else ""))
+                     + ("  sampled" if v.get("sampled") else "") + ("  paper" if v.get("baseline") else ""))
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
     lines += ["", f"Spearman {fmt(s['spearman'])}, Kendall {fmt(s['kendall'])}, top-1 loss "
               + ("n/a" if s["top1_loss_pct"] is None else f"{s['top1_loss_pct']:.1f} %"

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field, fields
 from autotune.results.frames import frame
 
 ROW_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
-               "rank_predicted", "rank_measured", "preselected", "sampled", "error"]
+               "rank_predicted", "rank_measured", "preselected", "sampled", "baseline", "error"]
 
 
 @dataclass
@@ -19,6 +19,7 @@ class TuneRow:
     error: str | None = None
     preselected: bool = False
     sampled: bool = False                  # drawn at random to check the pre-selection (--sample)
+    baseline: bool = False                 # one of the paper's forms, run as the baseline (--baseline)
     reused: bool = False                   # measured before (from the store)
     phases: dict | None = None             # phase -> {predicted_s, measured_s}
     measured_on: str | None = None
