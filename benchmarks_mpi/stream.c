@@ -45,7 +45,10 @@ int main(int argc, char **argv) {
                     for (int k = 0; k < 32; ++k) acc += p[k];
                 }
                 else if (per_it == 16 && streams == 1) { for (long i = 0; i < n; ++i) a[i] = s * a[i]; }
-                else if (streams == 2 && per_it == 16) { for (long i = 0; i < n; ++i) b[i] = a[i]; }
+                /* copy: + 0.0 (not foldable while zeros are signed) keeps the compiler from
+                   turning the loop into a memcpy call, whose non-temporal stores for large sizes
+                   skip the write-allocate read that the bytes' correction assumes */
+                else if (streams == 2 && per_it == 16) { for (long i = 0; i < n; ++i) b[i] = a[i] + 0.0; }
                 else if (streams == 2) { for (long i = 0; i < n; ++i) a[i] = a[i] + s * b[i]; }
                 else { for (long i = 0; i < n; ++i) a[i] = b[i] + c[i] * d[i]; }   /* triad: 3 read, 1 written */
                 __asm__ volatile("" : : "r"(a), "r"(b) : "memory");
