@@ -7,11 +7,11 @@ from autotune.errors import InputError
 from autotune.specs.formula import FormulaError, to_c
 from autotune.specs.ivp import IVP
 from autotune.specs.machine import Machine
-from autotune.specs.parts import DOUBLE
 from autotune.specs.method import Method
 from autotune.specs.schemes import SCHEMES
 from autotune.specs.shipped import shipped_dir
 from autotune.specs.stepvalues import step_form
+from autotune.specs.tiles import tile_components
 from autotune.specs.variants import Variant
 
 
@@ -27,31 +27,10 @@ def _halo(ivp: IVP, n: int) -> int:
     return max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
 
 
-# Cache sizes per core where no machine is given (generate without --machine)
-DEFAULT_CACHE_BYTES = {"l1": 32 * 1024, "l2": 512 * 1024}
-
-
-def tile_components(machine: Machine | None, block: str, stages: int) -> int:
-    """Components per tile of a fused sweep (block = l1, l2, ...): the tile's s stage derivatives
-    take half of that cache level's share of one core (the streamed argument vectors and y pass
-    through the other half), in whole cache lines of 8 doubles; 0 for block=none.  store=nt's
-    stage of new argument vectors shares the other half: halving the tile for it measured 6 %
-    slower (heat2d, n = 4e6, 1 x 2), as shorter rows stream less well."""
-    if block == "none":
-        return 0
-    per_core = DEFAULT_CACHE_BYTES[block]
-    if machine is not None:
-        level = next((c for c in machine.caches if c.name.lower() == block), None)
-        if level is None:
-            raise InputError(f"{machine.path}: no cache level {block.upper()} for block={block}")
-        per_core = level.bytes_per_group // level.cores_per_group
-    return max(8, per_core // (2 * DOUBLE * stages) // 8 * 8)
-
-
 def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None) -> str:
     """C source of the hybrid MPI+OpenMP solver.  The access distance H is a literal (it sizes
     the halo); the system size is a run-time argument.  machine: the target, whose cache sizes
-    set the tile of a fused sweep (DEFAULT_CACHE_BYTES without)."""
+    set the tile of a fused sweep (specs.tiles.DEFAULT_CACHE_BYTES without)."""
     if variant.comm not in generated_schemes():
         raise InputError(f"variant {variant.name}: the solver for comm={variant.comm} is not generated yet "
                          f"(available: {', '.join(generated_schemes())})")

@@ -92,11 +92,15 @@ class Unit(NamedTuple):
     distances: tuple
     spec: int | None        # the IVP's RHS part it evaluates (its size and halo); None: a method part
     streams: tuple[str, ...] = ()   # its arrays written with non-temporal stores (store=nt)
+    block: str = "none"             # a fused sweep's tile (block=l1, l2: model.tiles prices it)
 
     def result_key(self, code: int) -> tuple:
         """Key of its priced ECM result in one regime: the analysis of its code, and how its
-        writes are priced (the same analysis without the write-allocate reads for store=nt)."""
-        return (self.part.code, code, self.streams) if self.streams else (self.part.code, code)
+        writes (the same analysis without the write-allocate reads for store=nt) and its tile
+        are priced."""
+        extra = (self.streams,) if self.streams else ()
+        extra += (self.block,) if self.block != "none" else ()
+        return (self.part.code, code) + extra
 
 
 class Slot(NamedTuple):
@@ -133,11 +137,12 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     slots: dict[tuple, int] = {}
     slot_list: list[Slot] = []
 
-    def slot(part: KernelPart, dist: tuple, spec: int | None, executions: int, streams: tuple = ()) -> int:
-        u = units.get((part.name, dist, streams))
+    def slot(part: KernelPart, dist: tuple, spec: int | None, executions: int, streams: tuple = (),
+             block: str = "none") -> int:
+        u = units.get((part.name, dist, streams, block))
         if u is None:
-            u = units[(part.name, dist, streams)] = len(unit_list)
-            unit_list.append(Unit(part, dist, spec, streams))
+            u = units[(part.name, dist, streams, block)] = len(unit_list)
+            unit_list.append(Unit(part, dist, spec, streams, block))
         s = slots.get((u, executions))
         if s is None:
             s = slots[(u, executions)] = len(slot_list)
@@ -146,17 +151,17 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
 
     rhs_groups: dict[tuple, tuple[int, ...]] = {}
 
-    def rhs_slots(step: StepForm, dist: dict, execs: dict[str, int]) -> tuple[int, ...]:
+    def rhs_slots(step: StepForm, dist: dict, execs: dict[str, int], block: str) -> tuple[int, ...]:
         """The RHS parts of one form: one argument vector's (the predictor's, and the corrector's s
-        sweeps in the stage form), all s in one sweep; or the fused sweeps' parts."""
+        sweeps in the stage form), all s in one sweep; or the fused sweeps' parts (and their tile)."""
         sweeps = step.rhs_groups
         streamed = step.streamed_groups
-        key = sweeps + tuple(dist.get(g) for g in RHS_SWEEPS) + streamed
+        key = sweeps + tuple(dist.get(g) for g in RHS_SWEEPS) + streamed + (block,)
         got = rhs_groups.get(key)
         if got is None:
             groups = [session.sweep_parts(ivp, method, g) for g in sweeps]
             got = rhs_groups[key] = tuple(slot(part, dist[part.kernel], spec, execs[part.kernel],
-                                               part.stores if part.kernel in streamed else ())
+                                               part.stores if part.kernel in streamed else (), block)
                                           for group in groups for part, spec in group)
         return got
 
@@ -167,7 +172,7 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     form_of, comm_of, barriers, overlap = [], [], [], []
     keys = step_keys()
     for v in variants:
-        f = tuple(getattr(v, k) for k in keys)
+        f = tuple(getattr(v, k) for k in keys) + (v.block,)     # the tile prices the fused parts
         fi = forms.get(f)
         if fi is None:
             step = step_form(method, v)
@@ -177,7 +182,7 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
             execs = dict(counts.executions, PACK=counts.comm_phases)
             own = [slot(part, dist[part.name], None, execs[part.kernel]) for part in kmod.method_parts(step)]
             method_slots += own
-            used = tuple(own) + rhs_slots(step, dist, execs)
+            used = tuple(own) + rhs_slots(step, dist, execs, v.block)
             fi = forms[f] = len(form_list)
             form_list.append(Form(used, tuple(s for s in used if unit_list[slot_list[s].unit].part.kernel
                                               in RHS_SWEEPS), counts))

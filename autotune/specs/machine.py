@@ -13,7 +13,7 @@ from autotune.specs.shipped import shipped_dir, user_machine_dir
 from autotune.specs.isa import host_isa
 from autotune.specs.isa import isa_part
 from autotune.specs.loading import beside, parse_yaml, resolve, shipped_names, validate
-from autotune.specs.machine_schema import PARTITION, SCHEMA
+from autotune.specs.machine_schema import PARTITION, SCHEMA, THROUGHPUT_NAMES
 from autotune.specs.schema import first_error
 from autotune.specs.units import quantity
 
@@ -25,6 +25,8 @@ class CacheLevel:
     bytes_per_group: int
     cores_per_group: int
     victim: bool = False    # holds what the level above evicts (victims_to): the two exclude each other
+    upstream_bytes_per_cycle: float | None = None   # to the level above (None: the file gives none)
+    full_duplex: bool = False                       # loads and stores across that interface overlap
 
 
 @dataclass(frozen=True)
@@ -142,8 +144,11 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
             if not cpg:
                 continue
             size = int(cpg["sets"]) * int(cpg["ways"]) * int(cpg["cl_size"])
+            throughput, duplex = (level.get("upstream throughput") or [None, None])[:2]
+            upstream = None if throughput is None or throughput in THROUGHPUT_NAMES \
+                else quantity(throughput, "throughput")
             caches.append(CacheLevel(level["level"], size, int(level.get("cores per group", 1)),
-                                     victims_to == level["level"]))
+                                     victims_to == level["level"], upstream, duplex == "full-duplex"))
             victims_to = cpg.get("victims_to")
     except (KeyError, ValueError, TypeError) as e:
         raise InputError(f"{path}: field 'memory hierarchy': cannot read {e}") from None

@@ -8,6 +8,9 @@ are kerncraft's text ('2.4 GHz', '32 kB', '12 GB/s', '64 B/cy'; specs/units.py).
 """
 from __future__ import annotations
 
+# what a level's upstream throughput may name instead of B/cy: L1's in-core model, memory's benchmarks
+THROUGHPUT_NAMES = ("architecture code analyzer", "full socket memory bandwidth")
+
 COUNT = {"type": "integer", "minimum": 1}                       # cores, sockets, groups, ways, ...
 COUNT_OR_NULL = {"type": ["integer", "null"], "minimum": 1}
 AMOUNT = {"type": "integer", "minimum": 0}                      # stream counts: 0 is meaningful
@@ -54,7 +57,7 @@ _LEVEL = {   # memory hierarchy[i]
         "size per group": _quantity("size", null=True),        # null: main memory
         # [throughput, duplexness]; L1 names the in-core model, main memory the benchmarks
         "upstream throughput": {"type": "array", "minItems": 2, "prefixItems": [_quantity(
-            "throughput", names=["architecture code analyzer", "full socket memory bandwidth"])]},
+            "throughput", names=list(THROUGHPUT_NAMES))]},
         "cycles per cacheline transfer": {"type": ["number", "null"], "exclusiveMinimum": 0},
         "penalty cycles per cacheline load": NON_NEGATIVE,
         "penalty cycles per cacheline store": NON_NEGATIVE,
