@@ -17,7 +17,8 @@ from autotune.tools.toolchain import package_version
 from .conftest import run_cli
 
 SCENARIOS = [("heat2d", 35808256, 4), ("heat2d", 35808256, 8), ("inverterchain", 36000000, 8)]
-TRUTH = {"LC/L3-MEM:copy": 0.75, "RHS/L3-MEM:copy": 0.75, "LC/L2-L3": 1.25, "RHS/core": 0.8}
+# (memory transfers with non-temporal stores are a parameter of their own: copy_nt)
+TRUTH = {"LC/L3-MEM:copy": 0.75, "RHS/L3-MEM:copy": 0.75, "RHS/L3-MEM:copy_nt": 1.3, "LC/L2-L3": 1.25, "RHS/core": 0.8}
 
 
 @pytest.fixture()

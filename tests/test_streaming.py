@@ -26,14 +26,16 @@ def test_streamed_result_scales_each_transfer_by_its_interface():
     terms = {"T_comp (overlapping)": 10.0, "T_RegL1 (overlapping)": 4.0, "T_L1L2": 13.0, "T_L2L3": 26.0,
              "T_L3MEM": 39.0}
     result = {"ok": True, "terms": terms, "cy_per_cl": 78.0, "t_comp": 10.0, "saturation_cores": 2,
-              "scaling_cy_per_cl": [78.0, 39.0]}
+              "scaling_cy_per_cl": [78.0, 39.0], "memory_bandwidth_kernel": "copy"}
     out = streamed(result, _part(), ("Yn",), numa_cores=2, socket_cores=2)
+    # its memory transfer is of a kind of its own: a machine's runs fit its factor apart
+    assert out["memory_bandwidth_kernel"] == "copy_nt" and result["memory_bandwidth_kernel"] == "copy"
     assert out["terms"]["T_L1L2"] == pytest.approx(5.0) and out["terms"]["T_L2L3"] == pytest.approx(10.0)
     assert out["terms"]["T_L3MEM"] == pytest.approx(27.0)
     assert out["terms"]["T_comp (overlapping)"] == 10.0 and out["t_comp"] == 10.0
     # the sum of the serial terms: 5 + 10 + 27 = 42 cycles per line, as kerncraft combines them
     assert out["cy_per_cl"] == pytest.approx(42.0)
-    assert out == recombine(result, out["terms"], 2, 2)
+    assert out == dict(recombine(result, out["terms"], 2, 2), memory_bandwidth_kernel="copy_nt")
     # nothing streamed, a failed analysis: as they are
     assert streamed(result, _part(), (), 2, 2) is result
     failed = {"ok": False, "error": "x"}
@@ -59,3 +61,36 @@ def test_store_nt_stays_out_where_the_streamed_vectors_would_stay_in_the_last_le
     # a selection of store=nt variants only keeps them (and says nothing): the user asked for them
     nt = [v for v in applicable_pool(big)[0] if v.store == "nt"]
     assert drop_unpaid(small, nt) == (nt, {})
+
+
+def test_a_learned_factor_on_streamed_memory_transfers_prices_store_nt_alone(replay_store):
+    """The factors are applied after the streaming layer: a factor on copy_nt (a machine whose
+    non-temporal stores move lines slower than kerncraft's bandwidth says) moves the store=nt
+    variants and leaves the others as they were."""
+    from dataclasses import replace
+
+    from autotune.model.preselect import Rule
+    from autotune.pipeline.predict import rank_scenario
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.learned import Learned
+    from autotune.specs.machine import load_machine
+    from autotune.specs.method import load_method
+    from autotune.specs.scenario import Scenario, applicable_variants
+    from autotune.storage.store import Store
+    from autotune.tools.toolchain import package_version
+
+    m = load_machine(None)
+    slow = replace(m, learned=Learned({"RHS/L3-MEM:copy_nt": 3.0}, 1, 1, package_version("kerncraft"), "x"))
+    times = []
+    store = Store(replay_store)
+    for machine in (m, slow):
+        sc = Scenario(load_ivp("heat2d"), load_method("radauIIA7"), machine, 4_000_000, 1, 8)
+        pool = [v for v in applicable_variants(sc)[0] if v.fuse != "none" and v.overlap == "none"
+                and v.comm == "neighbour"]
+        ranked = rank_scenario(sc, pool, Rule("all"), store)
+        times.append({r.variant.name: r.predicted_s for r in ranked.ordered})
+    store.close()
+    nt = [v for v in times[0] if "store=nt" in v]
+    assert nt and len(nt) < len(times[0])
+    for name, t in times[0].items():
+        assert (times[1][name] > 1.2 * t) if name in nt else times[1][name] == t

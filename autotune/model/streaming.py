@@ -17,12 +17,18 @@ interface's bandwidth), then the terms are recombined as kerncraft combines them
 counts them, and no store can avoid them.  The read that follows such a store finds nothing in
 the caches either: model.reuse prices it from memory.  Only where the step would read those
 vectors back after the last-level cache had evicted them anyway (specs.step: the streamed
-vectors; a scenario decides it) does this pay.
+vectors; a scenario decides it) does this pay.  Whether non-temporal stores move a line as
+cheaply as kerncraft's bandwidth says differs by machine: the result names its memory transfer
+"<kernel>_nt", so that a machine's runs (calibrate --from-runs) fit that transfer's factor apart.
 """
 from __future__ import annotations
 
 from autotune.model.learned import recombine, transfer_interface
 from autotune.specs.parts import KernelPart
+
+# the bandwidth kernel of a memory transfer with non-temporal stores ("copy_nt"): model.learned
+# fits its factor apart from the same kernel's with write-allocate, as the two differ by machine
+NT_SUFFIX = "_nt"
 
 
 def streaming_pays(next_reads: list[float], vector_bytes: float, llc_reach: float) -> bool:
@@ -64,4 +70,7 @@ def streamed(result: dict, part: KernelPart, streams: tuple[str, ...], numa_core
     for term, value in terms.items():
         where = transfer_interface(term)
         scaled[term] = value if where is None else value * (memory if where.endswith("-MEM") else inner)
-    return recombine(result, scaled, numa_cores, socket_cores)
+    out = recombine(result, scaled, numa_cores, socket_cores)
+    if out.get("memory_bandwidth_kernel"):      # a memory transfer of its own kind: its factor is learned apart
+        out["memory_bandwidth_kernel"] = f"{out['memory_bandwidth_kernel']}{NT_SUFFIX}"
+    return out

@@ -141,19 +141,17 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
 
 
 def result_source(machine: Machine, got: dict[tuple, dict]) -> Callable[[KernelPart, regmod.Regime], dict]:
-    """result_of(part, regime) for pricing: the stored ECM result, with the machine's learned
-    factors applied where it has them (model.learned)."""
+    """result_of(part, regime) for pricing: the stored ECM result.  The machine's learned factors
+    (model.learned) are applied by the pricing, after the code's own changes to the analysis
+    (streaming stores, the tile); here only checked against the installed kerncraft."""
     learned = machine.learned
-    if learned is None:
-        return lambda part, reg: got[(part.code, reg.data, reg.layer)]
-    installed = package_version("kerncraft")
-    if learned.kerncraft != installed:
-        raise InputError(f"{machine.path}: field 'cluster.learned': fitted on kerncraft {learned.kerncraft}'s "
-                         f"analyses, and kerncraft {installed} is installed: fit again with `autotune calibrate "
-                         f"--machine {machine.name} --from-runs`, or predict without it (--model ecm)")
-    from autotune.model.learned import adjust
-    return lambda part, reg: adjust(got[(part.code, reg.data, reg.layer)], part.kernel, learned.factors,
-                                    machine.numa_cores, machine.cores)
+    if learned is not None:
+        installed = package_version("kerncraft")
+        if learned.kerncraft != installed:
+            raise InputError(f"{machine.path}: field 'cluster.learned': fitted on kerncraft {learned.kerncraft}'s "
+                             f"analyses, and kerncraft {installed} is installed: fit again with `autotune "
+                             f"calibrate --machine {machine.name} --from-runs`, or predict without it (--model ecm)")
+    return lambda part, reg: got[(part.code, reg.data, reg.layer)]
 
 
 def require_predictions(results: list[RankResult]) -> None:

@@ -16,12 +16,15 @@ from autotune.model import reuse
 from autotune.model.bound import Bound, live_vectors, source_shares, step_bound
 from autotune.model.comm import barrier_seconds, phase_seconds
 from autotune.model.ecm import as_sigma, interior_share
+from autotune.model.learned import adjust
 from autotune.model.ops import SCALAR, Ops
 from autotune.model.steptime import form_times, per_execution, regime_rate, variant_times
 from autotune.model.streaming import streamed
+from autotune.model.tiles import tiled
 from autotune.pipeline.layout import Layout, Session
 from autotune.specs.parts import DOUBLE, KernelPart
 from autotune.specs.scenario import Scenario
+from autotune.specs.tiles import tile_components
 from autotune.specs.schemes import PhaseContext
 
 NAN = float("nan")
@@ -133,6 +136,7 @@ def price(batch: Batch, result_of, session: Session) -> Priced:
     per_line = sc.machine.cacheline / DOUBLE
     size = len(placed.lv.names) * (len(placed.lv.names) + 1)
     results, numbers = {}, {}
+    learned = sc.machine.learned
     per_exec, tcomp = [], []
     for unit, mine, m in zip(layout.units, placed.levels, placed.m):
         alpha, divisor, tc = [NAN] * size, [NAN] * size, [NAN] * size
@@ -144,6 +148,12 @@ def price(batch: Batch, result_of, session: Session) -> Priced:
                     r = result_of(unit.part, regmod.code_regime(c, placed.lv))
                     if unit.streams:
                         r = streamed(r, unit.part, unit.streams, sc.machine.numa_cores, sc.machine.cores)
+                    if unit.block != "none":
+                        r = tiled(r, unit.part, tile_components(sc.machine, unit.block, sc.method.stages),
+                                  sc.method.stages, sc.machine.caches, sc.machine.cacheline,
+                                  sc.machine.numa_cores, sc.machine.cores)
+                    if learned is not None:     # the factors fitted to the priced analyses (learn.py)
+                        r = adjust(r, unit.part.kernel, learned.factors, sc.machine.numa_cores, sc.machine.cores)
                     results[key] = r
                     num = numbers[key] = ecm_numbers(r)
                 if num is not None:
