@@ -94,22 +94,26 @@ def stream_gbps(exe: Path, kernel: str, bytes_per_thread: int, threads: int, min
 def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
             cc: str = "gcc") -> dict:
     """GB/s per level, kernel and thread count (the median of REPEATS runs), from the built-in
-    streaming benchmark."""
+    streaming benchmark.  The kernels of a level and thread count are run round-robin, REPEATS
+    rounds, so that a slow or fast spell of a shared machine touches every kernel alike (back to
+    back, one kernel's runs could all fall in one: on a shared guest the memory bandwidth moved
+    by 1.7 x between minutes)."""
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="autotune-stream-") as tmp:
         exe = build_stream(Path(tmp), cc)
         sizes = working_sets(host)
         for level, per_thread in sizes.items():
             shared = next((c.shared_by for c in host.caches if f"L{c.level}" == level), host.cores)
-            results[level] = {}
-            for kernel in KERNELS:
-                row = []
-                for t in range(1, host.cores + 1):
-                    # a shared level holds every thread's share: split its working set
-                    ws = per_thread if shared == 1 or level == "MEM" else max(per_thread // t, 4096)
-                    runs = [stream_gbps(exe, kernel, ws, t, min_seconds) for _ in range(REPEATS)]
-                    row.append((t, ws, statistics.median(runs)))
-                results[level][kernel] = row
+            results[level] = {kernel: [] for kernel in KERNELS}
+            for t in range(1, host.cores + 1):
+                # a shared level holds every thread's share: split its working set
+                ws = per_thread if shared == 1 or level == "MEM" else max(per_thread // t, 4096)
+                runs: dict[str, list[float]] = {kernel: [] for kernel in KERNELS}
+                for _ in range(REPEATS):
+                    for kernel in KERNELS:
+                        runs[kernel].append(stream_gbps(exe, kernel, ws, t, min_seconds))
+                for kernel in KERNELS:
+                    results[level][kernel].append((t, ws, statistics.median(runs[kernel])))
             progress(f"bandwidth {level}: " + ", ".join(f"{k} {results[level][k][0][2]:.1f}" for k in KERNELS)
                      + " GB/s on 1 thread")
     return results
