@@ -58,6 +58,20 @@ def variant_set(ivp: str, kind: str, sample: int = 12, seed: int = 0) -> list[st
     return names + random.Random(seed).sample(rest, min(sample, len(rest)))
 
 
+def runnable(names: list[str], ivp: str, machine: str, n: int, nodes: int, threads: int) -> list[str]:
+    """The names that run at this scenario: a value that does not pay there (store=nt where the
+    last level holds what it streams, pipeline.applicable.VALUE_CHECKS) is refused by tune."""
+    from autotune.pipeline.applicable import applicable_pool
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.machine import load_machine
+    from autotune.request.defaults import DEFAULT_METHOD
+    from autotune.specs.method import load_method
+    from autotune.specs.scenario import Scenario
+    sc = Scenario(load_ivp(ivp), load_method(DEFAULT_METHOD), load_machine(machine), n, nodes, threads)
+    kept = {v.name for v in applicable_pool(sc)[0]}
+    return [name for name in names if name in kept]
+
+
 def _file(out: Path, ivp: str, nodes: int, threads: int, n: int) -> Path:
     return out / f"{ivp}-{nodes}x{threads}-{n}.json"
 
@@ -72,7 +86,8 @@ def measure(args) -> None:
                 path = _file(args.out, ivp, nodes, threads, n)
                 if path.exists():
                     continue
-                sel = ["--all"] if names is None else ["--variants", ";".join(names)]
+                sel = ["--all"] if names is None else [
+                    "--variants", ";".join(runnable(names, ivp, args.machine, n, nodes, threads))]
                 cmd = [sys.executable, "-m", "autotune", "tune", "--ivp", ivp, "--machine", args.machine,
                        "--nodes", str(nodes), "--threads", str(threads), "--n", str(n), *sel,
                        "--steps", str(steps_for(n)), "--warmup", "1", "--reps", str(args.reps), "--format", "json"]

@@ -1,0 +1,12 @@
+"""The size benchmark's variant sets: the same names at every size, less what a size refuses."""
+from autotune.bench_sizes import runnable, variant_set
+
+
+def test_the_cover_drops_store_nt_only_where_the_last_level_holds_what_it_streams():
+    names = variant_set("heat2d", "cover")
+    assert names == variant_set("heat2d", "cover") and any("store=nt" in x for x in names)
+    # the reference node (20 MB L3 for 8 cores): at n = 40000 the step fits, at 3.6e7 it does not
+    small = runnable(names, "heat2d", "haswell-ep-e5-2630v3", 40000, 1, 8)
+    large = runnable(names, "heat2d", "haswell-ep-e5-2630v3", 35808256, 1, 8)
+    assert large == names
+    assert small == [x for x in names if "store=nt" not in x] and len(small) < len(names)
