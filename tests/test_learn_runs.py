@@ -34,13 +34,16 @@ def measured(own_replay_store, tmp_path):
     from autotune.specs.ivp import load_ivp
     from autotune.specs.method import load_method
     from autotune.specs.scenario import Scenario, applicable_variants
+    from autotune.specs.stepvalues import step_form
     for ivp, n, nodes in SCENARIOS:
         sc = Scenario(load_ivp(ivp), load_method("radauIIA7"), truth, n, nodes, 8)
         variants, _ = applicable_variants(sc)
         ranked = rank_scenario(sc, variants[::50], Rule("all"), store)
         assert ranked.analyses_run == 0
         for r in ranked.ordered[:8]:
-            phases = {ph: {"measured_s": s} for ph, s in r.predicted_phases().items() if ph != "COMM" and s > 0}
+            timers = step_form(sc.method, r.variant).timers     # fused sweeps timed one by one, as the solver does
+            phases = {ph: {"measured_s": s} for ph, s in r.predicted_phases(timers).items()
+                      if ph != "COMM" and s > 0}
             name = r.variant.name
             store.put_run(run_key_of("hw", ivp, "radauIIA7", n, nodes, 8, name, []), "hw", ivp, name,
                           r.predicted_s, {"name": name, "measured_s": r.predicted_s, "phases": phases, "n": n,
@@ -129,3 +132,38 @@ def test_folds_holdout_dry_run_and_refusals(measured, capsys):
     assert "clock: 2.5 GHz" in path.read_text()
     code, _, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--machine", path, "--store", store)
     assert code == 2 and "fitted for another node part" in err and "--from-runs" in err
+
+
+def test_fused_sweeps_are_observed_one_kind_at_a_time():
+    """The solver times each fused sweep; the fit observes the predictor's, the correctors'
+    (together) and the final sweep apart, each with the parts it runs, instead of one RHS phase
+    in which the final sweep's own memory term could not be told from the correctors'."""
+    from autotune.pipeline.learn import SWEEP_PHASES, sweep_seconds
+    assert SWEEP_PHASES == ("sweep.pred", "sweep.corr", "sweep.final")
+    phases = {"RHS": 0.05, "COMM": 0.001, "sweep.pred": 0.004, "sweep.corr1": 0.009, "sweep.corr2": 0.008,
+              "sweep.corr3": 0.0095, "sweep.final": 0.006}
+    got = sweep_seconds(phases)
+    assert got == {"sweep.pred": 0.004, "sweep.corr": pytest.approx(0.0265), "sweep.final": 0.006}
+    assert sweep_seconds({"RHS": 0.05, "LC": 0.02}) == {}
+
+
+def test_the_fit_sees_each_kind_of_fused_sweep(measured):
+    """On runs whose phases carry the sweep timers, each kind of fused sweep is an observation of
+    its own, with only its own kernel group's parts as its work."""
+    from autotune.pipeline.learn import price_groups, stored_runs
+    from autotune.specs.step import SWEEP_TIMER
+    path, store_path = measured
+    machine = load_machine(str(path), "ecm")
+    store = Store(store_path)
+    runs, _ = stored_runs(store, machine)
+    _, observed, _ = price_groups(runs, machine, store, lambda _: None)
+    store.close()
+    kinds = {o.phase for o in observed.obs}
+    fused = [o for o in observed.obs if o.phase.startswith("sweep.")]
+    assert fused and {"sweep.pred", "sweep.corr", "sweep.final"} <= kinds
+    for o in fused:
+        groups = {observed.units[k].kernel for k, _ in o.work}
+        assert groups == {g for g, kind in SWEEP_TIMER.items() if o.phase == f"sweep.{kind}"}
+    # a fused variant's RHS is observed through its sweeps only
+    names = {o.variant for o in fused}
+    assert not any(o.phase == "RHS" and o.variant in names for o in observed.obs)

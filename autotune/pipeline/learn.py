@@ -26,11 +26,13 @@ from autotune.specs.learned import CORE_CLASS, Learned
 from autotune.specs.machine import Machine
 from autotune.specs.method import load_method, method_names
 from autotune.specs.scenario import Scenario
+from autotune.specs.step import SWEEP_PREFIX, SWEEP_TIMER
 from autotune.specs.variants import parse_variant
 from autotune.storage.store import Store
 from autotune.tools.toolchain import package_version
 
 FIT_PHASES = ("RHS", "LC", "APPROX+UPDATE", "COPY")   # COMM is the network model's, not the node's
+SWEEP_PHASES = tuple(SWEEP_PREFIX + kind for kind in SWEEP_TIMER.values())   # the fused sweeps, by kind
 # what a cross-validation fold leaves out: one scenario, one size, or one IVP at a time
 # (sizes within a few per cent are one size: heat2d's n is the square just below)
 FOLDS = {"scenario": lambda key: key, "size": lambda key: float(f"{key[2]:.2g}"), "ivp": lambda key: key[0]}
@@ -99,14 +101,28 @@ class Observed:
         for run in group.runs:
             if ranked.variant(run.variant).prediction is None:
                 continue
+            measured = dict(run.phases, **sweep_seconds(run.phases))
             work: dict[str, list] = {}
             for part, code, result, lines in ranked.work(run.variant):
-                work.setdefault(PHASE_OF_KERNEL[part.kernel], []).append(
-                    (self.unit(group.scenario, part, code, result), lines))
-            for phase in FIT_PHASES:
-                if run.phases.get(phase) and work.get(phase):
-                    self.obs.append(Observation(describe(group.key), run.variant, phase, run.phases[phase],
+                # a fused sweep timed on its own is observed on its own (it hides in RHS otherwise)
+                sweep = SWEEP_PREFIX + SWEEP_TIMER.get(part.kernel, "")
+                phase = sweep if sweep in measured else PHASE_OF_KERNEL[part.kernel]
+                work.setdefault(phase, []).append((self.unit(group.scenario, part, code, result), lines))
+            for phase in FIT_PHASES + SWEEP_PHASES:
+                if measured.get(phase) and work.get(phase):
+                    self.obs.append(Observation(describe(group.key), run.variant, phase, measured[phase],
                                                 tuple(work[phase])))
+
+
+def sweep_seconds(phases: dict[str, float]) -> dict[str, float]:
+    """Measured seconds per step of each kind of fused sweep ("sweep.pred", "sweep.corr": the
+    corrector's sweeps together, "sweep.final") from the solver's sweep timers."""
+    out: dict[str, float] = {}
+    for name, seconds in phases.items():
+        kind = next((k for k in SWEEP_PHASES if name.startswith(k)), None)
+        if kind is not None and seconds:
+            out[kind] = out.get(kind, 0.0) + seconds
+    return out
 
 
 def price_groups(runs: list[Run], machine: Machine, store: Store,
