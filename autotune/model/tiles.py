@@ -21,15 +21,16 @@ added to the interface's transfer term, and the terms recombined as kerncraft co
 """
 from __future__ import annotations
 
-from autotune.arith import ordered_sum
 from autotune.model.learned import recombine, transfer_interface
+from autotune.model.streaming import stream_counts
 from autotune.specs.machine import CacheLevel
 from autotune.specs.parts import DOUBLE, KernelPart
 
 
 def tile_rows(part: KernelPart) -> int:
     """Rows of the part's arrays (argument vectors, y, the new argument vectors)."""
-    return int(ordered_sum(count for _, count in part.arrays))
+    reads, writes, _ = stream_counts(part, ())
+    return reads + writes
 
 
 def home_level(tile: int, stages: int, rows: int, caches: tuple[CacheLevel, ...]) -> int:

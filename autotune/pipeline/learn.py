@@ -105,8 +105,9 @@ class Observed:
             work: dict[str, list] = {}
             for part, code, result, lines in ranked.work(run.variant):
                 # a fused sweep timed on its own is observed on its own (it hides in RHS otherwise)
-                sweep = SWEEP_PREFIX + SWEEP_TIMER.get(part.kernel, "")
-                phase = sweep if sweep in measured else PHASE_OF_KERNEL[part.kernel]
+                kind = SWEEP_TIMER.get(part.kernel)
+                phase = SWEEP_PREFIX + kind if kind and SWEEP_PREFIX + kind in measured \
+                    else PHASE_OF_KERNEL[part.kernel]
                 work.setdefault(phase, []).append((self.unit(group.scenario, part, code, result), lines))
             for phase in FIT_PHASES + SWEEP_PHASES:
                 if measured.get(phase) and work.get(phase):

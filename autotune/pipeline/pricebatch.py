@@ -21,11 +21,11 @@ from autotune.model.ops import SCALAR, Ops
 from autotune.model.steptime import form_times, per_execution, regime_rate, variant_times
 from autotune.model.streaming import streamed
 from autotune.model.tiles import tiled
-from autotune.pipeline.layout import Layout, Session
+from autotune.pipeline.layout import Layout, Session, Unit
 from autotune.specs.parts import DOUBLE, KernelPart
 from autotune.specs.scenario import Scenario
-from autotune.specs.tiles import tile_components
 from autotune.specs.schemes import PhaseContext
+from autotune.specs.tiles import tile_components
 
 NAN = float("nan")
 
@@ -136,25 +136,17 @@ def price(batch: Batch, result_of, session: Session) -> Priced:
     per_line = sc.machine.cacheline / DOUBLE
     size = len(placed.lv.names) * (len(placed.lv.names) + 1)
     results, numbers = {}, {}
-    learned = sc.machine.learned
     per_exec, tcomp = [], []
     for unit, mine, m in zip(layout.units, placed.levels, placed.m):
         alpha, divisor, tc = [NAN] * size, [NAN] * size, [NAN] * size
+        tile = tile_components(sc.machine, unit.block, sc.method.stages)
         for _, _, _, codes in mine:
             for c in codes:
                 key = unit.result_key(c)
                 num = numbers.get(key, ())
                 if num == ():
-                    r = result_of(unit.part, regmod.code_regime(c, placed.lv))
-                    if unit.streams:
-                        r = streamed(r, unit.part, unit.streams, sc.machine.numa_cores, sc.machine.cores)
-                    if unit.block != "none":
-                        r = tiled(r, unit.part, tile_components(sc.machine, unit.block, sc.method.stages),
-                                  sc.method.stages, sc.machine.caches, sc.machine.cacheline,
-                                  sc.machine.numa_cores, sc.machine.cores)
-                    if learned is not None:     # the factors fitted to the priced analyses (learn.py)
-                        r = adjust(r, unit.part.kernel, learned.factors, sc.machine.numa_cores, sc.machine.cores)
-                    results[key] = r
+                    r = results[key] = _as_run(result_of(unit.part, regmod.code_regime(c, placed.lv)),
+                                               unit, tile, sc)
                     num = numbers[key] = ecm_numbers(r)
                 if num is not None:
                     rate = regime_rate(num[0], num[1], num[2], clock, threads, rpn)
@@ -178,6 +170,20 @@ def price(batch: Batch, result_of, session: Session) -> Priced:
     for f in failed:
         broken = broken | f
     return Priced(batch, times, failed, slot_seconds, _rows(batch, broken), results, numbers, bounds)
+
+
+def _as_run(result: dict, unit: Unit, tile: int, sc: Scenario) -> dict:
+    """An analysis of a unit's code as the variant runs it: its streams written without
+    write-allocate (store=nt), its tile's lines where the tile lives (block), then the machine's
+    learned factors, which were fitted to results priced so (pipeline.learn)."""
+    m = sc.machine
+    if unit.streams:
+        result = streamed(result, unit.part, unit.streams, m.numa_cores, m.cores)
+    if tile:
+        result = tiled(result, unit.part, tile, sc.method.stages, m.caches, m.cacheline, m.numa_cores, m.cores)
+    if m.learned is not None:
+        result = adjust(result, unit.part.kernel, m.learned.factors, m.numa_cores, m.cores)
+    return result
 
 
 def ecm_numbers(r: dict) -> tuple | None:

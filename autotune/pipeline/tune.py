@@ -69,8 +69,8 @@ def select(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store, p
         progress(f"check: {len(sampled)} variants drawn at random (seed {sample.seed}) from the "
                  f"{len(set(pool) - set(chosen))} the pre-selection leaves out")
     # the paper's forms as the baseline: drawn after the sample, so the sample's draw is the same
-    paper = [name for name in pool if baseline and by_name[name].variant.is_paper_form
-             and name not in chosen and name not in sampled]
+    taken = set(chosen) | set(sampled)
+    paper = [name for name in pool if by_name[name].variant.is_paper_form and name not in taken] if baseline else []
     if paper:
         progress(f"baseline: {len(paper)} of the paper's forms run beside them")
     chosen = list(chosen) + sampled + paper

@@ -14,7 +14,6 @@ from functools import lru_cache
 from autotune.errors import InputError
 
 
-
 @dataclass(frozen=True)
 class Hierarchy:
     """The transfer structure of a memory hierarchy above L1 (rates from kerncraft's examples)."""
@@ -236,5 +235,3 @@ def _check_osaca(rec: Microarch, what: str, osaca_models, osaca_version: str, kn
         raise InputError(f"{what}, which the installed OSACA {osaca_version} does not model (newer than "
                          f"OSACA knows): upgrade OSACA, or choose explicitly with --uarch NAME "
                          f"(recorded as assumed; one of {known})", field=field)
-
-
