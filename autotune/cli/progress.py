@@ -7,6 +7,8 @@ import sys
 import time
 from typing import Callable, TextIO
 
+INCORE = "in-core"      # the name prefix of the in-core measurement's progress (pipeline.incore)
+
 
 def time_left(elapsed_s: float, done: int, total: int) -> float | None:
     """Seconds left if the analyses still to run take as long as those done so far (None before
@@ -34,14 +36,18 @@ class AnalysisProgress:
         self.start = now()
 
     def __call__(self, done: int, total: int, name: str) -> None:
+        incore = name.startswith(INCORE)
         if done == 0:
             self.start = self.now()
-            self.stream.write(f"autotune: running {total} kerncraft analyses (ECM, OSACA, layer conditions or "
+            self.stream.write(f"autotune: measuring the in-core time of {total} kernel parts on this CPU (each "
+                              f"built as analysed, timed round-robin)\n" if incore else
+                              f"autotune: running {total} kerncraft analyses (ECM, OSACA, layer conditions or "
                               f"cache simulation)\n")
             self.stream.flush()
             return
         left = time_left(self.now() - self.start, done, total)
-        text = f"autotune: kerncraft [{done}/{total}] {name} done, {total - done} left"
+        text = f"autotune: {name} [{done}/{total}], {total - done} left" if incore else \
+            f"autotune: kerncraft [{done}/{total}] {name} done, {total - done} left"
         if done < total and left is not None:
             text += f", about {clock(left)} to go"
         self._line(text, done >= total)

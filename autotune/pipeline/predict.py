@@ -13,6 +13,7 @@ from autotune.codegen.dataview import data_view
 from autotune.model import regime as regmod
 from autotune.model.ops import SCALAR
 from autotune.model.preselect import Rule
+from autotune.pipeline.incore import apply as apply_incore, by_part as incore_by_part, ensure_incore
 from autotune.pipeline.layout import Session
 from autotune.pipeline.pricebatch import Batch, place, price
 from autotune.pipeline.scenariorows import rank_priced
@@ -125,10 +126,12 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
         batch = Batch(session.layout(sc.ivp, sc.method, variants), scenarios, ops)
         needs.setdefault(sc.machine.path, (sc.machine, []))[1].extend(place(batch))
         planned.append((index, batch))
-    results, ran = {}, 0
+    results, incore, ran = {}, {}, 0
     for machine, mine in needs.values():
         got, n = ensure_ecm(mine, machine, store, progress, jobs)
-        results[machine.path] = got
+        records = ensure_incore([part for part, _ in mine], machine, store, progress, jobs)
+        results[machine.path] = apply_incore(got, records, machine)
+        incore[machine.path] = incore_by_part(mine, results[machine.path])
         ran += n
     out: list[RankResult | None] = [None] * len(items)
     for index, batch in planned:
@@ -136,7 +139,7 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
         for i, rows in zip(index, rank_priced(priced, rule, detail)):
             sc, _, excluded = items[i]
             out[i] = RankResult(sc, rule, excluded=excluded or {}, analyses_run=ran, failures=rows.failures(),
-                                bound=priced.bounds[rows.index], source=rows)
+                                bound=priced.bounds[rows.index], source=rows, incore=incore[sc.machine.path])
     return out
 
 

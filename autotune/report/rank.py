@@ -127,6 +127,7 @@ def explain_table(ex: ExplainResult) -> str:
         lines.append(f"{k['name']:26} {k['regime']:12} {k['alpha']:11.2f} {sig:>6} {k['beta']:12.4g} "
                      f"{k['executions']:>5} {k['seconds']:11.4e} {100 * k['seconds'] / total:5.1f}%"
                      + (f" {k['ecm_s']:11.4e}" if learned else ""))
+    lines += _incore_lines(ex)
     lines += ["",
               f"barriers: {r.barriers} per step, {r.prediction.barrier_s:.4e} s",
               f"node total (theta): {r.prediction.node_s:.4e} s",
@@ -140,3 +141,17 @@ def explain_table(ex: ExplainResult) -> str:
     for n in res.notes():
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"
+
+
+def _incore_lines(ex: ExplainResult) -> list[str]:
+    """The in-core time of each of the variant's parts by the port model and measured on the CPU,
+    and which one the prediction used (model.incore)."""
+    entries = ex.incore()
+    if not entries:
+        return []
+    out = ["", f"{'in-core time, cy/CL':26} {'port model':>10} {'measured':>9} {'used':11} why"]
+    for name, e in entries.items():
+        port, meas = e.get("port_cy_per_cl"), e.get("measured_cy_per_cl")
+        out.append(f"{name:26} {'-' if port is None else f'{port:.2f}':>10} {'-' if meas is None else f'{meas:.2f}':>9} "
+                   f"{e['source']:11} {e['why']}")
+    return out

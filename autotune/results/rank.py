@@ -100,8 +100,10 @@ class RankResult:
     def __init__(self, scenario: Scenario, rule: Rule, ordered: list[VariantResult] | None = None,
                  preselected: set[str] | None = None, excluded: dict[str, str] | None = None,
                  analyses_run: int = 0, failures: dict[str, dict] | None = None, bound: Bound | None = None,
-                 source: RowSource | None = None):
+                 source: RowSource | None = None, incore: dict[str, dict] | None = None):
         self.scenario, self.rule = scenario, rule
+        # part name -> the in-core time it is priced with (model.incore: source, why, both figures)
+        self.incore = incore if incore is not None else {}
         self._ordered, self._preselected, self._source = ordered, preselected, source
         # comm scheme, or a value ("store=nt") -> why it cannot run (or pay) here
         self.excluded = excluded if excluded is not None else {}
@@ -206,6 +208,24 @@ class RankResult:
         for part, info in self.failures.items():
             out.append(f"kernel {part} ({info.get('regime')}) failed in kerncraft: {info.get('error')} "
                        f"(log: {info.get('log')})")
+        if self.incore:
+            out.append(self._incore_note())
+        return out
+
+    def _incore_note(self) -> str:
+        counts = self.incore_counts()
+        measured = counts.get("measured", 0)
+        unmeasured = sum(1 for e in self.incore.values() if e.get("measured_cy_per_cl") is None)
+        text = (f"in-core times: the measurement on this CPU for {measured} of {len(self.incore)} kernel parts, "
+                f"the port model for the rest")
+        if unmeasured:
+            text += f" ({unmeasured} not measured: {next(e['why'] for e in self.incore.values() if e.get('measured_cy_per_cl') is None)})"
+        return text
+
+    def incore_counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in self.incore.values():
+            out[e["source"]] = out.get(e["source"], 0) + 1
         return out
 
     def to_dict(self) -> dict:
@@ -217,7 +237,8 @@ class RankResult:
             "selection": {"rule": self.rule.kind, "value": self.rule.value, "description": self.rule.describe()},
             "comm_model": dict(m.network), "barrier_model": dict(m.barrier),
             "notes": self.notes(),
-            "ecm": {"analyses_run": self.analyses_run, "failures": self.failures},
+            "ecm": dict({"analyses_run": self.analyses_run, "failures": self.failures},
+                        **({"incore": self.incore_counts()} if self.incore else {})),
             "excluded_comm": {k: why for k, why in self.excluded.items() if "=" not in k},
             "excluded_values": {k: why for k, why in self.excluded.items() if "=" in k},
             "bound_s": self.bound_s,
@@ -285,7 +306,15 @@ class ExplainResult:
                  notes=res.notes(), bound_s=res.bound_s, bound_wa_s=res.bound_wa_s, bound=res.bound.to_dict() if res.bound else None)
         if self.ecm is not None:
             d.update(model=res.model, kernels=self.kernel_rows(), ecm_predicted_s=self.ecm.variant(self.name).predicted_s)
+        if res.incore:
+            d["incore"] = self.incore()
         return d
+
+    def incore(self) -> dict[str, dict]:
+        """The variant's kernel parts -> the in-core time each is priced with (empty where the
+        machine file measures none)."""
+        names = [row["name"] for row in self.result.kernel_rows()]
+        return {n: self.ranking.incore[n] for n in dict.fromkeys(names) if n in self.ranking.incore}
 
     def to_frame(self):
         """One row per kernel part."""

@@ -52,6 +52,7 @@ class Machine:
     numa_cores: int = 0                   # cores per NUMA domain (kerncraft's saturation rule)
     learned: Learned | None = None        # factors fitted to measured runs (None: the ECM model alone)
     partitions: dict = field(default_factory=dict, hash=False)   # Slurm partition -> machine (name or path)
+    incore_measured: dict | None = field(default=None, hash=False)   # the file's `in-core measured` (model.incore)
 
     @property
     def model_label(self) -> str:
@@ -169,7 +170,8 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
                    host_isa(str(data.get("isa") or "x86")), tuple(str(c) for c, _ in _compilers(data)),
                    int(data.get("cores per NUMA domain") or cores),
                    _learned(cl.get("learned"), digest, path, name) if model != "ecm" else None,
-                   _partitions(cl.get("partitions") or {}, path))
+                   _partitions(cl.get("partitions") or {}, path),
+                   dict(data["in-core measured"]) if data.get("in-core measured") else None)
 
 
 def _partitions(section: dict, path) -> dict[str, str]:

@@ -125,6 +125,18 @@ SCHEMA = {
             "kernels": {"type": "object", "additionalProperties": _KERNEL},
             "measurements": {"type": "object", "additionalProperties": {
                 "type": "object", "additionalProperties": _MEASUREMENT}}}},
+        # autotune's: each kernel part's in-core time measured on this CPU (model.incore)
+        "in-core measured": {
+            "type": "object",
+            "required": ["cpu", "when", "tolerance"],
+            "additionalProperties": False,
+            "properties": {
+                "cpu": {"type": "string", "pattern": r"\S"},      # the CPU the parts are measured on
+                "when": {"enum": ["always", "disagree"]},
+                "tolerance": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                "note": {"type": "string"},
+            },
+        },
         "cluster": {
             "type": "object",
             "required": ["name", "nodes", "cores_per_node", "network", "barrier"],

@@ -1,0 +1,156 @@
+"""Each kernel part's in-core time measured on the target (model.incore), at the first analysis.
+
+For a machine whose file has an `in-core measured` section (calibrate --node writes one), the
+parts a ranking needs are built as kerncraft analyses them and timed on an L1-resident working set
+(tools.incore_bench), round-robin, the median kept; the records go to the store (the `derived`
+table, kind "incore"), keyed by the part's code, its constants, the machine file's node part,
+the compiler and the CPU, and are reused like analyses.  A part is measured only on a host of
+the file's CPU; elsewhere the stored records are used, and a part without one is priced by the
+port model (its analysis says so).
+"""
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from autotune.model import incore as incmod
+from autotune.model import regime as regmod
+from autotune.specs.machine import Machine
+from autotune.specs.parts import KernelPart
+from autotune.storage.store import Store, ecm_key
+
+KIND = "incore"
+ROUNDS = 5          # runs of each part's harness, round-robin over the parts; the median is kept
+MIN_S = 0.01        # seconds a timed batch of calls lasts at least
+PROGRESS = "in-core"
+
+
+HALO = 16           # the size parameter of a stencil whose halo grows with the IVP (a short row)
+
+
+def l1_constants(part: KernelPart, machine: Machine) -> dict[str, int]:
+    """Constants that fill half of L1 with the part's working set (M + 2 halo components of every
+    row); a stencil whose halo is the IVP's size parameter gets a short one (HALO)."""
+    if part.size_parameter is not None:
+        halo = HALO
+    else:
+        halo = int(part.halo) if part.halo.isdigit() else 0
+    fill = int(regmod.FILL * machine.caches[0].bytes_per_group / part.bytes_per_component) - 2 * halo
+    consts = {"M": max(64, fill // 8 * 8)}
+    if part.size_parameter is not None:
+        consts[part.size_parameter] = halo
+    return consts
+
+
+def _inputs(part: KernelPart, machine: Machine, constants: dict) -> dict:
+    from autotune.tools.incore_bench import HARNESS_VERSION
+    from autotune.tools.toolchain import compiler_version, package_version
+    return {"harness": HARNESS_VERSION, "code": part.code, "unroll": part.unroll, "constants": constants,
+            "machine": machine.kerncraft_digest, "compiler": machine.compiler, "flags": machine.compiler_flags,
+            "compiler_version": compiler_version(machine.compiler), "kerncraft": package_version("kerncraft"),
+            "cpu": machine.incore_measured["cpu"]}
+
+
+def host_is(machine: Machine) -> bool:
+    """Whether this host's CPU is the one the file's parts are measured on."""
+    from autotune.errors import InputError
+    from autotune.specs.incoremeasure import cpu_key
+    from autotune.tools.cpuprobe import host_cpu
+    try:
+        return cpu_key(host_cpu()) == machine.incore_measured["cpu"]
+    except InputError:
+        return False
+
+
+def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
+                  progress: Callable[[int, int, str], None] | None = None,
+                  jobs: int | None = None) -> dict[str, dict]:
+    """Measured in-core records of the parts (code -> record; {} where the file asks for none):
+    stored ones reused, missing ones measured where this host is the file's CPU."""
+    if not machine.incore_measured:
+        return {}
+    keyed: dict[str, tuple[KernelPart, dict, str]] = {}
+    for part in parts:
+        if part.code not in keyed:
+            consts = l1_constants(part, machine)
+            keyed[part.code] = (part, consts, ecm_key(_inputs(part, machine, consts)))
+    out: dict[str, dict] = {}
+    todo = {}
+    for code, (part, consts, key) in keyed.items():
+        got = store.get_derived(KIND, key)
+        if got is not None:
+            out[code] = json.loads(got)
+        else:
+            todo[code] = (part, consts, key)
+    if todo and host_is(machine):
+        for code, record in measure(todo, machine, progress, jobs).items():
+            store.put_derived(KIND, todo[code][2], json.dumps(record, sort_keys=True).encode())
+            out[code] = record
+    elif todo:
+        why = f"this host is not the CPU the file measures ({machine.incore_measured['cpu']}), and the store has none"
+        out.update({code: {"part": part.name, "error": why} for code, (part, _, _) in todo.items()})
+    return out
+
+
+def measure(todo: dict[str, tuple[KernelPart, dict, str]], machine: Machine,
+            progress: Callable[[int, int, str], None] | None, jobs: int | None) -> dict[str, dict]:
+    """Build every part's harness (in a pool of analysis workers), then time them round-robin."""
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from autotune.tools import incore_bench
+    from autotune.tools.ecm_runner import MPI_JOBS, default_jobs, init_worker_once
+    codes = list(todo)
+    workers = max(1, min(default_jobs() if jobs in (None, MPI_JOBS) else int(jobs), len(codes)))
+    names = {c: todo[c][0].name for c in codes}
+    total = len(codes) + ROUNDS               # a build of each part, then the rounds
+    if progress:
+        progress(0, len(codes), PROGRESS)
+    with tempfile.TemporaryDirectory(prefix="autotune-incore-") as tmp:
+        tasks = {c: {"name": names[c], "code": c, "machine_path": machine.path, "constants": todo[c][1],
+                     "folder": f"{tmp}/{i}"} for i, c in enumerate(codes)}
+        built = {}
+        with ProcessPoolExecutor(max_workers=workers, initializer=init_worker_once) as pool:
+            futures = {pool.submit(incore_bench.build, t): c for c, t in tasks.items()}
+            for fut in as_completed(futures):
+                c = futures[fut]
+                built[c] = fut.result()
+                if progress:
+                    progress(len(built), total, f"{PROGRESS}: {names[c]} built")
+        ready = {c: built[c] for c in codes if built[c]["ok"]}
+        runs = incore_bench.time_all(ready, ROUNDS, MIN_S, progress and (
+            lambda done: progress(len(codes) + done, total, f"{PROGRESS}: round {done} of {ROUNDS} timed")))
+    out = {}
+    for c in codes:
+        b = built[c]
+        if not b["ok"]:
+            out[c] = {"part": names[c], "error": b["error"], "constants": todo[c][1]}
+            continue
+        seconds = incore_bench.median(runs[c])
+        out[c] = {"part": names[c], "constants": todo[c][1], "seconds_per_call": seconds, "runs": runs[c],
+                  "iterations": b["iterations"], "per_line": b["elements_per_cacheline"],
+                  "clock_hz": machine.clock_hz,
+                  "cy_per_cl": incmod.cycles_per_line(seconds, machine.clock_hz, b["iterations"],
+                                                      b["elements_per_cacheline"])}
+    return out
+
+
+def apply(got: dict[tuple, dict], records: dict[str, dict], machine: Machine) -> dict[tuple, dict]:
+    """The analyses (keyed by (code, data, layer)) as they are priced on this machine: each with
+    the in-core source model.incore chooses for its part."""
+    spec = machine.incore_measured
+    if not spec:
+        return got
+    return {ident: incmod.priced(result, records.get(ident[0]), spec["when"], float(spec["tolerance"]),
+                                 machine.numa_cores, machine.cores)
+            for ident, result in got.items()}
+
+
+def by_part(needs: list[tuple[KernelPart, regmod.Regime]], got: dict[tuple, dict]) -> dict[str, dict]:
+    """Part name -> the in-core source its analyses were priced with (model.incore's `incore` entry)."""
+    out = {}
+    for part, reg in needs:
+        entry = got.get((part.code, reg.data, reg.layer), {}).get("incore")
+        if entry is not None and part.name not in out:
+            out[part.name] = entry
+    return out
