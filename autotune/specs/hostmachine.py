@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autotune.specs.cpus import Identified
+from autotune.specs.incoremeasure import section as incore_section
 
 KERNELS = ("copy", "daxpy", "load", "triad", "update")
 # runs per (level, kernel, threads) point; the median is kept.  The best of a few runs picks a
@@ -112,6 +113,11 @@ def cluster_section(name: str, nodes: int, cores: int, threads_per_core: int = 1
     }
 
 
+def _borrowed(ident: Identified) -> bool:
+    """Whether the port model is another core's (the CPU's own is not installed)."""
+    return getattr(ident, "borrowed_from", None) is not None
+
+
 def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str, osaca_ports: list[str],
           bandwidths: dict, name: str, nodes: int, kerncraft_version: str, made: str) -> dict:
     """The machine file (plain data, in kerncraft's order of fields)."""
@@ -136,6 +142,7 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
         "cacheline size": f"{line:.2f} B",
         "memory hierarchy": hierarchy(host, ident, nonov),
         "benchmarks": {"kernels": _kernels(), "measurements": measurements(bandwidths)},
+        "in-core measured": incore_section(ident.cpu, ident.assumed or _borrowed(ident), f"OSACA {u.osaca}"),
         "cluster": cluster_section(name, nodes, host.cores),
     }
     how = "chosen with --uarch (assumed, not read from the CPU)" if ident.assumed else "identified from the CPU"
