@@ -1,0 +1,140 @@
+"""Each kernel part's in-core time measured on the target: the choice and the pricing (pure), the
+harness (the part's code compiled as analysed, timed on this host), the store and the machine file."""
+from __future__ import annotations
+
+import json
+import math
+import platform
+from pathlib import Path
+
+import pytest
+
+from autotune.errors import InputError
+from autotune.model import incore as incmod
+from autotune.model.learned import recombine
+
+MACHINES = Path(__file__).resolve().parent.parent / "machines"
+
+# an analysis on a machine whose transfers do not overlap (Haswell): T = max(T_comp, T_RegL1 + transfers)
+HSW = {"ok": True, "cy_per_cl": 14.0, "t_comp": 4.0, "t_regl1": 2.0, "saturation_cores": 4.0,
+       "scaling_cy_per_cl": [14.0, 7.0],
+       "terms": {"T_comp (overlapping)": 4.0, "T_RegL1": 2.0, "T_L1L2": 3.0, "T_L2L3": 4.0, "T_L3MEM": 5.0}}
+
+
+def test_choose_measured_where_borrowed_or_off_beyond_the_tolerance():
+    assert incmod.choose(4.0, 4.4, "disagree", 0.15)[0] == incmod.PORT_MODEL      # +10 %
+    source, why = incmod.choose(4.0, 6.0, "disagree", 0.15)
+    assert source == incmod.MEASURED and "+50 %" in why
+    assert incmod.choose(4.0, 3.0, "disagree", 0.15)[0] == incmod.MEASURED         # -25 %
+    assert incmod.choose(4.0, 4.1, "always", 0.15)[0] == incmod.MEASURED
+    assert incmod.choose(4.0, None, "always", 0.15) == (incmod.PORT_MODEL, "not measured")
+    assert incmod.choose(0.0, 3.0, "disagree", 0.15)[0] == incmod.MEASURED
+
+
+def test_measured_time_scales_both_in_core_terms_and_keeps_the_transfers():
+    out = incmod.with_measured(HSW, 8.0, 4, 4)              # k = 8 / max(4, 2) = 2
+    assert out["terms"]["T_comp (overlapping)"] == 8.0 and out["terms"]["T_RegL1"] == 4.0
+    assert [out["terms"][t] for t in ("T_L1L2", "T_L2L3", "T_L3MEM")] == [3.0, 4.0, 5.0]
+    assert out["cy_per_cl"] == 4.0 + 3.0 + 4.0 + 5.0         # kerncraft's rule: the serial sum wins
+    assert out["t_comp"] == 8.0 and out["t_regl1"] == 4.0
+    # the same as kerncraft's combination of the scaled terms
+    assert out["cy_per_cl"] == recombine(HSW, out["terms"], 4, 4)["cy_per_cl"]
+    assert HSW["terms"]["T_RegL1"] == 2.0                   # the analysis itself is untouched
+
+
+def test_a_measured_time_larger_than_every_transfer_becomes_the_time():
+    out = incmod.with_measured(HSW, 40.0, 4, 4)
+    assert out["cy_per_cl"] == 40.0                          # T_comp * 10 overlaps the rest
+
+
+def test_priced_records_both_figures_and_the_source():
+    rec = {"cy_per_cl": 6.0}
+    out = incmod.priced(HSW, rec, "disagree", 0.15, 4, 4)
+    assert out["incore"] == {"source": "measured", "why": "measured +50 % off the port model (tolerance 15 %)",
+                             "port_cy_per_cl": 4.0, "measured_cy_per_cl": 6.0}
+    assert out["cy_per_cl"] == 6.0 / 4.0 * 2.0 + 12.0
+    kept = incmod.priced(HSW, {"cy_per_cl": 4.2}, "disagree", 0.15, 4, 4)
+    assert kept["cy_per_cl"] == HSW["cy_per_cl"] and kept["incore"]["source"] == "port model"
+    failed = incmod.priced(HSW, {"error": "gcc failed"}, "always", 0.15, 4, 4)
+    assert failed["incore"]["why"] == "not measured: gcc failed" and failed["cy_per_cl"] == 14.0
+    assert incmod.priced({"ok": False}, rec, "always", 0.15, 4, 4) == {"ok": False}
+
+
+def test_cycles_per_line_is_kerncrafts_unit():
+    # 1 us per call of 4096 iterations at 8 iterations per cache line, 2 GHz: 2000 cy / 512 lines
+    assert math.isclose(incmod.cycles_per_line(1e-6, 2e9, 4096, 8), 2000 / 512)
+
+
+def _file_with(tmp_path, section: dict | None, flags: str | None = None) -> Path:
+    from autotune.storage.yamlfile import dump_text, round_trip_yaml
+    yaml = round_trip_yaml()
+    data = yaml.load((MACHINES / "haswell-ep-e5-2630v3.yaml").read_text())
+    if section is not None:
+        data["in-core measured"] = section
+    if flags is not None:
+        data["compiler"] = {"gcc": flags}
+    path = tmp_path / "m.yaml"
+    path.write_text(dump_text(yaml, data))
+    return path
+
+
+def test_the_section_loads_and_a_bad_one_is_refused_naming_its_field(tmp_path):
+    from autotune.specs.machine import load_machine
+    good = {"cpu": "GenuineIntel family 6 model 63", "when": "disagree", "tolerance": 0.15}
+    assert load_machine(str(_file_with(tmp_path, good))).incore_measured == good
+    assert load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml")).incore_measured is None
+    with pytest.raises(InputError, match="in-core measured.when"):
+        load_machine(str(_file_with(tmp_path, dict(good, when="sometimes"))))
+    with pytest.raises(InputError, match="in-core measured"):
+        load_machine(str(_file_with(tmp_path, {"when": "always", "tolerance": 0.1})))
+
+
+def test_the_section_calibrate_writes():
+    from autotune.specs.cpus import CpuId
+    from autotune.specs.incoremeasure import cpu_key, section
+    cpu = CpuId("x86", "AuthenticAMD", 26, 2, 0, "AMD EPYC")
+    assert cpu_key(cpu) == "AuthenticAMD family 26 model 2"
+    assert section(cpu, True, "OSACA ZEN4")["when"] == "always"
+    own = section(cpu, False, "OSACA ZEN5")
+    assert own["when"] == "disagree" and own["tolerance"] == 0.15 and own["cpu"] == cpu_key(cpu)
+
+
+x86_only = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="an x86 machine file")
+
+
+@x86_only
+def test_parts_are_measured_on_this_host_stored_and_reused(tmp_path, compiler, monkeypatch):
+    """The harness runs the part's code as analysed; its time per cache line is of the size a core
+    takes for such a loop; a second ranking reads the store instead of measuring again; a host of
+    another CPU measures nothing and says why."""
+    from autotune.codegen.parts import render_part
+    from autotune.pipeline import incore as pinc
+    from autotune.specs.incoremeasure import cpu_key
+    from autotune.specs.machine import load_machine
+    from autotune.specs.methodparts import approx_update_specs
+    from autotune.storage.store import Store
+    from autotune.tools.cpuprobe import host_cpu
+    here = {"cpu": cpu_key(host_cpu()), "when": "disagree", "tolerance": 0.15}
+    machine = load_machine(str(_file_with(tmp_path, here, "-O3 -march=native -fopenmp")))
+    part = render_part(approx_update_specs(4, "fused")[0])      # y += h sum_l b_l F_l
+    store = Store(tmp_path / "store.sqlite")
+    seen = []
+    got = pinc.ensure_incore([part, part], machine, store, lambda d, t, n: seen.append(n))
+    rec = got[part.code]
+    assert "error" not in rec, rec
+    assert len(rec["runs"]) == pinc.ROUNDS and rec["seconds_per_call"] == sorted(rec["runs"])[pinc.ROUNDS // 2]
+    # y = y + h * sum b_l F_l over an L1-resident block: between 0.2 and 50 cycles per 8 components
+    assert 0.2 < rec["cy_per_cl"] < 50, rec
+    assert rec["iterations"] == rec["constants"]["M"] and rec["per_line"] == 8
+    assert seen[0] == pinc.PROGRESS and any("built" in n for n in seen)
+
+    def no_measuring(*a, **k):
+        raise AssertionError("measured again")
+    monkeypatch.setattr(pinc, "measure", no_measuring)
+    assert pinc.ensure_incore([part], machine, store)[part.code] == json.loads(json.dumps(rec))
+
+    other = load_machine(str(_file_with(tmp_path, dict(here, cpu="GenuineIntel family 6 model 1"),
+                                        "-O3 -march=native -fopenmp")))
+    why = pinc.ensure_incore([part], other, store)[part.code]["error"]
+    assert "this host is not the CPU the file measures (GenuineIntel family 6 model 1)" in why
+    assert pinc.ensure_incore([part], load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml")), store) == {}
