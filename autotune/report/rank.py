@@ -148,7 +148,9 @@ def _incore_lines(ex: ExplainResult) -> list[str]:
     and which one the prediction used (model.incore)."""
     entries = ex.incore()
     if not entries:
-        return []
+        m = ex.ranking.scenario.machine
+        return ["", f"in-core times: the port model (OSACA {m.incore_model}); the machine file measures none "
+                    f"(calibrate --node on the target writes a file that does)"]
     out = ["", f"{'in-core time, cy/CL':26} {'port model':>10} {'measured':>9} {'used':11} why"]
     for name, e in entries.items():
         port, meas = e.get("port_cy_per_cl"), e.get("measured_cy_per_cl")
