@@ -155,23 +155,28 @@ def calibrate(machine: str, *, procs="2", threads="1,2", ops=None, launcher: str
         return run_calibrate(plan, st, target, say or _quiet, fresh)
 
 
-def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None):
+def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None, port_model=None):
     """The microarchitecture of the CPU cpuinfo describes (default: this host's /proc/cpuinfo):
-    a record whose `uarch` is OSACA's name in lower case ("zen3").  InputError where the CPU is not
-    in the table or the installed OSACA has no model of it; uarch: an explicit choice (assumed)."""
+    a record whose `uarch` is its name ("zen3", OSACA's in lower case where OSACA models it).
+    Where the installed OSACA has no model of it, or the CPU is not in the table, the port model
+    of the closest record it models is borrowed (`borrowed_from` says whose and why); InputError
+    where no record of the CPU's vendor is modelled.  uarch: an explicit choice (assumed);
+    port_model: an OSACA architecture file (path) to use instead of the installed one."""
     from autotune.tools.cpuprobe import identify_cpu as identify
-    return identify(cpuinfo, uarch)
+    return identify(cpuinfo, uarch, port_model)
 
 
 def calibrate_node(name: str, *, nodes: int = 1, uarch: str | None = None, dry_run: bool = False,
-                   min_seconds: float = 0.1, out=None, say: Callable[[str], None] | None = None):
+                   min_seconds: float = 0.1, out=None, say: Callable[[str], None] | None = None,
+                   port_model=None):
     """A cluster machine file of this host (calibrate --node): the CPU identified, caches from the
-    OS, bandwidths measured; written to the user's machine folder (or out).  dry_run: identify only."""
+    OS, bandwidths measured; written to the user's machine folder (or out).  dry_run: identify only.
+    port_model: an OSACA architecture file (path) for the in-core analyses (recorded by digest)."""
     from autotune.pipeline.hostmachine import new_machine_target, write_host_machine
     name, target = new_machine_target(name, out)
     if not dry_run:
         check_output_path(target, "out", "machine")
-    return write_host_machine(target, name, say or _quiet, nodes, uarch, min_seconds, dry_run)
+    return write_host_machine(target, name, say or _quiet, nodes, uarch, min_seconds, dry_run, port_model)
 
 
 def import_kerncraft(path, name: str, *, nodes: int = 1, out=None):

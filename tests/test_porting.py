@@ -1,8 +1,10 @@
-"""Porting to a new cluster: kerncraft's machine files taken in, this host described without a
-borrowed microarchitecture, analyses and builds for the same instruction set."""
+"""Porting to a new cluster: kerncraft's machine files taken in, this host described (its port
+model borrowed, or given by file, where the installed OSACA has none), analyses and builds for
+the same instruction set."""
 from __future__ import annotations
 
 import json
+import shutil
 import warnings
 from pathlib import Path
 
@@ -101,7 +103,8 @@ def test_the_api_identifies_this_host_or_says_why():
     except InputError as e:
         assert "--uarch" in str(e)
         return
-    assert got.record.osaca and got.uarch == got.key == got.record.osaca.lower()
+    assert got.record.osaca and got.uarch == got.key
+    assert got.key == got.record.osaca.lower() or got.borrowed_from
 
 
 def test_tune_refuses_flags_this_cpu_cannot_run(monkeypatch, compiler):
@@ -152,3 +155,124 @@ def test_the_api_makes_machines_like_the_command(tmp_path, compiler):
     assert dry.dry_run and dry.nodes == 4 and "nodes: 4" in dry.text and not (tmp_path / "here.yaml").exists()
     with pytest.raises(InputError, match="expected a name without spaces"):
         autotune.calibrate_node("a/b", dry_run=True)
+
+
+def _installed_model(name: str) -> Path:
+    import osaca
+    return Path(osaca.__file__).parent / "data" / f"{name.lower()}.yml"
+
+
+def _host_model() -> str:
+    """The OSACA model a machine file of this host names (its CPU's, or borrowed)."""
+    from autotune.tools.cpuprobe import identify_cpu
+    uarch = (uarch_args() or [None, None])[1]
+    return identify_cpu(uarch=uarch).record.osaca
+
+
+def _with_port_model(machine_path: Path, model: Path, out: Path) -> Path:
+    """A copy of a machine file whose in-core model is given by the file `model`."""
+    import yaml
+
+    from autotune.tools.cpuprobe import PORT_MODEL_FIELD, port_model_entry, read_port_model
+    out.write_text(machine_path.read_text() + yaml.safe_dump({PORT_MODEL_FIELD: port_model_entry(read_port_model(model))}))
+    return out
+
+
+def test_port_model_files_that_cannot_serve_are_refused(tmp_path, capsys, compiler):
+    from autotune.tools.cpuprobe import this_isa
+    not_yaml = tmp_path / "bad.yml"
+    not_yaml.write_text("ports: [0, 1\n")
+    not_osaca = tmp_path / "machine.yml"
+    not_osaca.write_text("model name: x\nclock: 2 GHz\n")
+    other_isa = _installed_model("a64fx" if this_isa() == "x86" else "zen4")
+    for path, words in [(tmp_path / "none.yml", "cannot read"), (not_yaml, "not valid YAML"),
+                        (not_osaca, "not an OSACA architecture file (no arch_code, isa, ports, instruction_forms)"),
+                        (other_isa, f"a port model for {'aarch64' if this_isa() == 'x86' else 'x86'}")]:
+        code, _, err = run_cli(capsys, "calibrate", "--node", "--dry-run", "--name", "x", "--port-model", path,
+                               *uarch_args())
+        assert code == 2 and err.strip().splitlines() == [f"autotune: error: --port-model {path}: "
+                                                          + err.split(f"{path}: ", 1)[1].strip()], err
+        assert words in err, err
+    code, _, err = run_cli(capsys, "calibrate", "--machine", "zen4-epyc-vm-2core", "--port-model", not_yaml)
+    assert code == 2 and f"--port-model {not_yaml}: only with --node" in err
+
+
+def test_calibrate_node_records_the_port_model_file(tmp_path, capsys, compiler):
+    copy = tmp_path / "model.yml"
+    shutil.copy(_installed_model(_host_model()), copy)
+    code, out, err = run_cli(capsys, "calibrate", "--node", "--dry-run", "--name", "here", "--port-model", copy,
+                             *uarch_args())
+    assert code == 0, err
+    import hashlib
+    digest = hashlib.sha256(copy.read_bytes()).hexdigest()
+    assert f"port model file:\n  path: {copy}\n  sha256: {digest}\n" in out
+    assert f"OSACA: {_host_model()}\n" in out and "--port-model; sha256" in out
+    assert f"port model file {copy}" in err
+
+
+def test_a_port_model_file_that_changed_is_refused(tmp_path, capsys):
+    copy = tmp_path / "zen4.yml"
+    shutil.copy(_installed_model("zen4"), copy)
+    machine = _with_port_model(Path(load_machine("zen4-epyc-vm-2core").path), copy, tmp_path / "given.yaml")
+    from autotune.tools.cpuprobe import incore_key
+    digest = incore_key(load_machine(str(machine))).split("@sha256:")[1]
+    assert incore_key(load_machine("zen4-epyc-vm-2core")) == "OSACA:ZEN4"      # keys without a file: as before
+    with copy.open("a") as f:
+        f.write("# changed\n")
+    code, _, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "1", "--machine", machine,
+                           "--store", tmp_path / "s.sqlite")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"field 'port model file': {copy} changed since the machine file was made" in err
+    assert f"recorded {digest[:12]}" in err and "--port-model" in err
+    copy.unlink()
+    code, _, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "1", "--machine", machine,
+                           "--store", tmp_path / "s.sqlite")
+    assert code == 2 and "field 'port model file'" in err and "cannot read" in err
+
+
+@pytest.mark.kerncraft
+def test_a_port_model_file_is_what_the_analyses_use(tmp_path):
+    """A copy of the installed Zen 4 model, given by path, analyses a part as the installed model
+    does, under a key of its own; a changed copy (loads 4 x as long on the load ports) changes
+    the analysis, so the file is what OSACA read; a machine without a file reads OSACA's own
+    again in the same worker."""
+    import re
+    import tempfile
+
+    from autotune.model.regime import Regime
+    from autotune.pipeline.layout import Session
+    from autotune.pipeline.predict import _analysis_inputs
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.method import load_method
+    from autotune.specs.variants import enumerate_variants
+    from autotune.tools import kerncraft_backend
+    ivp = load_ivp("heat2d")
+    units = Session().layout(ivp, load_method("radauIIA7"), enumerate_variants(ivp.comm)[:5]).units
+    part, regime = next(u.part for u in units if u.part.name == "update"), Regime("MEM", None)
+    plain = Path(load_machine("zen4-epyc-vm-2core").path)
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "slow").mkdir()
+    text = _installed_model("zen4").read_text()
+    (tmp_path / "copy" / "zen4.yml").write_text(text)
+    (tmp_path / "slow" / "zen4.yml").write_text(
+        re.sub(r"\[(\d+), \['1D', '3D'\]\]", lambda m: f"[{4 * int(m.group(1))}, ['1D', '3D']]", text))
+
+    def analyse(path: Path) -> tuple[str, dict]:
+        machine = load_machine(str(path))
+        inputs = _analysis_inputs(part, machine, regime)
+        task = {"name": part.name, "code": part.code, "machine_path": machine.path, "unroll": part.unroll,
+                "scratch": tempfile.mkdtemp(dir=tmp_path),
+                "regimes": [{"key": "k", "label": regime.label, "constants": inputs["constants"],
+                             "cache_predictor": inputs["cache_predictor"], "view": inputs.get("view")}]}
+        result = kerncraft_backend.analyse_part(task)[0]
+        assert result["ok"], result
+        return inputs["incore"], result
+
+    key, alone = analyse(plain)
+    given_key, given = analyse(_with_port_model(plain, tmp_path / "copy" / "zen4.yml", tmp_path / "copy.yaml"))
+    assert key == "OSACA:ZEN4" and given_key.startswith("OSACA:ZEN4@sha256:")
+    assert given == alone
+    slow_key, slow = analyse(_with_port_model(plain, tmp_path / "slow" / "zen4.yml", tmp_path / "slow.yaml"))
+    assert slow_key not in (key, given_key)
+    assert slow["port_cycles"]["1D"] == 4 * alone["port_cycles"]["1D"] > 0
+    assert analyse(plain)[1] == alone

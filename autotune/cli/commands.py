@@ -186,6 +186,8 @@ def _new_machine(args, say) -> int:
     from autotune.pipeline.hostmachine import import_kerncraft, new_machine_target, write_host_machine
     if args.node and args.from_kerncraft:
         raise InputError(f"{args.from_kerncraft}: either --node or --from-kerncraft", field="from_kerncraft")
+    if args.from_kerncraft and args.port_model:
+        raise InputError(f"{args.port_model}: only with --node", field="port_model")
     if not args.min_seconds > 0:   # nan too
         raise InputError(f"{args.min_seconds}: expected a positive number", field="min_seconds")
     if args.name and args.machine and args.name != args.machine:
@@ -196,7 +198,8 @@ def _new_machine(args, say) -> int:
     if args.from_kerncraft:
         res = import_kerncraft(args.from_kerncraft, target, name, args.nodes)
     else:
-        res = write_host_machine(target, name, say, args.nodes, args.uarch, args.min_seconds, args.dry_run)
+        res = write_host_machine(target, name, say, args.nodes, args.uarch, args.min_seconds, args.dry_run,
+                                 args.port_model)
     emit(render(res, args.format))
     return 0
 
@@ -220,6 +223,8 @@ def cmd_calibrate(args, progress) -> int:
     for flag in ("name", "uarch"):
         if getattr(args, flag):
             raise InputError(f"{getattr(args, flag)}: only with --node or --from-kerncraft", field=flag)
+    if args.port_model:
+        raise InputError(f"{args.port_model}: only with --node", field="port_model")
     if not args.machine:
         raise InputError(": expected a machine to calibrate (or --node / --from-kerncraft to make one)",
                          field="machine")

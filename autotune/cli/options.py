@@ -104,6 +104,9 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
                                                              "node count (default 1)")
     p.add_argument("--uarch", help="with --node: the microarchitecture (OSACA's name, e.g. zen4) where the CPU "
                                    "is not identified; recorded as assumed")
+    p.add_argument("--port-model", type=Path, metavar="FILE.yml",
+                   help="with --node: an OSACA architecture file (e.g. a newer OSACA's zen5.yml) for the in-core "
+                        "analyses, instead of the installed OSACA's model of that name; recorded by its sha256")
     p.add_argument("--dry-run", action="store_true", help="with --node: print what was identified and the file "
                                                           "that would be written; measure and write nothing; with "
                                                           "--from-runs: fit and report, write nothing")

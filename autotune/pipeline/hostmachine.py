@@ -53,14 +53,16 @@ def _check_nodes(nodes) -> int:
 
 def write_host_machine(target: Path, name: str, progress: Callable[[str], None], nodes: int = 1,
                        uarch: str | None = None, min_seconds: float = 0.1,
-                       dry_run: bool = False) -> HostMachineResult:
+                       dry_run: bool = False, port_model: str | Path | None = None) -> HostMachineResult:
     """Identify and measure this host; write its cluster machine file (dry_run: identify only,
-    and return the file that would be written with no measurements)."""
+    and return the file that would be written with no measurements; port_model: an OSACA
+    architecture file for the in-core analyses, recorded by its digest)."""
     from autotune.tools import cpuprobe, hostprobe
     from autotune.tools.toolchain import package_version
     _check_nodes(nodes)
     t0 = time.perf_counter()
-    ident = cpuprobe.identify_cpu(uarch=uarch)
+    given = cpuprobe.read_port_model(port_model) if port_model is not None else None
+    ident = cpuprobe.identify_cpu(uarch=uarch, port_model=given)
     if ident.record.isa != cpuprobe.this_isa():
         raise InputError(f"{ident.key}: {ident.record.name} is {ident.record.isa}, this host is "
                          f"{cpuprobe.this_isa()}", field="uarch")
@@ -73,11 +75,18 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
     flags, note = cpuprobe.isa_flags(ident, CC)
     progress(f"{ident.cpu.describe()}: {ident.record.name} ({ident.key}"
              + (", assumed with --uarch" if ident.assumed else "") + f"); flags {' '.join(flags)}")
+    if ident.borrowed_from:
+        progress(f"port model borrowed: {ident.borrowed_from}; the in-core times are measured on this CPU")
+    if given:
+        progress(f"port model file {given.path} (OSACA {given.arch}, sha256 {given.sha256[:12]}...)")
     progress(f"{host.cores} cores, {host.clock_hz / 1e9:.2f} GHz, caches "
              + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
     bandwidths = {} if dry_run else hostprobe.measure(host, progress, min_seconds)
-    data = hostmachine.build(host, ident, flags, note, cpuprobe.osaca_ports(ident.record.osaca), bandwidths,
+    ports = list(given.ports) if given else cpuprobe.osaca_ports(ident.record.osaca)
+    data = hostmachine.build(host, ident, flags, note, ports, bandwidths,
                              name, nodes, package_version("kerncraft"), time.strftime("%Y-%m-%d %H:%M:%S %Z"))
+    if given:
+        data = _with_port_model_file(data, given)
     text = (f"# Machine model of {host.model_name or 'this host'} ({ident.record.name}), made by "
             f"autotune calibrate --node.\n# Measured, identified and assumed fields: see 'provenance' "
             f"below.\n" + _dump(data))
@@ -91,6 +100,21 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
         bandwidth_gbs={lvl: {k: rows[-1][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
         bandwidth_1thread_gbs={lvl: {k: rows[0][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
         text=text if dry_run else None)
+
+
+def _with_port_model_file(data: dict, given) -> dict:
+    """The machine file with the port model file it rests on, beside its in-core model (our
+    analysis workers point OSACA's model of that name at the file: tools/kerncraft_patches)."""
+    from autotune.tools.cpuprobe import PORT_MODEL_FIELD, port_model_entry
+    out = {}
+    for key, value in data.items():
+        out[key] = value
+        if key == "in-core model":
+            out[PORT_MODEL_FIELD] = port_model_entry(given)
+    out["provenance"] = dict(out["provenance"], **{
+        "port model": f"OSACA {given.arch} from the file {given.path} (--port-model; sha256 {given.sha256}), "
+                      f"not the installed OSACA's"})
+    return out
 
 
 def _numbers_missing(flops) -> bool:

@@ -32,6 +32,7 @@ BACKEND_VERSION = 2  # bump when the analysis set-up (patches, predictor) change
 def _analysis_inputs(part: KernelPart, machine: Machine, regime: regmod.Regime) -> dict:
     """Everything an analysis' result depends on (its store key).  The cache predictor is
     model.regime's choice; a part with no data view (codegen.dataview) is simulated."""
+    from autotune.tools.cpuprobe import incore_key
     constants = regmod.representative_constants(part, machine, regime)
     predictor = regmod.cache_predictor(part, regime)
     view = data_view(part, constants) if predictor == "LC" else None
@@ -48,7 +49,7 @@ def _analysis_inputs(part: KernelPart, machine: Machine, regime: regmod.Regime) 
         "kerncraft": package_version("kerncraft"),
         "osaca": package_version("osaca"),
         "cache_predictor": "LC" if view else "SIM",
-        "incore": f"OSACA:{machine.incore_model}",
+        "incore": incore_key(machine),     # "OSACA:<model>", @sha256:<digest> where a file gives the model
     }
     if view:
         inputs["view"] = view

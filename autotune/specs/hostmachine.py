@@ -149,8 +149,10 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
     data["provenance"] = {
         "made": made,
         "cpu": ident.cpu.describe(),
-        "microarchitecture": f"{u.key}: {u.name}, {how}; in-core model OSACA {u.osaca}, FLOPs per cycle and "
-                             f"non-overlapping ports from autotune's CPU table ({u.source})",
+        "microarchitecture": f"{u.key}: {u.name}, {how}; in-core model OSACA {u.osaca}"
+                             + (f", borrowed ({ident.borrowed_from}): its ports and instruction forms only, the "
+                                f"in-core times measured on this CPU" if ident.borrowed_from else "")
+                             + f"; FLOPs per cycle and non-overlapping ports from autotune's CPU table ({u.source})",
         "isa": f"compiler flags {isa_note}",
         "measured": "cache geometry and core count from the OS; bandwidth per level, kernel and thread "
                     f"count from the built-in streaming benchmark (median of {REPEATS} runs)",

@@ -1,7 +1,10 @@
-"""The edges of CPU identification: /proc/cpuinfo, the OSACA models installed, and what the C
-compiler accepts and enables.  The table and the rules are pure (specs/cpus.py, specs/isa.py)."""
+"""The edges of CPU identification: /proc/cpuinfo, the OSACA models installed or given by file
+(--port-model), and what the C compiler accepts and enables.  The table and the rules are pure
+(specs/cpus.py, specs/isa.py)."""
 from __future__ import annotations
 
+import hashlib
+import os
 import platform
 import re
 import subprocess
@@ -11,7 +14,7 @@ from pathlib import Path
 
 from autotune.errors import InputError
 from autotune.specs import isa as isamod
-from autotune.specs.cpus import CpuId, Identified, identify, load_table, parse_cpuinfo
+from autotune.specs.cpus import CpuId, Identified, PortModel, check_port_model, identify, load_table, parse_cpuinfo
 from autotune.specs.isa import host_isa
 from autotune.tools.toolchain import package_version
 
@@ -36,10 +39,15 @@ def osaca_models() -> tuple[frozenset[str], str]:
     return frozenset(p.stem.lower() for p in data.glob("*.yml")), package_version("osaca")
 
 
-def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None) -> Identified:
+def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None,
+                 port_model: PortModel | str | Path | None = None) -> Identified:
     """The microarchitecture of the CPU that cpuinfo (default: this host's /proc/cpuinfo)
-    describes; uarch: an explicit choice, recorded as assumed.  InputError where the CPU is not
-    in the table or the installed OSACA has no model of it."""
+    describes, its port model borrowed from the closest record the installed OSACA models where
+    OSACA lacks its own (Identified.borrowed_from); uarch: an explicit choice, recorded as assumed;
+    port_model: an OSACA architecture file (or its path) to use instead.  InputError where no
+    record of the CPU's vendor and ISA is modelled."""
+    if port_model is not None and not isinstance(port_model, PortModel):
+        port_model = read_port_model(port_model)
     try:
         cpu = parse_cpuinfo(read_cpuinfo() if cpuinfo is None else cpuinfo)
     except InputError:
@@ -47,7 +55,88 @@ def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None) -> Identi
             raise
         cpu = CpuId(this_isa(), "unknown", None, None, None, "")   # the explicit choice stands alone
     models, version = osaca_models()
-    return identify(cpu, load_table(), models, version, uarch)
+    return identify(cpu, load_table(), models, version, uarch, port_model)
+
+
+PORT_MODEL_FIELD = "port model file"   # the machine file's {path, sha256} of a file given by --port-model
+
+
+@lru_cache(maxsize=64)
+def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def file_sha256(path: str) -> str:
+    """The file's sha256, read again only where it changed (OSError where it cannot be read)."""
+    st = os.stat(path)
+    return _file_sha256(path, st.st_mtime_ns, st.st_size)
+
+
+def read_port_model(path: str | Path) -> PortModel:
+    """An OSACA architecture file given by path (--port-model), checked: InputError (field
+    port_model) where it is missing, not YAML or not an OSACA architecture file."""
+    import yaml
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})", field="port_model") from None
+    try:
+        data = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as e:
+        raise InputError(f"{path}: not valid YAML ({str(e).splitlines()[0]})", field="port_model") from None
+    return check_port_model(data, str(p.resolve()), hashlib.sha256(raw).hexdigest())
+
+
+def port_model_entry(port_model: PortModel) -> dict:
+    """The machine file's `port model file` field."""
+    return {"path": port_model.path, "sha256": port_model.sha256}
+
+
+def checked_port_model_file(entry, where: str) -> tuple[str, str]:
+    """(path, sha256) of a machine file's `port model file` field, the file checked to be the one
+    recorded: InputError where the field is malformed, the file gone or changed since."""
+    what = f"{where}: field '{PORT_MODEL_FIELD}'"
+    if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) \
+            or not isinstance(entry.get("sha256"), str):
+        raise InputError(f"{what}: expected {{path: FILE, sha256: DIGEST}}")
+    path, recorded = entry["path"], entry["sha256"]
+    try:
+        now = file_sha256(path)
+    except OSError as e:
+        raise InputError(f"{what}: {path}: cannot read ({e.strerror}); restore it, or make the machine file "
+                         f"again (calibrate --node --port-model FILE)") from None
+    if now != recorded:
+        raise InputError(f"{what}: {path} changed since the machine file was made (sha256 {now[:12]}..., "
+                         f"recorded {recorded[:12]}...): restore it, or make the machine file again "
+                         f"(calibrate --node --port-model FILE)")
+    return path, recorded
+
+
+@lru_cache(maxsize=16)
+def _machine_port_model(path: str, digest: str) -> dict | None:
+    import yaml
+    try:
+        with open(path, "rb") as f:
+            data = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, yaml.YAMLError):
+        return None
+    return data.get(PORT_MODEL_FIELD) if isinstance(data, dict) else None
+
+
+def machine_port_model(machine) -> tuple[str, str] | None:
+    """(path, sha256) of the port model file a machine's in-core analyses use, checked against the
+    file now; None where the machine file names none (the installed OSACA's model)."""
+    entry = _machine_port_model(machine.path, machine.kerncraft_digest)
+    return None if entry is None else checked_port_model_file(entry, machine.path)
+
+
+def incore_key(machine) -> str:
+    """The in-core model an analysis of this machine rests on, for the analysis store key: the
+    OSACA model's name, and the digest of the file that gives it where one does."""
+    given = machine_port_model(machine)
+    return f"OSACA:{machine.incore_model}" + (f"@sha256:{given[1]}" if given else "")
 
 
 def host_cpu() -> CpuId:
@@ -121,7 +210,8 @@ _PORTS = re.compile(r"^ports:\s*(\[[^\]]*\])", re.M)
 
 @lru_cache(maxsize=None)
 def osaca_ports(osaca_name: str) -> list[str]:
-    """The port names of one of the installed OSACA's models (its data file's `ports` list)."""
+    """The port names of one of the installed OSACA's models (its data file's `ports` list; a
+    model given by file has them in PortModel.ports)."""
     import yaml
 
     spec = util.find_spec("osaca")

@@ -21,6 +21,12 @@ computes, except where kerncraft's own answer was wrong for our kernels (the vic
   the machine file: Zen's L2 into its L3) sends every line it evicts, clean or not: in steady
   state as many as it loads.  kerncraft's cache simulator counts them so; its layer-condition
   predictor, made victim-aware here, now does too.
+- A machine file may name an OSACA architecture file of its own (`port model file`, from
+  `calibrate --node --port-model FILE`: a model newer than the installed OSACA ships).  kerncraft
+  hands OSACA only the model's name (`in-core model: OSACA`), and OSACA finds `<name>.yml` in its
+  data folders; so each time kerncraft loads a machine file, that name is pointed at the file it
+  gives (its digest checked first), or back at OSACA's own where it gives none.  OSACA's table of
+  each name's ISA learns the file's too.
 """
 from __future__ import annotations
 
@@ -77,6 +83,7 @@ def apply() -> None:
     incore_model.parse_asm = _parse_asm_in_its_syntax(incore_model)
     cacheprediction.split_sympy_access_in_dim_offset = split_access
     _models_from_runtime_cache()
+    _port_model_files()
 
     class VictimAwareLayerConditions(cacheprediction.LayerConditionPredictor):
         def get_stores(self):
@@ -95,6 +102,52 @@ def _models_from_runtime_cache() -> None:
         held = model._runtime_cache.get(filepath)
         return held if held is not None else read_pickle(self, filepath)
     model._get_cached = get_cached
+
+
+_PORT_FILES: dict[str, tuple[str, str]] = {}   # OSACA name (lower case) -> (file, isa) of the machine in use
+
+
+def use_port_model(machine_data, where: str = "machine file") -> None:
+    """Point the OSACA model a kerncraft machine file names at the port model file it gives (the
+    file's digest checked), or back at the installed one where it gives none."""
+    from autotune.tools.cpuprobe import PORT_MODEL_FIELD, checked_port_model_file
+    incore = machine_data.get("in-core model") or {}
+    items = incore.items() if hasattr(incore, "items") else [tuple(p) for p in incore]
+    name = next((str(v) for k, v in items if k == "OSACA"), None)
+    if name is None:
+        return
+    entry = machine_data.get(PORT_MODEL_FIELD)
+    if entry is None:
+        _PORT_FILES.pop(name.lower(), None)
+        return
+    path, _ = checked_port_model_file(entry, where)
+    _PORT_FILES[name.lower()] = (path, str(machine_data.get("isa") or "x86").lower())
+
+
+def _port_model_files() -> None:
+    from kerncraft.machinemodel import MachineModel
+    from osaca import utils
+    from osaca.semantics import hw_model
+    if getattr(MachineModel.__init__, "uses_port_model", False):
+        return
+    find, isa_of, load = utils.find_datafile, hw_model.MachineModel.get_isa_for_arch, MachineModel.__init__
+
+    def find_datafile(name):
+        given = _PORT_FILES.get(name[:-4].lower()) if name.endswith(".yml") else None
+        return given[0] if given else find(name)
+
+    def get_isa_for_arch(arch):
+        given = _PORT_FILES.get(arch.lower())
+        return given[1] if given else isa_of(arch)
+
+    def init(self, path_to_yaml=None, *args, **kwargs):
+        load(self, path_to_yaml, *args, **kwargs)
+        use_port_model(self._data, str(path_to_yaml or "machine file"))
+    init.uses_port_model = True
+
+    utils.find_datafile = find_datafile
+    hw_model.MachineModel.get_isa_for_arch = staticmethod(get_isa_for_arch)
+    MachineModel.__init__ = init
 
 
 def _parse_asm_in_its_syntax(incore_model):
