@@ -2,6 +2,7 @@
 factors, so that the truth is known), the fit, its cross-validation, the machine file it writes,
 and how rank and explain use and mark the learned factors."""
 import json
+import math
 import shutil
 from dataclasses import replace
 
@@ -64,6 +65,16 @@ def test_from_runs_fits_cross_validates_and_writes_the_machine(measured, capsys)
     fitted = {p["name"]: p["fitted"] for p in res["parameters"]}
     assert fitted["LC/L3-MEM:copy"] < 0.95 and fitted["RHS/core"] < 0.95
     assert res["residual_after_pct"] < res["residual_before_pct"] / 2
+    # what is left to fit on top of the node model, said in one line: the runs' step time against the
+    # node model alone and with the factors, and the factors furthest from 1
+    left = res["left_to_fit"]
+    assert left["runs"] == 24 and left["median_abs_dev_with_factors_pct"] < left["median_abs_dev_node_model_pct"] / 2
+    far = [abs(math.log(f["fitted"])) for f in left["largest_factors"]]
+    assert far == sorted(far, reverse=True) and len(far) == 3
+    assert left["largest_factors"][0]["off_pct"] == pytest.approx((left["largest_factors"][0]["fitted"] - 1) * 100)
+    assert left["line"].startswith(f"left to fit: median |deviation| {left['median_abs_dev_node_model_pct']:.1f} % "
+                                   f"with the node model alone, {left['median_abs_dev_with_factors_pct']:.1f} % "
+                                   f"with the factors (24 runs); furthest from 1: {left['largest_factors'][0]['name']}")
     # every scenario predicted by the fit of the other two: nearer the truth than ECM alone
     assert len(res["cross_validation"]) == 3
     for row in res["cross_validation"]:
@@ -104,6 +115,7 @@ def test_folds_holdout_dry_run_and_refusals(measured, capsys):
     assert code == 0, err
     assert "one ivp left out" in out and "held-out IVPs" in out and "inverterchain 8x8" in out
     assert "dry run: nothing written" in out and path.read_text() == text
+    assert sum(line.startswith("left to fit: median |deviation| ") for line in out.splitlines()) == 1
     # the same from Python: one row per fold and held-out scenario
     res = autotune.learn(str(path), store=store, folds="size", holdout="inverterchain", dry_run=True)
     df = res.to_frame()
@@ -167,3 +179,10 @@ def test_the_fit_sees_each_kind_of_fused_sweep(measured):
     # a fused variant's RHS is observed through its sweeps only
     names = {o.variant for o in fused}
     assert not any(o.phase == "RHS" and o.variant in names for o in observed.obs)
+
+
+def test_the_factors_furthest_from_one_come_first():
+    from autotune.model.learnfit import largest
+    got = largest({"RHS/core": 0.8, "LC/L2-L3": 1.3, "LC/L3-MEM:copy": 0.5, "clock": 1.0, "COPY/core": 1.1}, 3)
+    assert got == [("LC/L3-MEM:copy", 0.5), ("LC/L2-L3", 1.3), ("RHS/core", 0.8)]    # 0.5 is as far as 2
+    assert largest({"clock": 1.0}) == []

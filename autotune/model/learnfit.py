@@ -145,6 +145,12 @@ def fit(obs: list[Observation], pricer: Pricer, prior_runs: float = PRIOR_RUNS, 
                _median_abs_pct(measured, [before[i] for i in keep]), _median_abs_pct(measured, after))
 
 
+def largest(factors: dict, count: int = 3) -> list[tuple[str, float]]:
+    """The factors furthest from 1 (by their ratio: 0.5 is as far as 2), furthest first."""
+    moved = [(p, f) for p, f in factors.items() if f > 0 and abs(math.log(f)) > 1e-4]
+    return sorted(moved, key=lambda pf: (-abs(math.log(pf[1])), pf[0]))[:count]
+
+
 def sensitive(obs: list[Observation], pricer: Pricer, factors: dict, params: list[str], at: list[float]) -> dict:
     """Per parameter: the observations whose predicted time moves with it at these factors (by at
     least a tenth of a 1 % change of the factor; a term below the maximum of an overlapping

@@ -16,7 +16,7 @@ from typing import Callable
 
 from autotune.errors import InputError
 from autotune.model.compare import PHASE_OF_KERNEL, compare
-from autotune.model.learnfit import Fit, Observation, Pricer, Unit, fit
+from autotune.model.learnfit import Fit, Observation, Pricer, Unit, fit, largest
 from autotune.model.preselect import Rule
 from autotune.pipeline.predict import rank_scenario
 from autotune.pipeline.runners import run_key_of
@@ -243,12 +243,32 @@ def learn(machine: Machine, store: Store, progress: Callable[[str], None], folds
         lr = fit_groups(machine, rest, observed, pricer) if rest else None
         cv.append(_fold_row(_fold_label(folds, fk, out), out, lr, store, len(rest)))
     held_rows = [_fold_row(describe(g.key), [g], learned, store, len(used)) for g in held]
+    whole = _fold_row("fitted runs", used, learned, store, len(used))
     params = [ParameterRow(p, 1.0, final.factors.get(p, 1.0), final.observations.get(p, 0))
               for p in sorted(final.observations)]
     res = LearnResult(machine.name, "", n_runs, len(used), lost + dropped, folds, params,
                       final.residual_before_pct, final.residual_after_pct, cv, held_rows,
-                      _pooled(cv), kerncraft=package_version("kerncraft"))
+                      _pooled(cv), left_to_fit(whole, final.factors), kerncraft=package_version("kerncraft"))
     return res, learned
+
+
+def left_to_fit(whole: FoldRow, factors: dict) -> dict:
+    """How much the factors fit on top of the node model: the median |deviation| of the step time
+    of the runs fitted on, with the node model alone and with the factors (in-sample: the
+    cross-validation says how well it carries over), and the factors furthest from 1."""
+    before, after = whole.median_abs_dev_before_pct, whole.median_abs_dev_after_pct
+    top = [{"name": p, "fitted": f, "off_pct": (f - 1.0) * 100.0} for p, f in largest(factors)]
+    line = (f"left to fit: median |deviation| {_pct(before)} with the node model alone, {_pct(after)} with the "
+            f"factors ({whole.runs} runs)")
+    if top:
+        line += "; furthest from 1: " + ", ".join(f"{t['name']} {t['fitted']:.2f} ({t['off_pct']:+.0f} %)"
+                                                  for t in top)
+    return {"median_abs_dev_node_model_pct": before, "median_abs_dev_with_factors_pct": after,
+            "runs": whole.runs, "largest_factors": top, "line": line}
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f} %"
 
 
 def _fold_label(folds: str, fk, groups: list[Group]) -> str:

@@ -47,6 +47,8 @@ def learn_table(res: LearnResult) -> str:
         lines.append(f"(no measured phase moves with {', '.join(idle)}: they stay at 1)")
     lines.append(f"phase residual (median |measured/predicted - 1|): {_f(res.residual_before_pct, '.1f')} % with ECM "
                  f"alone, {_f(res.residual_after_pct, '.1f')} % fitted")
+    if res.left_to_fit:
+        lines.append(res.left_to_fit["line"])
     lines += ["", f"cross-validation, one {res.folds} left out at a time (step time of runs the fit did not see):"]
     lines += _fold_lines(res.cross_validation)
     p = res.pooled

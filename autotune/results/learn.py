@@ -46,6 +46,9 @@ class LearnResult:
     cross_validation: list[FoldRow]
     held_out: list[FoldRow]    # IVPs left out of every fit, predicted by the fit of all the others
     pooled: dict = field(default_factory=dict)
+    # what the factors still fit: the step time's median |deviation| of the runs fitted on, with the
+    # node model alone and with the factors, and the factors furthest from 1 (pipeline.learn.left_to_fit)
+    left_to_fit: dict = field(default_factory=dict)
     kerncraft: str = ""
     dry_run: bool = False
 
