@@ -2,8 +2,10 @@
 result, by hand-counted streams.  Pure."""
 import pytest
 
+from autotune.errors import InputError
 from autotune.model.learned import recombine
-from autotune.model.streaming import line_ratios, stream_counts, streamed
+from autotune.model.streaming import line_ratios, memory_rate, stream_counts, streamed
+from autotune.specs.machine import StreamingStores
 from autotune.specs.parts import KernelPart, Loop
 
 
@@ -35,11 +37,80 @@ def test_streamed_result_scales_each_transfer_by_its_interface():
     assert out["terms"]["T_comp (overlapping)"] == 10.0 and out["t_comp"] == 10.0
     # the sum of the serial terms: 5 + 10 + 27 = 42 cycles per line, as kerncraft combines them
     assert out["cy_per_cl"] == pytest.approx(42.0)
-    assert out == dict(recombine(result, out["terms"], 2, 2), memory_bandwidth_kernel="copy_nt")
+    assert out == dict(recombine(result, out["terms"], 2, 2), memory_bandwidth_kernel="copy_nt",
+                       nt_memory={"rate": "assumed", "factor": 1.0})
     # nothing streamed, a failed analysis: as they are
     assert streamed(result, _part(), (), 2, 2) is result
     failed = {"ok": False, "error": "x"}
     assert streamed(failed, _part(), ("Yn",), 2, 2) is failed
+
+
+def _result():
+    terms = {"T_comp (overlapping)": 10.0, "T_RegL1 (overlapping)": 4.0, "T_L1L2": 13.0, "T_L2L3": 26.0,
+             "T_L3MEM": 39.0}
+    return {"ok": True, "terms": terms, "cy_per_cl": 78.0, "t_comp": 10.0, "saturation_cores": 2,
+            "scaling_cy_per_cl": [78.0, 39.0], "memory_bandwidth_kernel": "copy"}
+
+
+def test_measured_streaming_stores_price_the_memory_transfer():
+    """Where the machine measured copy with non-temporal stores, the memory term moves its lines at
+    that rate against write-allocated copy's (bytes moved, both): slower than the assumption where
+    the streamed stores are slower, faster where they are faster; only the memory term moves."""
+    assumed = streamed(_result(), _part(), ("Yn",), 2, 2)
+    # write-allocated copy moves 30 GB/s (20 named + its write-allocate read) on 2 cores, 24 on one
+    slow = (StreamingStores("MEM", "copy", (12e9, 20e9), (24e9, 30e9)),)
+    fast = (StreamingStores("MEM", "copy", (30e9, 40e9), (24e9, 30e9)),)
+    assert memory_rate(slow, "copy", 2) == pytest.approx(30 / 20) and memory_rate(fast, "copy", 2) == pytest.approx(0.75)
+    assert memory_rate(slow, "copy", 1) == pytest.approx(24 / 12)       # kerncraft's rule: the most of 1..cores
+    assert memory_rate(slow, "triad", 2) is None and memory_rate((), "copy", 2) is None
+    for stores, factor in ((slow, 1.5), (fast, 0.75)):
+        out = streamed(_result(), _part(), ("Yn",), 2, 2, stores)
+        assert out["terms"]["T_L3MEM"] == pytest.approx(assumed["terms"]["T_L3MEM"] * factor)
+        assert {t: v for t, v in out["terms"].items() if t != "T_L3MEM"} == \
+            {t: v for t, v in assumed["terms"].items() if t != "T_L3MEM"}
+        assert out["nt_memory"] == {"rate": "measured", "factor": pytest.approx(factor)}
+        assert out["memory_bandwidth_kernel"] == "copy_nt"
+    assert streamed(_result(), _part(), ("Yn",), 2, 2, slow)["cy_per_cl"] > assumed["cy_per_cl"]
+    assert streamed(_result(), _part(), ("Yn",), 2, 2, fast)["cy_per_cl"] < assumed["cy_per_cl"]
+    # another level's measurement, or another kernel's, leaves the assumption
+    other = (StreamingStores("L3", "copy", (1e9,), (2e9,)), StreamingStores("MEM", "triad", (1e9,), (2e9,)))
+    assert streamed(_result(), _part(), ("Yn",), 2, 2, other) == assumed
+
+
+def _shipped_data():
+    from autotune.specs.loading import parse_yaml
+    from autotune.specs.machine import load_machine
+    m = load_machine(None)
+    return m, parse_yaml(open(m.path).read(), m.path)
+
+
+def test_a_machine_file_loads_with_and_without_streaming_stores():
+    from autotune.specs.machine import parse_machine
+    m, data = _shipped_data()
+    assert m.streaming_stores == ()
+    threads = list(range(1, m.cores + 1))
+    data["streaming stores"] = {"note": "copy and triad with non-temporal stores",
+                                "MEM": {"threads": threads, "size per thread": ["268.44 MB"] * m.cores,
+                                        "copy_nt": ["10.00 GB/s"] * m.cores, "triad_nt": ["12.00 GB/s"] * m.cores}}
+    nt = parse_machine(data, m.path, m.name)
+    mem = data["benchmarks"]["measurements"]["MEM"][1]["results"]
+    from autotune.specs.units import quantity
+    copy = next(s for s in nt.streaming_stores if s.kernel == "copy")
+    assert copy.level == "MEM" and copy.nt_bps == (10e9,) * m.cores
+    # write-allocated copy's bandwidth as kerncraft counts it: with its write-allocate read (x 1.5)
+    assert copy.allocated_bps[0] == pytest.approx(1.5 * quantity(mem["copy"][0], "bandwidth"))
+    triad = next(s for s in nt.streaming_stores if s.kernel == "triad")
+    assert triad.allocated_bps[-1] == pytest.approx(1.25 * quantity(mem["triad"][-1], "bandwidth"))
+    # what the schema and the parser refuse, with the field
+    bad = dict(data, **{"streaming stores": {"MEM": {"threads": threads, "copy": ["10 GB/s"] * m.cores}}})
+    with pytest.raises(InputError, match=r"streaming stores\.MEM\.copy.*_nt"):
+        parse_machine(bad, m.path, m.name)
+    bad = dict(data, **{"streaming stores": {"MEM": {"threads": threads, "copy_nt": ["fast"] * m.cores}}})
+    with pytest.raises(InputError, match=r"streaming stores\.MEM\.copy_nt"):
+        parse_machine(bad, m.path, m.name)
+    bad = dict(data, **{"streaming stores": {"MEM": {"threads": threads, "copy_nt": ["1 GB/s"]}}})
+    with pytest.raises(InputError, match="thread counts"):
+        parse_machine(bad, m.path, m.name)
 
 
 def test_store_nt_stays_out_where_the_streamed_vectors_would_stay_in_the_last_level():

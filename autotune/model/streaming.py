@@ -17,18 +17,26 @@ interface's bandwidth), then the terms are recombined as kerncraft combines them
 counts them, and no store can avoid them.  The read that follows such a store finds nothing in
 the caches either: model.reuse prices it from memory.  Only where the step would read those
 vectors back after the last-level cache had evicted them anyway (specs.step: the streamed
-vectors; a scenario decides it) does this pay.  Whether non-temporal stores move a line as
-cheaply as kerncraft's bandwidth says differs by machine: the result names its memory transfer
-"<kernel>_nt", so that a machine's runs (calibrate --from-runs) fit that transfer's factor apart.
+vectors; a scenario decides it) does this pay.
+
+Whether non-temporal stores move a line as fast as write-allocated ones differs by machine (on
+some, streamed stores are no faster at all).  Where the machine file measured the non-temporal
+form of the part's bandwidth kernel in memory (its `streaming stores`: copy_nt, triad_nt), the
+memory term is also scaled by the write-allocated form's rate over the non-temporal form's, both
+as bytes moved per second (kerncraft's bandwidth counts the write-allocate read; the
+non-temporal kernel moves the bytes it names), each the most over the thread counts kerncraft
+takes its bandwidth from.  Where it did not, the lines move at the write-allocated rate, as
+assumed; the result records which (`nt_memory`).  Either way the result names its memory
+transfer "<kernel>_nt", so that a machine's runs (calibrate --from-runs) fit that transfer's
+factor apart.
 """
 from __future__ import annotations
 
 from autotune.model.learned import recombine, transfer_interface
+from autotune.specs.machine import NT_SUFFIX, StreamingStores
 from autotune.specs.parts import KernelPart
 
-# the bandwidth kernel of a memory transfer with non-temporal stores ("copy_nt"): model.learned
-# fits its factor apart from the same kernel's with write-allocate, as the two differ by machine
-NT_SUFFIX = "_nt"
+MEMORY = "MEM"   # the level of main memory in a machine file (kerncraft's name)
 
 
 def streaming_pays(next_reads: list[float], vector_bytes: float, llc_reach: float) -> bool:
@@ -59,18 +67,37 @@ def line_ratios(reads: int, writes: int, streamed: int) -> tuple[float, float]:
     return inner / before, (inner + streamed) / before
 
 
-def streamed(result: dict, part: KernelPart, streams: tuple[str, ...], numa_cores: int, socket_cores: int) -> dict:
-    """The part's ECM result with its streams' write-allocate traffic removed (a failed analysis,
-    or one without terms, as it is)."""
+def memory_rate(stores: tuple[StreamingStores, ...], kernel: str, cores: int) -> float | None:
+    """The time a byte takes to memory with non-temporal stores over its time with write-allocated
+    ones, for a part whose memory transfer kerncraft prices by `kernel`: the write-allocated form's
+    bytes moved per second over the non-temporal form's, each the most of its first `cores` thread
+    counts, as kerncraft takes a bandwidth (None: the machine file measured no non-temporal form
+    of that kernel in memory)."""
+    for s in stores:
+        if s.level == MEMORY and s.kernel == kernel and s.nt_bps and s.allocated_bps:
+            n = max(1, cores)
+            return max(s.allocated_bps[:n]) / max(s.nt_bps[:n])
+    return None
+
+
+def streamed(result: dict, part: KernelPart, streams: tuple[str, ...], numa_cores: int, socket_cores: int,
+             stores: tuple[StreamingStores, ...] = ()) -> dict:
+    """The part's ECM result with its streams' write-allocate traffic removed, its memory transfer
+    at the measured rate of non-temporal stores where `stores` (the machine's) has it (a failed
+    analysis, or one without terms, as it is)."""
     terms = result.get("terms")
     if not result.get("ok") or not terms or not streams:
         return result
     inner, memory = line_ratios(*stream_counts(part, streams))
+    kernel = str(result.get("memory_bandwidth_kernel") or "")
+    rate = memory_rate(stores, kernel, numa_cores) if kernel else None
     scaled = {}
     for term, value in terms.items():
         where = transfer_interface(term)
-        scaled[term] = value if where is None else value * (memory if where.endswith("-MEM") else inner)
+        scaled[term] = value if where is None else \
+            value * (memory * (rate or 1.0) if where.endswith("-MEM") else inner)
     out = recombine(result, scaled, numa_cores, socket_cores)
-    if out.get("memory_bandwidth_kernel"):      # a memory transfer of its own kind: its factor is learned apart
-        out["memory_bandwidth_kernel"] = f"{out['memory_bandwidth_kernel']}{NT_SUFFIX}"
+    if kernel:      # a memory transfer of its own kind: its factor is learned apart
+        out["memory_bandwidth_kernel"] = f"{kernel}{NT_SUFFIX}"
+        out["nt_memory"] = {"rate": "measured" if rate else "assumed", "factor": rate or 1.0}
     return out

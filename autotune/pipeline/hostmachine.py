@@ -79,12 +79,14 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
         progress(f"port model borrowed: {ident.borrowed_from}; the in-core times are measured on this CPU")
     if given:
         progress(f"port model file {given.path} (OSACA {given.arch}, sha256 {given.sha256[:12]}...)")
-    progress(f"{host.cores} cores, {host.clock_hz / 1e9:.2f} GHz, caches "
+    progress(f"{host.cores} cores, the OS's clock {host.clock_hz / 1e9:.2f} GHz, caches "
              + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
+    clock = None if dry_run else hostprobe.measure_clock(host, progress)
     bandwidths = {} if dry_run else hostprobe.measure(host, progress, min_seconds)
     ports = list(given.ports) if given else cpuprobe.osaca_ports(ident.record.osaca)
     data = hostmachine.build(host, ident, flags, note, ports, bandwidths,
-                             name, nodes, package_version("kerncraft"), time.strftime("%Y-%m-%d %H:%M:%S %Z"))
+                             name, nodes, package_version("kerncraft"), time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                             clock=clock)
     if given:
         data = _with_port_model_file(data, given)
     text = (f"# Machine model of {host.model_name or 'this host'} ({ident.record.name}), made by "
@@ -96,7 +98,9 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
         load_machine(str(target))  # the file we wrote must load like any other
     return HostMachineResult(
         machine=name, file=str(target), uarch=ident.to_dict(), flags=flags, cores=host.cores,
-        clock_ghz=host.clock_hz / 1e9, nodes=nodes, wall_s=time.perf_counter() - t0, dry_run=dry_run,
+        clock_ghz=hostmachine.file_clock_hz(host, clock) / 1e9, nodes=nodes, wall_s=time.perf_counter() - t0,
+        dry_run=dry_run, os_clock_ghz=host.clock_hz / 1e9, clock_measured=clock is not None,
+        clock_1core_ghz=clock.one_core_hz / 1e9 if clock else None,
         bandwidth_gbs={lvl: {k: rows[-1][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
         bandwidth_1thread_gbs={lvl: {k: rows[0][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
         text=text if dry_run else None)

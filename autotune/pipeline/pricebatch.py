@@ -178,7 +178,7 @@ def _as_run(result: dict, unit: Unit, tile: int, sc: Scenario) -> dict:
     learned factors, which were fitted to results priced so (pipeline.learn)."""
     m = sc.machine
     if unit.streams:
-        result = streamed(result, unit.part, unit.streams, m.numa_cores, m.cores)
+        result = streamed(result, unit.part, unit.streams, m.numa_cores, m.cores, m.streaming_stores)
     if tile:
         result = tiled(result, unit.part, tile, sc.method.stages, m.caches, m.cacheline, m.numa_cores, m.cores)
     if m.learned is not None:

@@ -24,12 +24,16 @@ def host_table(res: HostMachineResult) -> str:
              f"in-core model: OSACA {u.get('osaca')}; ISA flags: {' '.join(res.flags)}"]
     if res.dry_run:
         lines += [f"dry run: nothing measured, nothing written; calibrate --node would write "
-                  f"machine '{res.machine}' ({res.nodes} node(s) x {res.cores} cores) to {res.file}:", "",
+                  f"machine '{res.machine}' ({res.nodes} node(s) x {res.cores} cores) to {res.file}:",
+                  f"clock: {res.clock_ghz:.2f} GHz, the OS's figure, not measured under load", "",
                   res.text or ""]
         return "\n".join(lines)
     source = f" from {res.imported_from}" if res.imported_from else f" in {res.wall_s:.1f} s"
     lines.append(f"wrote machine '{res.machine}' to {res.file}{source} ({res.nodes} node(s) x {res.cores} "
                  f"cores, {res.clock_ghz:.2f} GHz; network and barrier assumed until calibrate --procs)")
+    if res.clock_measured:
+        lines.append(f"  clock {res.clock_ghz:.2f} GHz measured under load on all cores (one core alone "
+                     f"{res.clock_1core_ghz:.2f} GHz; the OS says {res.os_clock_ghz:.2f} GHz)")
     for level, row in res.bandwidth_gbs.items():
         lines.append(f"  {level:4} " + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()) + "  GB/s (all cores)")
     return "\n".join(lines) + "\n"

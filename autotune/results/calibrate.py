@@ -69,12 +69,15 @@ class HostMachineResult:
     uarch: dict                        # the identified microarchitecture (specs.cpus.Identified.to_dict)
     flags: list                        # the ISA flags the kernels are analysed and the solvers built with
     cores: int
-    clock_ghz: float
+    clock_ghz: float                   # the file's clock (calibrate --node: measured under load on all cores)
     nodes: int
     wall_s: float
     dry_run: bool
     bandwidth_gbs: dict                # level -> kernel -> GB/s on all cores
     bandwidth_1thread_gbs: dict        # level -> kernel -> GB/s on one core
+    os_clock_ghz: float | None = None      # calibrate --node: the OS's figure
+    clock_measured: bool = False           # calibrate --node: clock_ghz measured under load (not the OS's)
+    clock_1core_ghz: float | None = None   # calibrate --node: measured under load on one core alone
     text: str | None = None            # dry run: the file that would be written
     imported_from: str | None = None   # --from-kerncraft: the source file
 

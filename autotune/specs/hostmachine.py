@@ -3,12 +3,13 @@ microarchitecture record (specs/cpus.py), the ISA flags made for it, OSACA's por
 measured bandwidths in; a kerncraft machine file with our `cluster` section out.
 
 Nothing comes from another machine's file: the in-core model, ports, FLOPs and flags are the
-identified microarchitecture's, the cache geometry the OS's, the bandwidths measured, and the
-transfer rates of the cache levels the design's (from kerncraft's example files, named in the
-provenance).  What could not be measured is marked as assumed.
+identified microarchitecture's, the cache geometry the OS's, the clock and the bandwidths
+measured, and the transfer rates of the cache levels the design's (from kerncraft's example
+files, named in the provenance).  What could not be measured is marked as assumed.
 """
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 from autotune.specs.cpus import Identified
@@ -23,6 +24,17 @@ REPEATS = 5
 # streams of the benchmark kernels (read, read+write, write) and FLOPs per iteration
 _KERNEL_STREAMS = {"load": (1, 0, 0, 0), "copy": (1, 0, 1, 0), "update": (1, 1, 1, 0),
                    "triad": (3, 0, 1, 2), "daxpy": (2, 1, 1, 2)}
+# the benchmark's kernels with non-temporal stores: the forms of those that write a stream they do
+# not read.  Measured where a streamed part's stores go (memory), and written to a section of their
+# own: kerncraft matches a part's streams to every kernel in `benchmarks` and would price ordinary
+# stores by them.
+NT_KERNELS = ("copy_nt", "triad_nt")
+NT_LEVELS = ("MEM",)
+NT_NOTE = ("copy and triad with non-temporal stores (no write-allocate read: the bytes the kernels "
+           "name are the bytes they move), median of {repeats} runs at 1, 2, ... threads; store=nt "
+           "parts are priced by them against the write-allocated kernels in benchmarks")
+# runs of the chain of dependent adds (the clock under load) per thread count; the median is kept
+CLOCK_RUNS = 7
 
 
 @dataclass(frozen=True)
@@ -41,8 +53,77 @@ class HostInfo:
     family: str
     model: str
     cores: int
-    clock_hz: float
+    clock_hz: float                 # the OS's figure (cpufreq's maximum, else cpuinfo's cpu MHz)
     caches: tuple[Cache, ...]
+    clock_source: str = "the OS"    # where clock_hz was read
+
+
+def median_spread(values: list[float]) -> tuple[float, float]:
+    """The median of a measurement's runs and their spread, (max - min) / median."""
+    if not values:
+        raise ValueError("no runs to take the median of")
+    mid = statistics.median(values)
+    return mid, (max(values) - min(values)) / mid if mid else 0.0
+
+
+@dataclass(frozen=True)
+class ClockMeasure:
+    """The clock under load: dependent adds per second (one per cycle) on one core alone and on
+    every core at once, the median and spread of the runs, beside the OS's figure."""
+    os_hz: float
+    os_source: str
+    one_core_hz: float
+    one_core_spread: float
+    all_cores_hz: float
+    all_cores_spread: float
+    cores: int
+    runs: int
+
+    @property
+    def clock_hz(self) -> float:
+        """The machine file's clock: the all-cores figure, what a node running the solver on
+        every core runs at (a core alone may boost higher)."""
+        return self.all_cores_hz
+
+    def describe(self) -> str:
+        os_text = f"the OS says {self.os_hz / 1e9:.2f} GHz" if self.os_hz else "the OS gives none"
+        return (f"clock under load {self.all_cores_hz / 1e9:.2f} GHz on all {self.cores} cores, "
+                f"{self.one_core_hz / 1e9:.2f} GHz on one (medians of {self.runs} runs, spread "
+                f"{100 * self.all_cores_spread:.1f} % and {100 * self.one_core_spread:.1f} %); {os_text}")
+
+
+def clock_under_load(os_hz: float, os_source: str, one_core: list[list[float]],
+                     all_cores: list[list[float]]) -> ClockMeasure:
+    """The clock from the chain's runs (each run: every thread's GHz).  A run's figure is the
+    median of its threads; the measurement's is the median of its runs."""
+    def runs(measured: list[list[float]]) -> list[float]:
+        return [statistics.median(r) * 1e9 for r in measured if r and min(r) > 0]
+    one, one_spread = median_spread(runs(one_core))
+    every, every_spread = median_spread(runs(all_cores))
+    cores = max((len(r) for r in all_cores), default=1)
+    return ClockMeasure(os_hz, os_source, one, one_spread, every, every_spread, cores, len(all_cores))
+
+
+def file_clock_hz(host: HostInfo, clock: ClockMeasure | None) -> float:
+    """The clock the machine file gives: measured under load where it was, else the OS's."""
+    return clock.clock_hz if clock else host.clock_hz
+
+
+def clock_provenance(host: HostInfo, clock: ClockMeasure | None) -> dict:
+    """Where the file's clock comes from, with the OS's figure and the measured ones."""
+    os_text = (f"{host.clock_hz / 1e9:.2f} GHz ({host.clock_source}; in a virtual machine often the "
+               f"base clock)" if host.clock_hz else f"none ({host.clock_source})")
+    if clock is None:
+        return {"file": "the OS's figure, not measured under load", "OS": os_text}
+    return {"file": f"measured under load on all {clock.cores} cores at once: what a node running the "
+                    f"solver on every core runs at",
+            "all cores": f"{clock.all_cores_hz / 1e9:.2f} GHz, median of {clock.runs} runs, spread "
+                         f"{100 * clock.all_cores_spread:.1f} %",
+            "one core": f"{clock.one_core_hz / 1e9:.2f} GHz, median of {clock.runs} runs, spread "
+                        f"{100 * clock.one_core_spread:.1f} %",
+            "OS": os_text,
+            "how": "a chain of dependent 64-bit integer adds (1 cycle each), one thread bound per core, "
+                   "timed by each thread's CPU time"}
 
 
 def _kernels() -> dict:
@@ -101,6 +182,21 @@ def measurements(bandwidths: dict) -> dict:
     return meas
 
 
+def streaming_stores(bandwidths: dict) -> dict:
+    """The `streaming stores` section: per level, the GB/s of the kernels with non-temporal stores
+    at 1, 2, ... threads (empty where none was measured)."""
+    out = {}
+    for level, kernels in bandwidths.items():
+        nt = [k for k in NT_KERNELS if k in kernels]
+        if not nt:
+            continue
+        rows = kernels[nt[0]]
+        out[level] = {"threads": [t for t, _, _ in rows],
+                      "size per thread": [f"{ws / 1e3:.2f} kB" for _, ws, _ in rows],
+                      **{k: [f"{bw:.2f} GB/s" for _, _, bw in kernels[k]] for k in nt}}
+    return {"note": NT_NOTE.format(repeats=REPEATS), **out} if out else {}
+
+
 def cluster_section(name: str, nodes: int, cores: int, threads_per_core: int = 1) -> dict:
     return {
         "name": name, "nodes": nodes, "cores_per_node": cores, "threads_per_core": threads_per_core,
@@ -119,17 +215,20 @@ def _borrowed(ident: Identified) -> bool:
 
 
 def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str, osaca_ports: list[str],
-          bandwidths: dict, name: str, nodes: int, kerncraft_version: str, made: str) -> dict:
-    """The machine file (plain data, in kerncraft's order of fields)."""
+          bandwidths: dict, name: str, nodes: int, kerncraft_version: str, made: str,
+          clock: ClockMeasure | None = None) -> dict:
+    """The machine file (plain data, in kerncraft's order of fields); clock: the clock under load
+    (None: the OS's figure, marked as not measured)."""
     u = ident.record
     nonov = list(u.non_overlapping)
     dp = dict(u.dp_flops)
     line = host.caches[0].line if host.caches else 64
+    stores = streaming_stores(bandwidths)
     data = {
         "kerncraft version": kerncraft_version,
         "model name": f"{host.model_name or u.name} ({ident.cpu.describe().split(' (')[0]})",
         "model type": f"{u.name} ({u.key})",
-        "clock": f"{host.clock_hz / 1e9:.2f} GHz",
+        "clock": f"{file_clock_hz(host, clock) / 1e9:.2f} GHz",
         "sockets": 1, "cores per socket": host.cores, "threads per core": 1,
         "NUMA domains per socket": 1, "cores per NUMA domain": host.cores,
         "in-core model": {"OSACA": u.osaca, "LLVM-MCA": f"-mcpu={u.llvm_mca}"},
@@ -142,6 +241,7 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
         "cacheline size": f"{line:.2f} B",
         "memory hierarchy": hierarchy(host, ident, nonov),
         "benchmarks": {"kernels": _kernels(), "measurements": measurements(bandwidths)},
+        **({"streaming stores": stores} if stores else {}),
         "in-core measured": incore_section(ident.cpu, ident.assumed or _borrowed(ident), f"OSACA {u.osaca}"),
         "cluster": cluster_section(name, nodes, host.cores),
     }
@@ -154,8 +254,11 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
                                 f"in-core times measured on this CPU" if ident.borrowed_from else "")
                              + f"; FLOPs per cycle and non-overlapping ports from autotune's CPU table ({u.source})",
         "isa": f"compiler flags {isa_note}",
-        "measured": "cache geometry and core count from the OS; bandwidth per level, kernel and thread "
-                    f"count from the built-in streaming benchmark (median of {REPEATS} runs)",
+        "measured": "cache geometry and core count from the OS; "
+                    + ("the clock under load (clock, below); " if clock else "")
+                    + "bandwidth per level, kernel and thread count from the built-in streaming benchmark "
+                    f"(median of {REPEATS} runs)",
+        "clock": clock_provenance(host, clock),
         "assumed": f"cache transfer rates of the {u.hierarchy.key} design ({u.hierarchy.source}); "
                    f"network and barrier until calibrated",
     }

@@ -18,6 +18,9 @@ from autotune.specs.schema import first_error
 from autotune.specs.units import quantity
 
 DEFAULT_MACHINE = "haswell-ep-e5-2630v3"
+# the name of a benchmark kernel's form with non-temporal stores ("copy_nt"), in the file's
+# `streaming stores` and in the learned factors of the memory transfers priced by it
+NT_SUFFIX = "_nt"
 
 @dataclass(frozen=True)
 class CacheLevel:
@@ -27,6 +30,18 @@ class CacheLevel:
     victim: bool = False    # holds what the level above evicts (victims_to): the two exclude each other
     upstream_bytes_per_cycle: float | None = None   # to the level above (None: the file gives none)
     full_duplex: bool = False                       # loads and stores across that interface overlap
+
+
+@dataclass(frozen=True)
+class StreamingStores:
+    """A benchmark kernel's form with non-temporal stores in one level (the file's `streaming
+    stores`), beside its write-allocated form (`benchmarks`), both as bytes per second moved at
+    1, 2, ... threads: the non-temporal form's bytes named are the bytes it moves; the
+    write-allocated form's are corrected by its write-allocate read, as kerncraft corrects them."""
+    level: str
+    kernel: str                          # the write-allocated kernel ("copy"); the NT form is kernel + NT_SUFFIX
+    nt_bps: tuple[float, ...]
+    allocated_bps: tuple[float, ...]     # () where `benchmarks` has no measurement of the kernel there
 
 
 @dataclass(frozen=True)
@@ -53,6 +68,7 @@ class Machine:
     learned: Learned | None = None        # factors fitted to measured runs (None: the ECM model alone)
     partitions: dict = field(default_factory=dict, hash=False)   # Slurm partition -> machine (name or path)
     incore_measured: dict | None = field(default=None, hash=False)   # the file's `in-core measured` (model.incore)
+    streaming_stores: tuple[StreamingStores, ...] = ()   # the file's `streaming stores` (model.streaming)
 
     @property
     def model_label(self) -> str:
@@ -126,6 +142,52 @@ def _bandwidths(data: dict, path) -> tuple[tuple[str, tuple[float, ...]], ...]:
     return tuple(out)
 
 
+def _write_allocate_factor(info: dict | None) -> float:
+    """kerncraft's correction of a write-allocated kernel's bandwidth (machinemodel.get_bandwidth):
+    bytes moved, with a write-allocate read per written stream, over the bytes it names."""
+    if not info:
+        return 1.0
+    r, w, rw = (quantity(info[k]["bytes"], "size") for k in ("read streams", "write streams", "read+write streams"))
+    return (r + 2 * w - rw) / (r + w) if r + w else 1.0
+
+
+def _streaming_stores(data: dict, path) -> tuple[StreamingStores, ...]:
+    """The `streaming stores` section, each kernel beside its write-allocated form in `benchmarks`."""
+    section = data.get("streaming stores") or {}
+    bench = data.get("benchmarks") or {}
+    measured, infos = bench.get("measurements") or {}, bench.get("kernels") or {}
+    first = data["memory hierarchy"][0]["level"]
+    out = []
+    for level, row in section.items():
+        if level == "note":
+            continue
+        where = f"streaming stores.{level}"
+        threads = [int(t) for t in row["threads"]]
+        if threads != list(range(1, len(threads) + 1)):
+            raise InputError(f"{path}: field '{where}.threads': expected 1, 2, ... threads")
+        try:
+            allocated = next(iter((measured.get(level) or {}).values()))["results"]
+        except (StopIteration, KeyError, TypeError):
+            allocated = {}
+        for name, values in row.items():
+            if name in ("threads", "size per thread"):
+                continue
+            if not str(name).endswith(NT_SUFFIX):
+                raise InputError(f"{path}: field '{where}.{name}': expected a kernel with non-temporal "
+                                 f"stores, named <kernel>{NT_SUFFIX}")
+            if len(values) != len(threads):
+                raise InputError(f"{path}: field '{where}.{name}': expected a bandwidth for each of the "
+                                 f"{len(threads)} thread counts")
+            kernel = str(name)[:-len(NT_SUFFIX)]
+            try:
+                factor = 1.0 if level == first else _write_allocate_factor(infos.get(kernel))
+            except (KeyError, TypeError, ValueError) as e:
+                raise InputError(f"{path}: field 'benchmarks.kernels.{kernel}': cannot read ({e})") from None
+            out.append(StreamingStores(str(level), kernel, tuple(quantity(v, "bandwidth") for v in values),
+                                       tuple(quantity(v, "bandwidth") * factor for v in allocated.get(kernel, ()))))
+    return tuple(out)
+
+
 KERNCRAFT_FILE_HINT = ("a kerncraft machine file? make it a cluster machine with: autotune calibrate "
                        "--from-kerncraft {path} --name NAME --nodes N")
 
@@ -171,7 +233,8 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
                    int(data.get("cores per NUMA domain") or cores),
                    _learned(cl.get("learned"), digest, path, name) if model != "ecm" else None,
                    _partitions(cl.get("partitions") or {}, path),
-                   dict(data["in-core measured"]) if data.get("in-core measured") else None)
+                   dict(data["in-core measured"]) if data.get("in-core measured") else None,
+                   streaming_stores=_streaming_stores(data, path))
 
 
 def _partitions(section: dict, path) -> dict[str, str]:

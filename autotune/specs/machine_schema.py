@@ -44,6 +44,13 @@ _MEASUREMENT = {   # benchmarks.measurements.<level>.<threads per core>
         **{key: {"type": "array", "items": SIZE} for key in ("size per core", "size per thread", "total size")},
     },
 }
+_STREAMING_STORES = {   # streaming stores.<level>: GB/s of each <kernel>_nt at 1, 2, ... threads
+    "type": "object",
+    "required": ["threads"],
+    "properties": {"threads": {"type": "array", "minItems": 1, "items": COUNT},
+                   "size per thread": {"type": "array", "items": SIZE}},
+    "additionalProperties": {"type": "array", "items": BANDWIDTH},
+}
 _LEVEL = {   # memory hierarchy[i]
     "type": "object",
     "required": ["level"],
@@ -125,6 +132,10 @@ SCHEMA = {
             "kernels": {"type": "object", "additionalProperties": _KERNEL},
             "measurements": {"type": "object", "additionalProperties": {
                 "type": "object", "additionalProperties": _MEASUREMENT}}}},
+        # autotune's: the benchmark kernels with non-temporal stores, apart from `benchmarks`, where
+        # kerncraft would match them to ordinary parts (model.streaming)
+        "streaming stores": {"type": "object", "properties": {"note": {"type": "string"}},
+                             "additionalProperties": _STREAMING_STORES},
         # autotune's: each kernel part's in-core time measured on this CPU (model.incore)
         "in-core measured": {
             "type": "object",

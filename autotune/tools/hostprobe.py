@@ -1,7 +1,9 @@
 """`calibrate --node`, the edges: what the OS tells of this host (CPU model, vendor, cores,
-clock, cache geometry) and what a streaming benchmark measures (bandwidth of the load, copy,
-update, triad and daxpy kernels in every cache level and memory, for 1..cores threads).
-The machine file is made from them by specs/hostmachine.py (pure)."""
+clock, cache geometry), the clock a chain of dependent adds measures under load (one core, all
+cores), and what a streaming benchmark measures (bandwidth of the load, copy, update, triad and
+daxpy kernels in every cache level and memory, and of copy and triad with non-temporal stores
+in memory, for 1..cores threads).  The machine file is made from them by specs/hostmachine.py
+(pure)."""
 from __future__ import annotations
 
 import os
@@ -14,7 +16,8 @@ from pathlib import Path
 from typing import Callable
 
 from autotune.errors import ToolError
-from autotune.specs.hostmachine import KERNELS, REPEATS, Cache, HostInfo
+from autotune.specs.hostmachine import (CLOCK_RUNS, KERNELS, NT_KERNELS, NT_LEVELS, REPEATS, Cache, ClockMeasure,
+                                        HostInfo, clock_under_load)
 
 FILL = 0.5
 
@@ -42,9 +45,11 @@ def detect(sysfs: Path = Path("/sys/devices/system/cpu"), cpuinfo: Path = Path("
         info.setdefault(key.strip(), value.strip())
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     clock = float(info.get("cpu MHz", "0")) * 1e6
+    source = "/proc/cpuinfo's cpu MHz" if clock else "no cpu MHz in /proc/cpuinfo, no cpufreq"
     max_freq = sysfs / "cpu0" / "cpufreq" / "cpuinfo_max_freq"
     if max_freq.exists():
         clock = int(max_freq.read_text()) * 1e3
+        source = "cpufreq's cpuinfo_max_freq"
     caches = []
     for idx in sorted((sysfs / "cpu0" / "cache").glob("index*")):
         kind = (idx / "type").read_text().strip()
@@ -55,7 +60,7 @@ def detect(sysfs: Path = Path("/sys/devices/system/cpu"), cpuinfo: Path = Path("
                             int((idx / "coherency_line_size").read_text()),
                             _cpu_list_len((idx / "shared_cpu_list").read_text())))
     return HostInfo(info.get("model name", "unknown CPU"), info.get("vendor_id", "unknown"),
-                    info.get("cpu family", "?"), info.get("model", "?"), cores, clock, tuple(caches))
+                    info.get("cpu family", "?"), info.get("model", "?"), cores, clock, tuple(caches), source)
 
 
 def working_sets(host: HostInfo) -> dict[str, int]:
@@ -69,16 +74,52 @@ def working_sets(host: HostInfo) -> dict[str, int]:
     return out
 
 
-def build_stream(folder: Path, cc: str = "gcc") -> Path:
-    """The built-in streaming benchmark (benchmarks_mpi/stream.c), built in `folder`."""
-    src = Path(str(resources.files("benchmarks_mpi") / "stream.c"))
-    exe = folder / "stream"
+def _build(source: str, folder: Path, cc: str, what: str) -> Path:
+    src = Path(str(resources.files("benchmarks_mpi") / source))
+    exe = folder / Path(source).stem
     try:
         subprocess.run([cc, "-O3", "-march=native", "-fopenmp", str(src), "-o", str(exe)],
                        check=True, capture_output=True, text=True)
     except (OSError, subprocess.CalledProcessError) as e:
-        raise ToolError(f"building the streaming benchmark with {cc} failed: {getattr(e, 'stderr', e)}") from None
+        raise ToolError(f"building the {what} with {cc} failed: {getattr(e, 'stderr', e)}") from None
     return exe
+
+
+def build_stream(folder: Path, cc: str = "gcc") -> Path:
+    """The built-in streaming benchmark (benchmarks_mpi/stream.c), built in `folder`."""
+    return _build("stream.c", folder, cc, "streaming benchmark")
+
+
+def build_chain(folder: Path, cc: str = "gcc") -> Path:
+    """The chain of dependent adds that measures the clock (benchmarks_mpi/clockchain.c)."""
+    return _build("clockchain.c", folder, cc, "clock benchmark")
+
+
+def _omp_env(threads: int) -> dict:
+    """One thread per CPU, bound close: threads 1..t on the first t CPUs this process may use."""
+    return dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="close", OMP_PLACES="threads")
+
+
+def chain_runs(exe: Path, threads: int, runs: int, min_seconds: float) -> list[list[float]]:
+    """Each run's GHz per thread: the chain on `threads` cores at once, `runs` runs of min_seconds."""
+    out = subprocess.run([str(exe), str(min_seconds), str(runs)], env=_omp_env(threads),
+                         capture_output=True, text=True, timeout=60 + 4 * runs * min_seconds)
+    if out.returncode != 0:
+        raise ToolError(f"clock benchmark failed: {out.stderr.strip()}")
+    return [[float(v) for v in line.split()] for line in out.stdout.splitlines() if line.strip()]
+
+
+def measure_clock(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
+                  runs: int = CLOCK_RUNS, cc: str = "gcc") -> ClockMeasure:
+    """The clock under load: a chain of dependent adds on one core, then on every core at once
+    (one thread bound per core), `runs` runs each; the medians and spreads (specs.hostmachine)."""
+    with tempfile.TemporaryDirectory(prefix="autotune-clock-") as tmp:
+        exe = build_chain(Path(tmp), cc)
+        one = chain_runs(exe, 1, runs, min_seconds)
+        every = chain_runs(exe, host.cores, runs, min_seconds)
+    clock = clock_under_load(host.clock_hz, host.clock_source, one, every)
+    progress(clock.describe())
+    return clock
 
 
 def stream_gbps(exe: Path, kernel: str, bytes_per_thread: int, threads: int, min_seconds: float) -> float:
@@ -91,29 +132,45 @@ def stream_gbps(exe: Path, kernel: str, bytes_per_thread: int, threads: int, min
     return float(out.stdout.split()[1])
 
 
+def stream_has_nt(exe: Path) -> bool:
+    """Whether the streaming benchmark was built with non-temporal stores (exit status 3: the
+    target has none it can write)."""
+    out = subprocess.run([str(exe), NT_KERNELS[0], "65536", "0.0001"], env=dict(os.environ, OMP_NUM_THREADS="1"),
+                         capture_output=True, text=True, timeout=60)
+    if out.returncode not in (0, 3):
+        raise ToolError(f"streaming benchmark {NT_KERNELS[0]} failed: {out.stderr.strip()}")
+    return out.returncode == 0
+
+
 def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
             cc: str = "gcc") -> dict:
     """GB/s per level, kernel and thread count (the median of REPEATS runs), from the built-in
-    streaming benchmark.  The kernels of a level and thread count are run round-robin, REPEATS
-    rounds, so that a slow or fast spell of a shared machine touches every kernel alike (back to
-    back, one kernel's runs could all fall in one: on a shared guest the memory bandwidth moved
-    by 1.7 x between minutes)."""
+    streaming benchmark; in NT_LEVELS also of the kernels with non-temporal stores (NT_KERNELS),
+    where the target has them.  The kernels of a level and thread count are run round-robin,
+    REPEATS rounds, so that a slow or fast spell of a shared machine touches every kernel alike
+    (back to back, one kernel's runs could all fall in one: on a shared guest the memory
+    bandwidth moved by 1.7 x between minutes)."""
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="autotune-stream-") as tmp:
         exe = build_stream(Path(tmp), cc)
+        nt = NT_KERNELS if stream_has_nt(exe) else ()
+        if not nt:
+            progress("the streaming benchmark has no non-temporal stores on this target: store=nt is "
+                     "priced as assumed (no write-allocate read, the same bandwidth)")
         sizes = working_sets(host)
         for level, per_thread in sizes.items():
             shared = next((c.shared_by for c in host.caches if f"L{c.level}" == level), host.cores)
-            results[level] = {kernel: [] for kernel in KERNELS}
+            kernels = KERNELS + (nt if level in NT_LEVELS else ())
+            results[level] = {kernel: [] for kernel in kernels}
             for t in range(1, host.cores + 1):
                 # a shared level holds every thread's share: split its working set
                 ws = per_thread if shared == 1 or level == "MEM" else max(per_thread // t, 4096)
-                runs: dict[str, list[float]] = {kernel: [] for kernel in KERNELS}
+                runs: dict[str, list[float]] = {kernel: [] for kernel in kernels}
                 for _ in range(REPEATS):
-                    for kernel in KERNELS:
+                    for kernel in kernels:
                         runs[kernel].append(stream_gbps(exe, kernel, ws, t, min_seconds))
-                for kernel in KERNELS:
+                for kernel in kernels:
                     results[level][kernel].append((t, ws, statistics.median(runs[kernel])))
-            progress(f"bandwidth {level}: " + ", ".join(f"{k} {results[level][k][0][2]:.1f}" for k in KERNELS)
+            progress(f"bandwidth {level}: " + ", ".join(f"{k} {results[level][k][0][2]:.1f}" for k in kernels)
                      + " GB/s on 1 thread")
     return results
