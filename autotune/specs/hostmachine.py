@@ -209,11 +209,6 @@ def cluster_section(name: str, nodes: int, cores: int, threads_per_core: int = 1
     }
 
 
-def _borrowed(ident: Identified) -> bool:
-    """Whether the port model is another core's (the CPU's own is not installed)."""
-    return getattr(ident, "borrowed_from", None) is not None
-
-
 def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str, osaca_ports: list[str],
           bandwidths: dict, name: str, nodes: int, kerncraft_version: str, made: str,
           clock: ClockMeasure | None = None) -> dict:
@@ -242,7 +237,7 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
         "memory hierarchy": hierarchy(host, ident, nonov),
         "benchmarks": {"kernels": _kernels(), "measurements": measurements(bandwidths)},
         **({"streaming stores": stores} if stores else {}),
-        "in-core measured": incore_section(ident.cpu, ident.assumed or _borrowed(ident), f"OSACA {u.osaca}"),
+        "in-core measured": incore_section(ident.cpu, ident.assumed or ident.borrowed_from is not None, f"OSACA {u.osaca}"),
         "cluster": cluster_section(name, nodes, host.cores),
     }
     how = "chosen with --uarch (assumed, not read from the CPU)" if ident.assumed else "identified from the CPU"
