@@ -92,10 +92,13 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
     text = (f"# Machine model of {host.model_name or 'this host'} ({ident.record.name}), made by "
             f"autotune calibrate --node.\n# Measured, identified and assumed fields: see 'provenance' "
             f"below.\n" + _dump(data))
+    reference = {}
     if not dry_run:
         write_text(target, text, "out", make_folders=True)
         from autotune.specs.machine import load_machine
         load_machine(str(target))  # the file we wrote must load like any other
+        from autotune.pipeline.refkernels import settle_transfers
+        reference = settle_transfers(target, progress)   # the file's transfers overlap, checked and set
     return HostMachineResult(
         machine=name, file=str(target), uarch=ident.to_dict(), flags=flags, cores=host.cores,
         clock_ghz=hostmachine.file_clock_hz(host, clock) / 1e9, nodes=nodes, wall_s=time.perf_counter() - t0,
@@ -103,7 +106,7 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
         clock_1core_ghz=clock.one_core_hz / 1e9 if clock else None,
         bandwidth_gbs={lvl: {k: rows[-1][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
         bandwidth_1thread_gbs={lvl: {k: rows[0][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
-        text=text if dry_run else None)
+        text=text if dry_run else None, reference_kernels=reference)
 
 
 def _with_port_model_file(data: dict, given) -> dict:

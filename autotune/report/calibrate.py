@@ -36,7 +36,30 @@ def host_table(res: HostMachineResult) -> str:
                      f"{res.clock_1core_ghz:.2f} GHz; the OS says {res.os_clock_ghz:.2f} GHz)")
     for level, row in res.bandwidth_gbs.items():
         lines.append(f"  {level:4} " + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()) + "  GB/s (all cores)")
+    if res.reference_kernels:
+        lines += reference_table(res.reference_kernels)
     return "\n".join(lines) + "\n"
+
+
+def _num(x, fmt: str) -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def reference_table(ref: dict) -> list[str]:
+    """The reference kernels (model.refkernels.summary) under the rule chosen, and every rule's error."""
+    chosen = ref["rule"] + (" (as written)" if ref["rule"] == ref["as_written"] else
+                            f" (written {ref['as_written']}, changed)")
+    lines = ["", f"reference kernels on one core, cy/CL at {ref['clock_ghz']:.2f} GHz; transfers {chosen}:",
+             f"  {'kernel':8} {'level':5} {'measured':>9} {'predicted':>10} {'ratio':>6}"]
+    for r in ref["rows"]:
+        lines.append(f"  {r['kernel']:8} {r['level']:5} {_num(r['measured_cy_cl'], '9.2f')} "
+                     f"{_num(r['predicted_cy_cl'], '10.2f')} {_num(r['ratio'], '6.2f')}"
+                     + (f"  ({r['error']})" if r.get("error") else ""))
+    errors = "; ".join(f"{name} {_num(e, '.3f')}" + (" (chosen)" if name == ref["rule"] else "")
+                       for name, e in ref["errors"].items())
+    lines.append(f"  mean |log(predicted/measured)| over {ref['compared']} kernel-levels: {errors} "
+                 f"(checked in {ref['wall_s']:.1f} s)")
+    return lines
 
 
 @renderer(CalibrateResult, "table")
