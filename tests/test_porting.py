@@ -276,3 +276,28 @@ def test_a_port_model_file_is_what_the_analyses_use(tmp_path):
     assert slow_key not in (key, given_key)
     assert slow["port_cycles"]["1D"] == 4 * alone["port_cycles"]["1D"] > 0
     assert analyse(plain)[1] == alone
+
+
+def test_calibrate_node_on_a_cpu_osaca_does_not_model_borrows_and_says_so(tmp_path, capsys, monkeypatch, compiler):
+    """A Zen 5 (family 26) with an OSACA that has no ZEN5 model: the file is made, its port model
+    Zen 4's, its flags from the Zen 5 record (znver5 first, else the newest the compiler knows)."""
+    from autotune.tools import cpuprobe
+    if cpuprobe.this_isa() != "x86":
+        pytest.skip("an x86 CPU read on an x86 host")
+    flags = "fpu sse sse2 ssse3 fma sse4_1 sse4_2 avx f16c avx2 bmi2 avx512f avx512dq avx512cd avx512bw avx512vl"
+    monkeypatch.setattr(cpuprobe, "read_cpuinfo", lambda: (
+        f"processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\n"
+        f"model name\t: AMD EPYC 9575F 64-Core Processor\nstepping\t: 1\nflags\t\t: {flags}\n"))
+    monkeypatch.setattr(cpuprobe, "osaca_models", lambda: (frozenset({"zen3", "zen4"}), "0.7.1"))
+    code, out, err = run_cli(capsys, "calibrate", "--node", "--dry-run", "--name", "turin", "--out",
+                             tmp_path / "turin.yaml")
+    assert code == 0, err
+    reason = ("AMD Zen 5 (zen5): the installed OSACA 0.7.1 has no ZEN5 model; ports from AMD Zen 4 (zen4), "
+              "the closest it models")
+    assert f"port model borrowed: {reason}; the in-core times are measured on this CPU" in err
+    import yaml
+    data = yaml.safe_load(out[out.index("# Machine model"):])
+    assert dict(data["in-core model"])["OSACA"] == "ZEN4" and data["model type"] == "AMD Zen 5 (zen5)"
+    assert f"borrowed ({reason})" in data["provenance"]["microarchitecture"]
+    accepted = cpuprobe.accepted_march("gcc", "x86", ("znver5", "znver4", "znver3"))
+    assert f" -march={accepted} " in dict(data["compiler"])["gcc"]
