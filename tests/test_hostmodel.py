@@ -38,6 +38,7 @@ def test_detect_reads_cache_geometry_and_cpu(tmp_path):
     assert ws["L1"] < ws["L2"] < ws["L3"] < ws["MEM"]
 
 
+@pytest.mark.kerncraft
 def test_calibrate_node_on_this_host(tmp_path, capsys, compiler):
     target = tmp_path / "here.yaml"
     code, out, err = run_cli(capsys, "calibrate", "--machine", "here", "--node", "--out", target,
@@ -72,6 +73,37 @@ def test_calibrate_node_on_this_host(tmp_path, capsys, compiler):
     from autotune.tools.cpuprobe import missing_on_host
     assert m.isa_flags and missing_on_host(m.isa_flags) == []
     assert res["uarch"]["osaca"] == m.incore_model
+    # each kernel part's in-core time is measured on this CPU, at the first analysis
+    from autotune.specs.incoremeasure import cpu_key
+    from autotune.tools.cpuprobe import host_cpu
+    assert m.incore_measured["cpu"] == cpu_key(host_cpu())
+    assert m.incore_measured["when"] == ("always" if res["uarch"]["assumed"] or res["uarch"].get("borrowed_from")
+                                         else "disagree")
+    _explain_measures_the_parts(capsys, target, tmp_path)
+
+
+FUSED = "lc=jl-onepass,comm=allgather,au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1"
+
+
+def _explain_measures_the_parts(capsys, machine, tmp_path):
+    """A cold explain on the fresh file measures the fused variant's parts on this host, prices
+    each with the measurement where the rule says so, and shows both figures."""
+    store = tmp_path / "store.sqlite"
+    args = ("explain", "--ivp", "heat2d", "--nodes", "1", "--n", "40000", "--machine", machine, "--variant", FUSED,
+            "--store", store)
+    code, out, err = run_cli(capsys, *args, "--format", "json")
+    assert code == 0, err
+    assert "measuring the in-core time of" in err
+    d = json.loads(out)
+    incore = d["incore"]
+    assert incore and all(e["measured_cy_per_cl"] > 0 and e["port_cy_per_cl"] > 0 for e in incore.values())
+    when, tol = load_machine(str(machine)).incore_measured["when"], 0.15
+    for e in incore.values():
+        off = abs(e["measured_cy_per_cl"] / e["port_cy_per_cl"] - 1)
+        assert e["source"] == ("measured" if when == "always" or off > tol else "port model"), e
+    code, text, err = run_cli(capsys, *args)                 # warm: the store's measurements
+    assert code == 0 and "measuring the in-core time" not in err
+    assert "in-core time, cy/CL" in text and "port model" in text and "measured" in text
 
 
 def test_the_streaming_benchmark_writes_through_the_caches(tmp_path, compiler):
