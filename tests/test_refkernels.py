@@ -60,7 +60,7 @@ def test_the_rule_that_fits_wins(truth):
     # kernels in L1 far off (the in-core model's miss, not the rule's): every rule alike
     off = {("copy", "L1"): 3.0, ("triad", "L1"): 0.5}
     for written in range(4):
-        choice = rk.choose(_refs(rule, off=off), rk.Rule(LEVELS, written))
+        choice = rk.fit_model(_refs(rule, off=off), rk.Rule(LEVELS, written))
         assert choice.rule == rule and choice.compared == 8
         assert choice.error_of(rule) == pytest.approx((math.log(3.0) + math.log(2.0)) / 8)
         assert all(e > choice.error_of(rule) for r, e in choice.errors if r != rule)
@@ -70,7 +70,7 @@ def test_the_rules_compare_on_the_references_that_tell_them_apart():
     # "overlapping" and "overlap L1-L2" differ in memory alone (2 of 8 references): a median
     # would tie them, the mean does not
     refs = _refs(rk.Rule(LEVELS, 3))
-    e = dict(rk.choose(refs, rk.Rule(LEVELS, 2)).errors)
+    e = dict(rk.fit_model(refs, rk.Rule(LEVELS, 2)).errors)
     assert e[rk.Rule(LEVELS, 3)] == 0 < e[rk.Rule(LEVELS, 2)]
     assert e[rk.Rule(LEVELS, 2)] == pytest.approx((math.log(20 / 12) + math.log(36 / 20)) / 8)
 
@@ -79,27 +79,154 @@ def test_a_tie_keeps_the_file_as_written():
     # data in L1 alone cannot tell any rule from another
     only_l1 = [r for r in _refs(rk.Rule(LEVELS, 0)) if r.level == "L1"]
     for written in range(4):
-        assert rk.choose(only_l1, rk.Rule(LEVELS, written)).rule == rk.Rule(LEVELS, written)
+        assert rk.fit_model(only_l1, rk.Rule(LEVELS, written)).rule == rk.Rule(LEVELS, written)
     # without L3 and memory, "overlap L1" and "overlap L1-L2" tie with "overlapping": the nearest
     # to the file as written wins
     upto_l2 = _refs(rk.Rule(LEVELS, 3), skip=("L3", "MEM"))
-    assert rk.choose(upto_l2, rk.Rule(LEVELS, 0)).rule == rk.Rule(LEVELS, 1)
-    assert rk.choose(upto_l2, rk.Rule(LEVELS, 2)).rule == rk.Rule(LEVELS, 2)
+    assert rk.fit_model(upto_l2, rk.Rule(LEVELS, 0)).rule == rk.Rule(LEVELS, 1)
+    assert rk.fit_model(upto_l2, rk.Rule(LEVELS, 2)).rule == rk.Rule(LEVELS, 2)
 
 
 def test_a_level_with_no_measurement_is_left_out():
     truth = rk.Rule(LEVELS, 1)
     refs = _refs(truth, skip=("MEM",))
-    choice = rk.choose(refs, rk.Rule(LEVELS, 3))
+    choice = rk.fit_model(refs, rk.Rule(LEVELS, 3))
     assert choice.compared == 6 and choice.rule == truth
-    rows = rk.table_rows(refs, choice.rule)
+    rows = rk.table_rows(refs, choice)
     mem = [r for r in rows if r["level"] == "MEM"]
     assert len(mem) == 2 and all(r["measured_cy_cl"] is None and r["ratio"] is None for r in mem)
     assert all(r["predicted_cy_cl"] > 0 for r in mem)
     # nothing measured anywhere: the file stays as written, and says it is assumed
-    nothing = rk.choose(_refs(truth, skip=("L1", "L2", "L3", "MEM")), rk.Rule(LEVELS, 0))
+    nothing = rk.fit_model(_refs(truth, skip=("L1", "L2", "L3", "MEM")), rk.Rule(LEVELS, 0))
     assert nothing.rule == rk.Rule(LEVELS, 0) and nothing.compared == 0
-    assert all(e is None for _, e in nothing.errors) and "assumed" in rk.provenance(nothing)
+    assert all(e is None for _, e in nothing.errors) and "assumed" in rk.provenance(nothing)["overlap"]
+
+
+# five made-up kernels analysed at the design's rates (64 B/cy into L2, 32 into L3): in-core terms
+# (T_comp, T_RegL1) and the lines each moves across L1-L2 and L2-L3 (cycles at the design's rate)
+DESIGN = {"L2": (64.0, "half-duplex"), "L3": (32.0, "full-duplex")}
+FIVE = {"load": (1.0, 0.5, 1.0, 2.0), "copy": (1.0, 1.0, 3.0, 4.0), "update": (2.0, 1.0, 2.0, 4.0),
+        "triad": (2.5, 3.0, 5.0, 8.0), "daxpy": (1.5, 1.5, 3.0, 6.0)}
+MEM = 10.0
+
+
+def _five(level, t_comp, t_regl1, l2, l3):
+    return _terms(t_comp, t_regl1, l2 if level != "L1" else 0, l3 if level in ("L3", "MEM") else 0,
+                  MEM if level == "MEM" else 0)
+
+
+def _measured_five(rule, rates, incore=1.0, skip=()):
+    """References of FIVE whose measurements are what `rule` at `rates` (B/cy) and in-core times
+    `incore` times the port model's predict."""
+    analysed = {lv: r for lv, (r, _) in DESIGN.items()}
+    out = []
+    for k, (c, r1, l2, l3) in FIVE.items():
+        for lv in ("L1", "L2", "L3", "MEM"):
+            t = _five(lv, c, r1, l2, l3)
+            meas = rk.compose(t.priced(rates, analysed, incore), rule)
+            out.append(rk.Reference(k, lv, None if (k, lv) in skip else meas, t))
+    return out
+
+
+def test_a_transfer_is_lines_over_the_rate():
+    t = _terms(2, 1, 3, 8, 12)
+    p = t.priced({"L2": 32.0, "L3": 64.0}, {"L2": 64.0, "L3": 32.0}, 1.5)
+    assert (p.t_comp, p.t_regl1) == (3.0, 1.5)
+    assert p.transfers == (("L2", 6.0), ("L3", 4.0), ("MEM", 12.0))       # memory's is a bandwidth: as is
+
+
+@pytest.mark.parametrize("truth", range(4))
+def test_the_fit_recovers_each_levels_rate(truth):
+    rule = rk.Rule(LEVELS, truth)
+    rates = {"L2": 40.0, "L3": 20.5}
+    refs = _measured_five(rule, rates)
+    fit = rk.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN)
+    assert fit.rule == rule and fit.fitted_rates() == rates and fit.error == pytest.approx(0, abs=1e-12)
+    assert [(r.level, r.design, r.duplex, r.kernels) for r in fit.rates] == \
+        [("L2", 64.0, "half-duplex", 5), ("L3", 32.0, "full-duplex", 5)]
+    assert fit.as_designed > 0.05 and fit.incore_measured == fit.as_designed    # no in-core measured
+    # every row at the fitted rates matches, the design's prediction is kept beside it
+    rows = rk.table_rows(refs, fit)
+    assert all(r["ratio"] == pytest.approx(1.0) for r in rows)
+    assert any(abs(r["designed_ratio"] - 1) > 0.2 for r in rows if r["level"] == "L2")
+    assert rows[1]["terms"]["T_L1L2"] == pytest.approx(FIVE["load"][2] * 64 / 40)
+
+
+def test_a_rate_the_data_cannot_move_stays_the_designs():
+    # with the data of the made-up kernels in L1 and L2 only, L3's rate is unknown: the design's
+    refs = _measured_five(rk.Rule(LEVELS, 1), {"L2": 40.0, "L3": 20.0},
+                          skip={(k, lv) for k in FIVE for lv in ("L3", "MEM")})
+    fit = rk.fit_model(refs, rk.Rule(LEVELS, 1), DESIGN)
+    assert fit.fitted_rates() == {"L2": 40.0}
+    l3 = fit.rates[1]
+    assert (l3.fitted, l3.rate, l3.kernels) == (False, 32.0, 0) and "fewer than 3" in l3.why
+    # two kernels measured in L3 are still too few
+    refs = _measured_five(rk.Rule(LEVELS, 1), {"L2": 40.0, "L3": 20.0},
+                          skip={(k, "L3") for k in ("load", "copy", "update")})
+    assert rk.fit_model(refs, rk.Rule(LEVELS, 1), DESIGN).fitted_rates() == {"L2": 40.0}
+    # a rate beyond the grid is fitted to its bound, and says so
+    refs = _measured_five(rk.Rule(LEVELS, 3), {"L2": 2.0, "L3": 20.0})
+    fit = rk.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN)
+    assert fit.rates[0].rate == rk.RATE_GRID[0] == 4 and fit.rates[0].bound
+    assert "at the bound" in rk.describe_rates(fit.rates)
+
+
+def test_the_measured_in_core_time_prices_every_level():
+    """Measured 1.5 x the port model's in-core time: with the file's in-core measured, the L1 rows
+    are the measurement and the other levels' terms carry it (so the additive rule's rates come
+    out right); without, the rates absorb what the in-core time misses."""
+    rule, rates = rk.Rule(LEVELS, 0), {"L2": 40.0, "L3": 20.0}
+    refs = _measured_five(rule, rates, incore=1.5)
+    fit = rk.fit_model(refs, rule, DESIGN, when="always")
+    assert fit.fitted_rates() == rates and fit.rule == rule and fit.error == pytest.approx(0, abs=1e-12)
+    assert all(i.source == "measured" and i.factor == pytest.approx(1.5) for i in fit.incore)
+    assert fit.incore_measured < fit.as_designed
+    # the factor is model.incore's: both terms scaled so that the L1 time is the measured one
+    from autotune.model import incore
+    assert incore.factor(1.0, 3.0, 4.5) == 1.5 and incore.factor(0.0, 0.0, 2.0) == 1.0
+    res = incore.with_measured({"ok": True, "t_comp": 2.0, "t_regl1": 1.0,
+                                "terms": {"T_comp (overlapping)": 2.0, "T_RegL1": 1.0, "T_L1L2": 3.0}}, 3.0, 1, 1)
+    ref = rk.Reference("copy", "L2", None, _terms(2.0, 1.0, 3.0, 0, 0))
+    assert rk.predict(ref, rk.Model(rule, (), (("copy", incore.factor(2.0, 1.0, 3.0)),)), {}) == res["cy_per_cl"]
+    # the port model's where the file measures none
+    plain = rk.fit_model(refs, rule, DESIGN, when=None)
+    assert all(i.source == "port model" for i in plain.incore) and plain.error > 0.01
+    # disagree: measured only where more than the tolerance off
+    near = _measured_five(rule, rates, incore=1.1)
+    fit = rk.fit_model(near, rule, DESIGN, when="disagree", incore_tolerance=0.15)
+    assert all(i.source == "port model" and i.factor == 1.0 for i in fit.incore)
+    assert rk.fit_model(near, rule, DESIGN, when="disagree", incore_tolerance=0.05).error == \
+        pytest.approx(0, abs=1e-12)
+
+
+def test_the_provenance_says_what_was_fitted():
+    refs = _measured_five(rk.Rule(LEVELS, 1), {"L2": 40.0, "L3": 20.0}, incore=1.5)
+    fit = rk.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN, when="always")
+    prov = rk.provenance(fit, "the amd-zen3 design (kerncraft Zen2_EPYC-7452.yml)")
+    assert "instead of the design's overlapping" in prov["overlap"]
+    assert prov["rates"].startswith("L2 40.00 B/cy half-duplex (design 64.00), L3 20.00 B/cy full-duplex "
+                                    "(design 32.00): ")
+    assert "measured for load 1.50 cy/CL (port model 1.00)" in prov["in-core"]
+    assert re.search(r"over 20 kernel-levels: 0\.\d{3} as designed .* 0\.000 with the rule and rates fitted",
+                     prov["error"])
+    written = "cache transfer rates of the amd-zen3 design (kerncraft Zen2_EPYC-7452.yml); network and barrier " \
+              "until calibrated"
+    assert rk.assumed_after(written, fit) == ("network and barrier until calibrated",
+                                              "the amd-zen3 design (kerncraft Zen2_EPYC-7452.yml)")
+    kept = rk.fit_model(_measured_five(rk.Rule(LEVELS, 1), {"L2": 40.0, "L3": 20.0},
+                                       skip={(k, "L3") for k in FIVE}), rk.Rule(LEVELS, 1), DESIGN)
+    assert rk.assumed_after(written, kept)[0].startswith("L3 cache transfer rate of the amd-zen3 design")
+    assert rk.assumed_after("network and barrier until calibrated", fit) == \
+        ("network and barrier until calibrated", "")
+
+
+def test_the_file_gets_the_rates():
+    from autotune.storage.yamlfile import round_trip_yaml
+    data = round_trip_yaml().load(SHIPPED.read_text())
+    assert rk.design_rates(data) == {"L2": (64.0, "half-duplex"), "L3": (32.0, "half-duplex")}
+    rk.with_rates(data, {"L2": 40.25})
+    assert rk.design_rates(data) == {"L2": (40.25, "half-duplex"), "L3": (32.0, "half-duplex")}
+    assert list(data["memory hierarchy"][1]["upstream throughput"]) == ["40.25 B/cy", "half-duplex"]
 
 
 def test_the_file_read_and_written():
@@ -133,7 +260,7 @@ def test_the_reference_kernels_are_the_benchmarks():
 
 def test_the_report_has_the_table():
     refs = _refs(rk.Rule(LEVELS, 1), skip=("MEM",))
-    choice = rk.choose(refs, rk.Rule(LEVELS, 0))
+    choice = rk.fit_model(refs, rk.Rule(LEVELS, 0))
     summary = rk.summary(choice, refs, 2.6e9, 1.5)
     res = HostMachineResult("m", "m.yaml", {"name": "Zen 4", "uarch": "zen4"}, [], 2, 2.6, 1, 3.0, False,
                             {}, {}, reference_kernels=summary)
@@ -145,6 +272,21 @@ def test_the_report_has_the_table():
     back = json.loads(render(res, "json"))["reference_kernels"]
     assert back["rule"] == "overlap L1" and len(back["rows"]) == 8
     assert back["overlap"] == {"L1": True, "L2": False, "L3": False}
+    # with the rates fitted and the in-core time measured: a line for each, the errors before and after
+    refs = _measured_five(rk.Rule(LEVELS, 3), {"L2": 40.0, "L3": 20.0}, incore=1.5,
+                          skip={("copy", "L1")})
+    fit = rk.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN, when="always")
+    res.reference_kernels = rk.summary(fit, refs, 2.6e9, 1.5)
+    text = render(res, "table")
+    assert "cache transfer rates: L2 40.00 B/cy (design 64.00), L3 20.00 B/cy (design 32.00)" in text
+    assert "in-core time: measured for load, update, triad, daxpy; the port model's for copy (the measured " \
+           "time always" in text
+    assert re.search(r"load\s+L2\s+\d+\.\d\d\s+\d+\.\d\d\s+1\.00\s+0\.\d\d", text)
+    assert re.search(r"as designed 0\.\d{3}, with the in-core time 0\.\d{3}, fitted 0\.\d{3}", text)
+    back = json.loads(render(res, "json"))["reference_kernels"]
+    assert back["rates"]["L2"] == {"design": 64.0, "rate": 40.0, "duplex": "half-duplex", "fitted": True,
+                                   "kernels": 5}
+    assert back["incore"]["copy"]["source"] == "port model" and back["incore"]["load"]["factor"] == 1.5
 
 
 @pytest.fixture(scope="module")
@@ -174,23 +316,68 @@ def test_the_reference_kernels_analyse_on_the_shipped_machine(shipped_analyses, 
 
 
 @pytest.mark.kerncraft
-def test_calibrate_settles_the_rule_in_the_file(tmp_path, compiler):
-    """A file that says no transfer overlaps, with the shipped Zen 4 guest's measurements: the
-    reference kernels move it, and the file says why."""
+def test_a_fitted_rate_prices_as_kerncraft_analyses_it(shipped_analyses, tmp_path, compiler):
+    """The fit rescales the transfer terms analysed at the design's rates; kerncraft analysing a
+    file with other rates (and another rule) gives the same totals."""
+    from autotune.storage.yamlfile import dump_text, round_trip_yaml
+    from autotune.tools import refkernels_ecm
+    analyses, _ = shipped_analyses
+    yaml = round_trip_yaml()
+    data = yaml.load(SHIPPED.read_text())
+    design = {lv: r for lv, (r, _) in rk.design_rates(data).items()}
+    rates, rule = {"L2": 40.25, "L3": 20.5}, rk.Rule(LEVELS, 1)
+    rk.with_rule(rk.with_rates(data, rates), rule)
+    target = tmp_path / SHIPPED.name
+    target.write_text(dump_text(yaml, data))
+    one = rk.one_thread(data)
+    again, written = refkernels_ecm.analyse(target, {lv: m["working_set"] for lv, m in one.items()})
+    assert written == rule
+    for kernel, levels in analyses.items():
+        for level, a in levels.items():
+            priced = rk.EcmTerms.of(a["terms"]).priced(rates, design)
+            b = again[kernel][level]
+            assert rk.compose(priced, rule) == pytest.approx(b["as_written"], rel=1e-9), (kernel, level)
+            assert rk.compose(priced, rk.flipped(rule)) == pytest.approx(b["flipped"], rel=1e-9), (kernel, level)
+            theirs = rk.EcmTerms.of(b["terms"]).transfers
+            assert [lv for lv, _ in priced.transfers] == [lv for lv, _ in theirs]
+            assert [c for _, c in priced.transfers] == pytest.approx([c for _, c in theirs], rel=1e-9)
+
+
+@pytest.mark.kerncraft
+def test_calibrate_settles_the_rule_and_the_rates_in_the_file(tmp_path, compiler):
+    """A file that says no transfer overlaps, with the shipped Zen 4 guest's measurements and an
+    in-core measured section: the reference kernels move its rule and its cache levels' rates,
+    price every level with the measured in-core time, and the file says why."""
     from autotune.pipeline.refkernels import settle_transfers
     from autotune.specs.machine import load_machine
     from autotune.storage.yamlfile import dump_text, round_trip_yaml
     yaml = round_trip_yaml()
     data = rk.with_rule(yaml.load(SHIPPED.read_text()), rk.Rule(LEVELS, 0))
+    data["in-core measured"] = {"cpu": "AuthenticAMD family 25 model 17", "when": "always", "tolerance": 0.15}
+    data["provenance"] = {"assumed": "cache transfer rates of the amd-zen3 design (kerncraft Zen2_EPYC-7452.yml); "
+                                     "network and barrier until calibrated"}
     target = tmp_path / "zen4.yaml"
     target.write_text(dump_text(yaml, data))
     said = []
     res = settle_transfers(target, said.append)
-    assert res["as_written"] == "additive" and res["rule"] != "additive" and res["compared"] == 20
-    assert res["errors"][res["rule"]] < res["errors"]["additive"]
+    assert res["as_written"] == "additive" and res["compared"] == 20
+    assert res["error_fitted"] <= min(e for e in res["errors"].values()) < res["error_as_designed"]
+    assert res["error_fitted"] == res["errors"][res["rule"]]
+    # the L1 rows are the measured in-core time
+    assert all(i["source"] == "measured" for i in res["incore"].values())
+    assert all(r["ratio"] == pytest.approx(1.0) for r in res["rows"] if r["level"] == "L1")
     back = yaml.load(target.read_text())
     assert rk.rule_of(back).flags() == res["overlap"]
-    assert "instead of the design's additive" in back["provenance"]["transfers"]
-    assert load_machine(str(target)).name and any(s.startswith("transfers: ") for s in said)
+    fitted = {lv: r["rate"] for lv, r in res["rates"].items() if r["fitted"]}
+    assert fitted and all(4 <= r <= 256 for r in fitted.values())
+    assert {lv: r for lv, (r, _) in rk.design_rates(back).items() if lv in fitted} == fitted
+    assert [d for _, (_, d) in rk.design_rates(back).items()] == ["half-duplex", "half-duplex"]
+    prov = back["provenance"]["transfers"]
+    assert "the design: the amd-zen3 design" in prov["rates"] and "as designed" in prov["error"]
+    if len(fitted) == 2:
+        assert back["provenance"]["assumed"] == "network and barrier until calibrated"
+    machine = load_machine(str(target))
+    assert {c.name: c.upstream_bytes_per_cycle for c in machine.caches if c.name in fitted} == fitted
+    assert any(s.startswith("transfers: ") and "B/cy" in s for s in said)
     assert len(res["rows"]) == 20 and all(r["predicted_cy_cl"] > 0 and r["ratio"] > 0 for r in res["rows"])
     assert res["wall_s"] < 60

@@ -56,13 +56,20 @@ def choose(port: float | None, measured: float | None, when: str, tolerance: flo
     return PORT_MODEL, f"measured within {100 * tolerance:.0f} % of the port model ({100 * off:+.0f} %)"
 
 
+def factor(t_comp: float, t_regl1: float, measured: float) -> float:
+    """The one factor both in-core terms are scaled by so that the L1 time, max(T_comp, T_RegL1),
+    is the measured one (1 where the port model gives no time)."""
+    port = max(t_comp, t_regl1)
+    return measured / port if port > 0.0 else 1.0
+
+
 def with_measured(result: dict, measured: float, numa_cores: int, socket_cores: int) -> dict:
     """The analysis with its in-core terms scaled to the measured time, recombined."""
     port = port_cycles(result)
     terms = result.get("terms")
     if not port or not terms:
         return result
-    k = measured / port
+    k = factor(float(result.get("t_comp") or 0.0), float(result.get("t_regl1") or 0.0), measured)
     scaled = {t: v * k if _base(t) in IN_CORE_TERMS else v for t, v in terms.items()}
     out = recombine(result, scaled, numa_cores, socket_cores, k)
     out["t_regl1"] = float(result.get("t_regl1") or 0.0) * k

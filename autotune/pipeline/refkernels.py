@@ -1,7 +1,8 @@
 """calibrate --node, its last step: the reference kernels settle how the machine file just
-written composes transfers.  Orchestration only: the file's measurements and the choice are
-model/refkernels.py's, kerncraft's analyses tools/refkernels_ecm.py's.  The file is edited in
-place (each cache level's `transfers overlap`, `provenance.transfers`) and loaded back."""
+written composes transfers and at what rate each cache level moves them.  Orchestration only:
+the file's measurements and the fit are model/refkernels.py's, kerncraft's analyses
+tools/refkernels_ecm.py's.  The file is edited in place (each cache level's `transfers overlap`
+and `upstream throughput`, `provenance.transfers` and `.assumed`) and loaded back."""
 from __future__ import annotations
 
 import time
@@ -15,10 +16,11 @@ from autotune.storage.yamlfile import dump_text, round_trip_yaml
 
 
 def settle_transfers(target: Path, progress: Callable[[str], None], jobs: int | None = None) -> dict:
-    """Analyse the streaming kernels against the machine file at `target` in every composition
-    rule kerncraft accepts, keep the rule that predicts what the file's benchmark measured on one
-    core best, and write it into the file; return the summary (model.refkernels.summary), {} where
-    the file holds no one-thread measurement."""
+    """Analyse the streaming kernels against the machine file at `target`, price them with their
+    measured in-core time as rank would, fit each cache level's transfer rate under every
+    composition rule kerncraft accepts, keep the rule and rates that predict what the file's
+    benchmark measured on one core best, and write them into the file; return the summary
+    (model.refkernels.summary), {} where the file holds no one-thread measurement."""
     from autotune.specs.machine import load_machine
     from autotune.tools import refkernels_ecm
     t0 = time.perf_counter()
@@ -38,13 +40,19 @@ def settle_transfers(target: Path, progress: Callable[[str], None], jobs: int | 
         progress(f"warning: kerncraft composes otherwise than assumed: {line}")
     clock = rk.clock_hz(data)
     refs = rk.references(analyses, measured, clock, rk.line_bytes(data))
-    choice = rk.choose(refs, as_written)
-    rk.with_rule(data, choice.rule)
-    data.setdefault("provenance", {})["transfers"] = rk.provenance(choice)
+    when, tolerance = rk.incore_policy(data)
+    fit = rk.fit_model(refs, as_written, rk.design_rates(data), when, incore_tolerance=tolerance)
+    rk.with_rule(data, fit.rule)
+    rk.with_rates(data, fit.fitted_rates())
+    prov = data.setdefault("provenance", {})
+    assumed, design = rk.assumed_after(str(prov.get("assumed", "")), fit)
+    if prov.get("assumed"):
+        prov["assumed"] = assumed
+    prov["transfers"] = rk.provenance(fit, design)
     write_text(target, dump_text(yaml, data), "out")
     load_machine(str(target))   # the edited file must load like any other
-    res = rk.summary(choice, refs, clock, time.perf_counter() - t0)
-    errs = "; ".join(f"{name} {e:.3f}" if e is not None else f"{name} n/a" for name, e in res["errors"].items())
-    progress(f"transfers: {choice.rule.short} ({res['compared']} reference kernel-levels; mean "
-             f"|log(pred/meas)|: {errs}) in {res['wall_s']:.1f} s")
+    res = rk.summary(fit, refs, clock, time.perf_counter() - t0)
+    progress(f"transfers: {fit.rule.short}, rates {rk.describe_rates(fit.rates)} ({res['compared']} reference "
+             f"kernel-levels; mean |log(pred/meas)| {rk.err_text(fit.as_designed)} as designed, "
+             f"{rk.err_text(fit.error)} fitted) in {res['wall_s']:.1f} s")
     return res

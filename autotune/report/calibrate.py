@@ -42,23 +42,50 @@ def host_table(res: HostMachineResult) -> str:
 
 
 def _num(x, fmt: str) -> str:
-    return "-" if x is None else format(x, fmt)
+    """x in fmt, or "-" in its width where x is None."""
+    return format("-", ">" + fmt.split(".")[0]) if x is None else format(x, fmt)
+
+
+def _rate(level: str, r: dict) -> str:
+    if not r["fitted"]:
+        return f"{level} {r['rate']:.2f} B/cy (the design's: {r.get('why', 'kept')})"
+    return f"{level} {r['rate']:.2f} B/cy (design {r['design']:.2f}{', at the bound' if r.get('at_bound') else ''})"
 
 
 def reference_table(ref: dict) -> list[str]:
-    """The reference kernels (model.refkernels.summary) under the rule chosen, and every rule's error."""
+    """The reference kernels (model.refkernels.summary) under the model fitted (rule, rates,
+    in-core time), their ratio as the file was designed, and every rule's error."""
     chosen = ref["rule"] + (" (as written)" if ref["rule"] == ref["as_written"] else
                             f" (written {ref['as_written']}, changed)")
     lines = ["", f"reference kernels on one core, cy/CL at {ref['clock_ghz']:.2f} GHz; transfers {chosen}:",
-             f"  {'kernel':8} {'level':5} {'measured':>9} {'predicted':>10} {'ratio':>6}"]
+             f"  {'kernel':8} {'level':5} {'measured':>9} {'predicted':>10} {'ratio':>6} {'designed':>9}"]
     for r in ref["rows"]:
         lines.append(f"  {r['kernel']:8} {r['level']:5} {_num(r['measured_cy_cl'], '9.2f')} "
-                     f"{_num(r['predicted_cy_cl'], '10.2f')} {_num(r['ratio'], '6.2f')}"
+                     f"{_num(r['predicted_cy_cl'], '10.2f')} {_num(r['ratio'], '6.2f')} "
+                     f"{_num(r.get('designed_ratio'), '9.2f')}"
                      + (f"  ({r['error']})" if r.get("error") else ""))
-    errors = "; ".join(f"{name} {_num(e, '.3f')}" + (" (chosen)" if name == ref["rule"] else "")
-                       for name, e in ref["errors"].items())
-    lines.append(f"  mean |log(predicted/measured)| over {ref['compared']} kernel-levels: {errors} "
-                 f"(checked in {ref['wall_s']:.1f} s)")
+    if ref.get("rates"):
+        lines.append("  cache transfer rates: " + ", ".join(_rate(lv, r) for lv, r in ref["rates"].items()))
+    incore = ref.get("incore") or {}
+    if incore:
+        measured = [k for k, i in incore.items() if i["source"] == "measured"]
+        port = [k for k, i in incore.items() if i["source"] != "measured"]
+        lines.append("  in-core time: " + "; ".join(
+            ([f"measured for {', '.join(measured)}"] if measured else [])
+            + ([f"the port model's for {', '.join(port)}"] if port else []))
+            + (f" ({ref['incore_rule']})" if ref.get("incore_rule") else ""))
+    rule_rates = ref.get("rule_rates") or {}
+
+    def notes(name: str) -> str:
+        said = [", ".join(f"{lv} {r:.2f}" for lv, r in rule_rates[name].items()) + " B/cy"] \
+            if rule_rates.get(name) else []
+        said += ["chosen"] if name == ref["rule"] else []
+        return f" ({'; '.join(said)})" if said else ""
+    errors = "; ".join(f"{name} {_num(e, '.3f')}{notes(name)}" for name, e in ref["errors"].items())
+    lines.append(f"  mean |log(predicted/measured)| over {ref['compared']} kernel-levels: as designed "
+                 f"{_num(ref['error_as_designed'], '.3f')}, with the in-core time "
+                 f"{_num(ref['error_incore_measured'], '.3f')}, fitted {_num(ref['error_fitted'], '.3f')}")
+    lines.append(f"  each rule with its rates fitted: {errors} (checked in {ref['wall_s']:.1f} s)")
     return lines
 
 

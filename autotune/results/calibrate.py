@@ -80,8 +80,9 @@ class HostMachineResult:
     clock_1core_ghz: float | None = None   # calibrate --node: measured under load on one core alone
     text: str | None = None            # dry run: the file that would be written
     imported_from: str | None = None   # --from-kerncraft: the source file
-    # calibrate --node: how the file composes transfers, checked by the reference kernels
-    # (model.refkernels.summary: the rule, every rule's error, the rows); empty: not checked
+    # calibrate --node: how the file composes transfers and each cache level's rate, fitted to the
+    # reference kernels (model.refkernels.summary: the rule, the rates, the in-core time, the
+    # errors, the rows); empty: not checked
     reference_kernels: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:

@@ -109,6 +109,10 @@ def file_clock_hz(host: HostInfo, clock: ClockMeasure | None) -> float:
     return clock.clock_hz if clock else host.clock_hz
 
 
+# provenance.assumed's first clause, until calibrate --node fits the rates (model.refkernels.assumed_after)
+RATES_ASSUMED = "cache transfer rates of "
+
+
 def clock_provenance(host: HostInfo, clock: ClockMeasure | None) -> dict:
     """Where the file's clock comes from, with the OS's figure and the measured ones."""
     os_text = (f"{host.clock_hz / 1e9:.2f} GHz ({host.clock_source}; in a virtual machine often the "
@@ -254,7 +258,7 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
                     + "bandwidth per level, kernel and thread count from the built-in streaming benchmark "
                     f"(median of {REPEATS} runs)",
         "clock": clock_provenance(host, clock),
-        "assumed": f"cache transfer rates of the {u.hierarchy.key} design ({u.hierarchy.source}); "
+        "assumed": f"{RATES_ASSUMED}the {u.hierarchy.key} design ({u.hierarchy.source}); "
                    f"network and barrier until calibrated",
     }
     return data
