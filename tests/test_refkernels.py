@@ -381,3 +381,30 @@ def test_calibrate_settles_the_rule_and_the_rates_in_the_file(tmp_path, compiler
     assert any(s.startswith("transfers: ") and "B/cy" in s for s in said)
     assert len(res["rows"]) == 20 and all(r["predicted_cy_cl"] > 0 and r["ratio"] > 0 for r in res["rows"])
     assert res["wall_s"] < 60
+
+
+def test_memory_is_compared_on_every_core_through_the_multicore_curve():
+    """kerncraft's single-core time prices memory at the bandwidth of every core, which one core
+    does not reach: main memory is compared on every core at once, its prediction the saturating
+    curve's (model.learned.scaling), so the rule is not judged by that."""
+    from autotune.model.learned import scaling
+    from autotune.storage.yamlfile import round_trip_yaml
+    data = round_trip_yaml().load(SHIPPED.read_text())
+    every = rk.every_core(data)
+    assert list(every) == ["MEM"] and every["MEM"]["threads"] == 2
+    assert every["MEM"]["gbs"]["load"] > rk.one_thread(data)["MEM"]["gbs"]["load"]
+    t = MADE_UP["copy"]["MEM"]
+    ref = rk.Reference("copy", "MEM", 10.0, t, cores=2)
+    rule = rk.Rule(LEVELS, 3)
+    assert rk.predict(ref, rk.Model(rule), {}) == scaling(rk.compose(t, rule), 12, 2, 2)[1][1] == 12
+    additive = rk.Rule(LEVELS, 0)               # 1 + 3 + 8 + 12 = 24 cy on one core: not saturated on 2
+    assert rk.compose(t, additive) == 24
+    assert rk.predict(ref, rk.Model(additive), {}) == pytest.approx(scaling(24.0, 12, 2, 2)[1][1])
+    assert rk.predict(ref, rk.Model(additive), {}) > 12
+    # the references take the every-core run for memory, the one-thread runs elsewhere
+    meas = {"MEM": {"gbs": {"copy": 10.0}, "threads": 1}, "L3": {"gbs": {"copy": 50.0}, "threads": 1}}
+    analyses = {"copy": {lv: {"terms": {"t_comp": 2, "t_regl1": 1, "transfers": []}} for lv in meas}}
+    refs = rk.references(analyses, meas, 2e9, kernels=rk.REFERENCE_KERNELS[1:2],
+                         every={"MEM": {"gbs": {"copy": 20.0}, "threads": 2}})
+    assert [(r.level, r.cores) for r in refs] == [("MEM", 2), ("L3", 1)]
+    assert refs[0].measured == pytest.approx(rk.measured_cy_per_cl(16, 20.0, 2e9))

@@ -39,7 +39,7 @@ def settle_transfers(target: Path, progress: Callable[[str], None], jobs: int | 
     for line in rk.disagreements(analyses, as_written):
         progress(f"warning: kerncraft composes otherwise than assumed: {line}")
     clock = rk.clock_hz(data)
-    refs = rk.references(analyses, measured, clock, rk.line_bytes(data))
+    refs = rk.references(analyses, measured, clock, rk.line_bytes(data), every=rk.every_core(data))
     when, tolerance = rk.incore_policy(data)
     fit = rk.fit_model(refs, as_written, rk.design_rates(data), when, incore_tolerance=tolerance)
     rk.with_rule(data, fit.rule)

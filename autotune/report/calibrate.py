@@ -57,10 +57,12 @@ def reference_table(ref: dict) -> list[str]:
     in-core time), their ratio as the file was designed, and every rule's error."""
     chosen = ref["rule"] + (" (as written)" if ref["rule"] == ref["as_written"] else
                             f" (written {ref['as_written']}, changed)")
-    lines = ["", f"reference kernels on one core, cy/CL at {ref['clock_ghz']:.2f} GHz; transfers {chosen}:",
+    lines = ["", f"reference kernels on one core (main memory on every core: x N, cycles per cache line of the "
+                 f"node), cy/CL at {ref['clock_ghz']:.2f} GHz; transfers {chosen}:",
              f"  {'kernel':8} {'level':5} {'measured':>9} {'predicted':>10} {'ratio':>6} {'designed':>9}"]
     for r in ref["rows"]:
-        lines.append(f"  {r['kernel']:8} {r['level']:5} {_num(r['measured_cy_cl'], '9.2f')} "
+        level = r["level"] if r.get("cores", 1) == 1 else f"{r['level']} x{r['cores']}"
+        lines.append(f"  {r['kernel']:8} {level:5} {_num(r['measured_cy_cl'], '9.2f')} "
                      f"{_num(r['predicted_cy_cl'], '10.2f')} {_num(r['ratio'], '6.2f')} "
                      f"{_num(r.get('designed_ratio'), '9.2f')}"
                      + (f"  ({r['error']})" if r.get("error") else ""))
