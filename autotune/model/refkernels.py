@@ -457,7 +457,7 @@ def fit_rates(refs: list[Reference], rule: Rule, incore_factors: dict[str, float
     out = []
     for level, (rate0, duplex) in design.items():
         here = [r for r in refs if r.level == level and r.measured and r.terms is not None]
-        crossing = sum(1 for r in here if dict(r.terms.transfers).get(level, 0.0) > 0.0)
+        crossing = len([r for r in here if dict(r.terms.transfers).get(level, 0.0) > 0.0])
         if crossing < MIN_KERNELS:
             rates[level] = rate0
             out.append(LevelRate(level, rate0, duplex, rate0, False, crossing,
