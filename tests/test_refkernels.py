@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from autotune.model import reffit as rf
 from autotune.model import refkernels as rk
+from autotune.model import refreport as rr
 from autotune.report.render import render
 from autotune.results.calibrate import HostMachineResult
 from autotune.specs.hostmachine import KERNELS
@@ -60,7 +62,7 @@ def test_the_rule_that_fits_wins(truth):
     # kernels in L1 far off (the in-core model's miss, not the rule's): every rule alike
     off = {("copy", "L1"): 3.0, ("triad", "L1"): 0.5}
     for written in range(4):
-        choice = rk.fit_model(_refs(rule, off=off), rk.Rule(LEVELS, written))
+        choice = rf.fit_model(_refs(rule, off=off), rk.Rule(LEVELS, written))
         assert choice.rule == rule and choice.compared == 8
         assert choice.error_of(rule) == pytest.approx((math.log(3.0) + math.log(2.0)) / 8)
         assert all(e > choice.error_of(rule) for r, e in choice.errors if r != rule)
@@ -70,7 +72,7 @@ def test_the_rules_compare_on_the_references_that_tell_them_apart():
     # "overlapping" and "overlap L1-L2" differ in memory alone (2 of 8 references): a median
     # would tie them, the mean does not
     refs = _refs(rk.Rule(LEVELS, 3))
-    e = dict(rk.fit_model(refs, rk.Rule(LEVELS, 2)).errors)
+    e = dict(rf.fit_model(refs, rk.Rule(LEVELS, 2)).errors)
     assert e[rk.Rule(LEVELS, 3)] == 0 < e[rk.Rule(LEVELS, 2)]
     assert e[rk.Rule(LEVELS, 2)] == pytest.approx((math.log(20 / 12) + math.log(36 / 20)) / 8)
 
@@ -79,27 +81,27 @@ def test_a_tie_keeps_the_file_as_written():
     # data in L1 alone cannot tell any rule from another
     only_l1 = [r for r in _refs(rk.Rule(LEVELS, 0)) if r.level == "L1"]
     for written in range(4):
-        assert rk.fit_model(only_l1, rk.Rule(LEVELS, written)).rule == rk.Rule(LEVELS, written)
+        assert rf.fit_model(only_l1, rk.Rule(LEVELS, written)).rule == rk.Rule(LEVELS, written)
     # without L3 and memory, "overlap L1" and "overlap L1-L2" tie with "overlapping": the nearest
     # to the file as written wins
     upto_l2 = _refs(rk.Rule(LEVELS, 3), skip=("L3", "MEM"))
-    assert rk.fit_model(upto_l2, rk.Rule(LEVELS, 0)).rule == rk.Rule(LEVELS, 1)
-    assert rk.fit_model(upto_l2, rk.Rule(LEVELS, 2)).rule == rk.Rule(LEVELS, 2)
+    assert rf.fit_model(upto_l2, rk.Rule(LEVELS, 0)).rule == rk.Rule(LEVELS, 1)
+    assert rf.fit_model(upto_l2, rk.Rule(LEVELS, 2)).rule == rk.Rule(LEVELS, 2)
 
 
 def test_a_level_with_no_measurement_is_left_out():
     truth = rk.Rule(LEVELS, 1)
     refs = _refs(truth, skip=("MEM",))
-    choice = rk.fit_model(refs, rk.Rule(LEVELS, 3))
+    choice = rf.fit_model(refs, rk.Rule(LEVELS, 3))
     assert choice.compared == 6 and choice.rule == truth
-    rows = rk.table_rows(refs, choice)
+    rows = rr.table_rows(refs, choice)
     mem = [r for r in rows if r["level"] == "MEM"]
     assert len(mem) == 2 and all(r["measured_cy_cl"] is None and r["ratio"] is None for r in mem)
     assert all(r["predicted_cy_cl"] > 0 for r in mem)
     # nothing measured anywhere: the file stays as written, and says it is assumed
-    nothing = rk.fit_model(_refs(truth, skip=("L1", "L2", "L3", "MEM")), rk.Rule(LEVELS, 0))
+    nothing = rf.fit_model(_refs(truth, skip=("L1", "L2", "L3", "MEM")), rk.Rule(LEVELS, 0))
     assert nothing.rule == rk.Rule(LEVELS, 0) and nothing.compared == 0
-    assert all(e is None for _, e in nothing.errors) and "assumed" in rk.provenance(nothing)["overlap"]
+    assert all(e is None for _, e in nothing.errors) and "assumed" in rr.provenance(nothing)["overlap"]
 
 
 # five made-up kernels analysed at the design's rates (64 B/cy into L2, 32 into L3): in-core terms
@@ -140,13 +142,13 @@ def test_the_fit_recovers_each_levels_rate(truth):
     rule = rk.Rule(LEVELS, truth)
     rates = {"L2": 40.0, "L3": 20.5}
     refs = _measured_five(rule, rates)
-    fit = rk.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN)
+    fit = rf.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN)
     assert fit.rule == rule and fit.fitted_rates() == rates and fit.error == pytest.approx(0, abs=1e-12)
     assert [(r.level, r.design, r.duplex, r.kernels) for r in fit.rates] == \
         [("L2", 64.0, "half-duplex", 5), ("L3", 32.0, "full-duplex", 5)]
     assert fit.as_designed > 0.05 and fit.incore_measured == fit.as_designed    # no in-core measured
     # every row at the fitted rates matches, the design's prediction is kept beside it
-    rows = rk.table_rows(refs, fit)
+    rows = rr.table_rows(refs, fit)
     assert all(r["ratio"] == pytest.approx(1.0) for r in rows)
     assert any(abs(r["designed_ratio"] - 1) > 0.2 for r in rows if r["level"] == "L2")
     assert rows[1]["terms"]["T_L1L2"] == pytest.approx(FIVE["load"][2] * 64 / 40)
@@ -156,19 +158,19 @@ def test_a_rate_the_data_cannot_move_stays_the_designs():
     # with the data of the made-up kernels in L1 and L2 only, L3's rate is unknown: the design's
     refs = _measured_five(rk.Rule(LEVELS, 1), {"L2": 40.0, "L3": 20.0},
                           skip={(k, lv) for k in FIVE for lv in ("L3", "MEM")})
-    fit = rk.fit_model(refs, rk.Rule(LEVELS, 1), DESIGN)
+    fit = rf.fit_model(refs, rk.Rule(LEVELS, 1), DESIGN)
     assert fit.fitted_rates() == {"L2": 40.0}
     l3 = fit.rates[1]
     assert (l3.fitted, l3.rate, l3.kernels) == (False, 32.0, 0) and "fewer than 3" in l3.why
     # two kernels measured in L3 are still too few
     refs = _measured_five(rk.Rule(LEVELS, 1), {"L2": 40.0, "L3": 20.0},
                           skip={(k, "L3") for k in ("load", "copy", "update")})
-    assert rk.fit_model(refs, rk.Rule(LEVELS, 1), DESIGN).fitted_rates() == {"L2": 40.0}
+    assert rf.fit_model(refs, rk.Rule(LEVELS, 1), DESIGN).fitted_rates() == {"L2": 40.0}
     # a rate beyond the grid is fitted to its bound, and says so
     refs = _measured_five(rk.Rule(LEVELS, 3), {"L2": 2.0, "L3": 20.0})
-    fit = rk.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN)
-    assert fit.rates[0].rate == rk.RATE_GRID[0] == 4 and fit.rates[0].bound
-    assert "at the bound" in rk.describe_rates(fit.rates)
+    fit = rf.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN)
+    assert fit.rates[0].rate == rf.RATE_GRID[0] == 4 and fit.rates[0].bound
+    assert "at the bound" in rr.describe_rates(fit.rates)
 
 
 def test_the_measured_in_core_time_prices_every_level():
@@ -177,7 +179,7 @@ def test_the_measured_in_core_time_prices_every_level():
     out right); without, the rates absorb what the in-core time misses."""
     rule, rates = rk.Rule(LEVELS, 0), {"L2": 40.0, "L3": 20.0}
     refs = _measured_five(rule, rates, incore=1.5)
-    fit = rk.fit_model(refs, rule, DESIGN, when="always")
+    fit = rf.fit_model(refs, rule, DESIGN, when="always")
     assert fit.fitted_rates() == rates and fit.rule == rule and fit.error == pytest.approx(0, abs=1e-12)
     assert all(i.source == "measured" and i.factor == pytest.approx(1.5) for i in fit.incore)
     assert fit.incore_measured < fit.as_designed
@@ -189,20 +191,20 @@ def test_the_measured_in_core_time_prices_every_level():
     ref = rk.Reference("copy", "L2", None, _terms(2.0, 1.0, 3.0, 0, 0))
     assert rk.predict(ref, rk.Model(rule, (), (("copy", incore.factor(2.0, 1.0, 3.0)),)), {}) == res["cy_per_cl"]
     # the port model's where the file measures none
-    plain = rk.fit_model(refs, rule, DESIGN, when=None)
+    plain = rf.fit_model(refs, rule, DESIGN, when=None)
     assert all(i.source == "port model" for i in plain.incore) and plain.error > 0.01
     # disagree: measured only where more than the tolerance off
     near = _measured_five(rule, rates, incore=1.1)
-    fit = rk.fit_model(near, rule, DESIGN, when="disagree", incore_tolerance=0.15)
+    fit = rf.fit_model(near, rule, DESIGN, when="disagree", incore_tolerance=0.15)
     assert all(i.source == "port model" and i.factor == 1.0 for i in fit.incore)
-    assert rk.fit_model(near, rule, DESIGN, when="disagree", incore_tolerance=0.05).error == \
+    assert rf.fit_model(near, rule, DESIGN, when="disagree", incore_tolerance=0.05).error == \
         pytest.approx(0, abs=1e-12)
 
 
 def test_the_provenance_says_what_was_fitted():
     refs = _measured_five(rk.Rule(LEVELS, 1), {"L2": 40.0, "L3": 20.0}, incore=1.5)
-    fit = rk.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN, when="always")
-    prov = rk.provenance(fit, "the amd-zen3 design (kerncraft Zen2_EPYC-7452.yml)")
+    fit = rf.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN, when="always")
+    prov = rr.provenance(fit, "the amd-zen3 design (kerncraft Zen2_EPYC-7452.yml)")
     assert "instead of the design's overlapping" in prov["overlap"]
     assert prov["rates"].startswith("L2 40.00 B/cy half-duplex (design 64.00), L3 20.00 B/cy full-duplex "
                                     "(design 32.00): ")
@@ -211,21 +213,21 @@ def test_the_provenance_says_what_was_fitted():
                      prov["error"])
     written = "cache transfer rates of the amd-zen3 design (kerncraft Zen2_EPYC-7452.yml); network and barrier " \
               "until calibrated"
-    assert rk.assumed_after(written, fit) == ("network and barrier until calibrated",
+    assert rr.assumed_after(written, fit) == ("network and barrier until calibrated",
                                               "the amd-zen3 design (kerncraft Zen2_EPYC-7452.yml)")
-    kept = rk.fit_model(_measured_five(rk.Rule(LEVELS, 1), {"L2": 40.0, "L3": 20.0},
+    kept = rf.fit_model(_measured_five(rk.Rule(LEVELS, 1), {"L2": 40.0, "L3": 20.0},
                                        skip={(k, "L3") for k in FIVE}), rk.Rule(LEVELS, 1), DESIGN)
-    assert rk.assumed_after(written, kept)[0].startswith("L3 cache transfer rate of the amd-zen3 design")
-    assert rk.assumed_after("network and barrier until calibrated", fit) == \
+    assert rr.assumed_after(written, kept)[0].startswith("L3 cache transfer rate of the amd-zen3 design")
+    assert rr.assumed_after("network and barrier until calibrated", fit) == \
         ("network and barrier until calibrated", "")
 
 
 def test_the_file_gets_the_rates():
     from autotune.storage.yamlfile import round_trip_yaml
     data = round_trip_yaml().load(SHIPPED.read_text())
-    assert rk.design_rates(data) == {"L2": (64.0, "half-duplex"), "L3": (32.0, "half-duplex")}
-    rk.with_rates(data, {"L2": 40.25})
-    assert rk.design_rates(data) == {"L2": (40.25, "half-duplex"), "L3": (32.0, "half-duplex")}
+    assert rf.design_rates(data) == {"L2": (64.0, "half-duplex"), "L3": (32.0, "half-duplex")}
+    rf.with_rates(data, {"L2": 40.25})
+    assert rf.design_rates(data) == {"L2": (40.25, "half-duplex"), "L3": (32.0, "half-duplex")}
     assert list(data["memory hierarchy"][1]["upstream throughput"]) == ["40.25 B/cy", "half-duplex"]
 
 
@@ -260,8 +262,8 @@ def test_the_reference_kernels_are_the_benchmarks():
 
 def test_the_report_has_the_table():
     refs = _refs(rk.Rule(LEVELS, 1), skip=("MEM",))
-    choice = rk.fit_model(refs, rk.Rule(LEVELS, 0))
-    summary = rk.summary(choice, refs, 2.6e9, 1.5)
+    choice = rf.fit_model(refs, rk.Rule(LEVELS, 0))
+    summary = rr.summary(choice, refs, 2.6e9, 1.5)
     res = HostMachineResult("m", "m.yaml", {"name": "Zen 4", "uarch": "zen4"}, [], 2, 2.6, 1, 3.0, False,
                             {}, {}, reference_kernels=summary)
     text = render(res, "table")
@@ -275,8 +277,8 @@ def test_the_report_has_the_table():
     # with the rates fitted and the in-core time measured: a line for each, the errors before and after
     refs = _measured_five(rk.Rule(LEVELS, 3), {"L2": 40.0, "L3": 20.0}, incore=1.5,
                           skip={("copy", "L1")})
-    fit = rk.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN, when="always")
-    res.reference_kernels = rk.summary(fit, refs, 2.6e9, 1.5)
+    fit = rf.fit_model(refs, rk.Rule(LEVELS, 3), DESIGN, when="always")
+    res.reference_kernels = rr.summary(fit, refs, 2.6e9, 1.5)
     text = render(res, "table")
     assert "cache transfer rates: L2 40.00 B/cy (design 64.00), L3 20.00 B/cy (design 32.00)" in text
     assert "in-core time: measured for load, update, triad, daxpy; the port model's for copy (the measured " \
@@ -324,9 +326,9 @@ def test_a_fitted_rate_prices_as_kerncraft_analyses_it(shipped_analyses, tmp_pat
     analyses, _ = shipped_analyses
     yaml = round_trip_yaml()
     data = yaml.load(SHIPPED.read_text())
-    design = {lv: r for lv, (r, _) in rk.design_rates(data).items()}
+    design = {lv: r for lv, (r, _) in rf.design_rates(data).items()}
     rates, rule = {"L2": 40.25, "L3": 20.5}, rk.Rule(LEVELS, 1)
-    rk.with_rule(rk.with_rates(data, rates), rule)
+    rk.with_rule(rf.with_rates(data, rates), rule)
     target = tmp_path / SHIPPED.name
     target.write_text(dump_text(yaml, data))
     one = rk.one_thread(data)
@@ -370,8 +372,8 @@ def test_calibrate_settles_the_rule_and_the_rates_in_the_file(tmp_path, compiler
     assert rk.rule_of(back).flags() == res["overlap"]
     fitted = {lv: r["rate"] for lv, r in res["rates"].items() if r["fitted"]}
     assert fitted and all(4 <= r <= 256 for r in fitted.values())
-    assert {lv: r for lv, (r, _) in rk.design_rates(back).items() if lv in fitted} == fitted
-    assert [d for _, (_, d) in rk.design_rates(back).items()] == ["half-duplex", "half-duplex"]
+    assert {lv: r for lv, (r, _) in rf.design_rates(back).items() if lv in fitted} == fitted
+    assert [d for _, (_, d) in rf.design_rates(back).items()] == ["half-duplex", "half-duplex"]
     prov = back["provenance"]["transfers"]
     assert "the design: the amd-zen3 design" in prov["rates"] and "as designed" in prov["error"]
     if len(fitted) == 2:

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Callable
 
 from autotune.errors import ToolError
+from autotune.model import reffit as rf
 from autotune.model import refkernels as rk
+from autotune.model import refreport as rr
 from autotune.storage.atomic import write_text
 from autotune.storage.yamlfile import dump_text, round_trip_yaml
 
@@ -40,19 +42,19 @@ def settle_transfers(target: Path, progress: Callable[[str], None], jobs: int | 
         progress(f"warning: kerncraft composes otherwise than assumed: {line}")
     clock = rk.clock_hz(data)
     refs = rk.references(analyses, measured, clock, rk.line_bytes(data), every=rk.every_core(data))
-    when, tolerance = rk.incore_policy(data)
-    fit = rk.fit_model(refs, as_written, rk.design_rates(data), when, incore_tolerance=tolerance)
+    when, tolerance = rf.incore_policy(data)
+    fit = rf.fit_model(refs, as_written, rf.design_rates(data), when, incore_tolerance=tolerance)
     rk.with_rule(data, fit.rule)
-    rk.with_rates(data, fit.fitted_rates())
+    rf.with_rates(data, fit.fitted_rates())
     prov = data.setdefault("provenance", {})
-    assumed, design = rk.assumed_after(str(prov.get("assumed", "")), fit)
+    assumed, design = rr.assumed_after(str(prov.get("assumed", "")), fit)
     if prov.get("assumed"):
         prov["assumed"] = assumed
-    prov["transfers"] = rk.provenance(fit, design)
+    prov["transfers"] = rr.provenance(fit, design)
     write_text(target, dump_text(yaml, data), "out")
     load_machine(str(target))   # the edited file must load like any other
-    res = rk.summary(fit, refs, clock, time.perf_counter() - t0)
-    progress(f"transfers: {fit.rule.short}, rates {rk.describe_rates(fit.rates)} ({res['compared']} reference "
-             f"kernel-levels; mean |log(pred/meas)| {rk.err_text(fit.as_designed)} as designed, "
-             f"{rk.err_text(fit.error)} fitted) in {res['wall_s']:.1f} s")
+    res = rr.summary(fit, refs, clock, time.perf_counter() - t0)
+    progress(f"transfers: {fit.rule.short}, rates {rr.describe_rates(fit.rates)} ({res['compared']} reference "
+             f"kernel-levels; mean |log(pred/meas)| {rr.err_text(fit.as_designed)} as designed, "
+             f"{rr.err_text(fit.error)} fitted) in {res['wall_s']:.1f} s")
     return res
