@@ -138,3 +138,57 @@ def test_parts_are_measured_on_this_host_stored_and_reused(tmp_path, compiler, m
     why = pinc.ensure_incore([part], other, store)[part.code]["error"]
     assert "this host is not the CPU the file measures (GenuineIntel family 6 model 1)" in why
     assert pinc.ensure_incore([part], load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml")), store) == {}
+
+
+@x86_only
+def test_a_step_two_loop_counts_its_line_of_work_and_the_one_core_clock_converts(tmp_path, compiler):
+    """A part whose innermost loop steps by 2 does a cache line of work in 4 iterations (kerncraft's
+    unit and the pricing's: 8 elements over the step); the harness's seconds become cycles at one
+    busy core's clock where the file gives it."""
+    from autotune.codegen.parts import rhs_parts
+    from autotune.pipeline import incore as pinc
+    from autotune.specs.incoremeasure import cpu_key
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.machine import load_machine
+    from autotune.storage.store import Store
+    from autotune.tools.cpuprobe import host_cpu
+    part = rhs_parts(load_ivp("string-mix"))[0]
+    assert part.loops[-1].step == 2
+    here = {"cpu": cpu_key(host_cpu()), "when": "disagree", "tolerance": 0.15, "clock": "3.00 GHz"}
+    machine = load_machine(str(_file_with(tmp_path, here, "-O3 -march=native -fopenmp")))
+    rec = pinc.ensure_incore([part], machine, Store(tmp_path / "s.sqlite"))[part.code]
+    assert "error" not in rec, rec
+    assert rec["per_line"] == 4 and rec["clock_hz"] == 3e9 != machine.clock_hz
+    assert rec["cy_per_cl"] == pytest.approx(rec["seconds_per_call"] * 3e9 / (rec["iterations"] / 4))
+
+
+@x86_only
+def test_a_harness_that_fails_is_priced_by_the_port_model_and_not_kept(tmp_path, compiler, monkeypatch):
+    """A harness that crashes when it runs (an instruction the host lacks) fails its part alone:
+    the others are measured, the failure is not stored, and the next ranking tries again."""
+    from autotune.codegen.parts import render_part
+    from autotune.errors import ToolError
+    from autotune.pipeline import incore as pinc
+    from autotune.specs.incoremeasure import cpu_key
+    from autotune.specs.machine import load_machine
+    from autotune.specs.methodparts import approx_update_specs
+    from autotune.storage.store import Store
+    from autotune.tools import incore_bench
+    from autotune.tools.cpuprobe import host_cpu
+    fused, first = (render_part(s) for s in approx_update_specs(4, "fused") + approx_update_specs(4, "split")[:1])
+    here = {"cpu": cpu_key(host_cpu()), "when": "disagree", "tolerance": 0.15}
+    machine = load_machine(str(_file_with(tmp_path, here, "-O3 -march=native -fopenmp")))
+    real = incore_bench.run_once
+
+    def crash_one(built, min_s):
+        if "dy" not in open(built["exe"].rsplit("/", 1)[0] + "/kernel.c").read():     # the fused part
+            raise ToolError("in-core harness failed: Illegal instruction")
+        return real(built, min_s)
+    monkeypatch.setattr(incore_bench, "run_once", crash_one)
+    store = Store(tmp_path / "s.sqlite")
+    got = pinc.ensure_incore([fused, first], machine, store)
+    assert "Illegal instruction" in got[fused.code]["error"] and "cy_per_cl" not in got[fused.code]
+    assert got[first.code]["cy_per_cl"] > 0
+    monkeypatch.setattr(incore_bench, "run_once", real)
+    again = pinc.ensure_incore([fused, first], machine, store)     # measured now, the other from the store
+    assert again[fused.code]["cy_per_cl"] > 0 and again[first.code] == json.loads(json.dumps(got[first.code]))

@@ -22,9 +22,8 @@ while the measurement is within `tolerance` of it).
 """
 from __future__ import annotations
 
-from autotune.model.learned import IN_CORE_TERMS, OVERLAPPING, recombine
+from autotune.model.learned import IN_CORE_TERMS, base_term, recombine
 
-WHEN = ("always", "disagree")
 MEASURED = "measured"
 PORT_MODEL = "port model"
 
@@ -36,9 +35,10 @@ def port_cycles(result: dict) -> float | None:
     return max(float(result.get("t_comp") or 0.0), float(result.get("t_regl1") or 0.0))
 
 
-def cycles_per_line(seconds_per_call: float, clock_hz: float, iterations: int, per_line: int) -> float:
+def cycles_per_line(seconds_per_call: float, clock_hz: float, iterations: int, per_line: float) -> float:
     """A call's seconds as cycles per cache line of work (kerncraft's unit: `per_line` iterations of
-    the loop nest, whose calls run `iterations`)."""
+    the loop nest, whose calls run `iterations`; a cache line's elements over the innermost loop's
+    step)."""
     return seconds_per_call * clock_hz / (iterations / per_line)
 
 
@@ -70,7 +70,7 @@ def with_measured(result: dict, measured: float, numa_cores: int, socket_cores: 
     if not port or not terms:
         return result
     k = factor(float(result.get("t_comp") or 0.0), float(result.get("t_regl1") or 0.0), measured)
-    scaled = {t: v * k if _base(t) in IN_CORE_TERMS else v for t, v in terms.items()}
+    scaled = {t: v * k if base_term(t) in IN_CORE_TERMS else v for t, v in terms.items()}
     out = recombine(result, scaled, numa_cores, socket_cores, k)
     out["t_regl1"] = float(result.get("t_regl1") or 0.0) * k
     return out
@@ -90,7 +90,3 @@ def priced(result: dict, record: dict | None, when: str, tolerance: float, numa_
     out = with_measured(result, measured, numa_cores, socket_cores) if source == MEASURED else dict(result)
     out["incore"] = {"source": source, "why": why, "port_cy_per_cl": port, "measured_cy_per_cl": measured}
     return out
-
-
-def _base(term: str) -> str:
-    return term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term

@@ -24,7 +24,7 @@ def term_parameter(term: str, kernel: str, bandwidth_kernel: str = "") -> str | 
     """The parameter (specs.learned) that scales one ECM term of a part of this kernel group
     (None: none does, such as kerncraft's penalty cycles).  The transfer from main memory is
     priced by the bandwidth of the benchmark kernel kerncraft matched to the part's streams."""
-    if _base(term) in IN_CORE_TERMS:
+    if base_term(term) in IN_CORE_TERMS:
         return parameter(kernel, "core")
     name = transfer_interface(term)
     if name is None:
@@ -32,7 +32,8 @@ def term_parameter(term: str, kernel: str, bandwidth_kernel: str = "") -> str | 
     return parameter(kernel, f"{name}:{bandwidth_kernel}" if name.endswith("-MEM") and bandwidth_kernel else name)
 
 
-def _base(term: str) -> str:
+def base_term(term: str) -> str:
+    """A term's name without the overlapping mark ("T_comp (overlapping)" -> "T_comp")."""
     return term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term
 
 
@@ -101,7 +102,7 @@ def adjust(result: dict, kernel: str, factors: dict, numa_cores: int, socket_cor
 
 def transfer_interface(term: str) -> str | None:
     """The interface of a transfer term ("L1-L2", ..., "L3-MEM"), None for any other term."""
-    m = _TRANSFER.match(_base(term))
+    m = _TRANSFER.match(base_term(term))
     return f"{m.group(1)}-{m.group(2)}" if m else None
 
 

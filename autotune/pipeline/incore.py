@@ -84,7 +84,8 @@ def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
             todo[code] = (part, consts, key)
     if todo and host_is(machine):
         for code, record in measure(todo, machine, progress, jobs).items():
-            store.put_derived(KIND, todo[code][2], json.dumps(record, sort_keys=True).encode())
+            if "cy_per_cl" in record:     # a failure may pass (a full disk): it is not kept
+                store.put_derived(KIND, todo[code][2], json.dumps(record, sort_keys=True).encode())
             out[code] = record
     elif todo:
         why = f"this host is not the CPU the file measures ({machine.incore_measured['cpu']}), and the store has none"
@@ -118,21 +119,31 @@ def measure(todo: dict[str, tuple[KernelPart, dict, str]], machine: Machine,
                 if progress:
                     progress(len(built), total, f"{PROGRESS}: {names[c]} built")
         ready = {c: built[c] for c in codes if built[c]["ok"]}
-        runs = incore_bench.time_all(ready, ROUNDS, MIN_S, progress and (
+        runs, failed = incore_bench.time_all(ready, ROUNDS, MIN_S, progress and (
             lambda done: progress(len(codes) + done, total, f"{PROGRESS}: round {done} of {ROUNDS} timed")))
+    clock = one_core_clock(machine)
     out = {}
     for c in codes:
-        b = built[c]
-        if not b["ok"]:
-            out[c] = {"part": names[c], "error": b["error"], "constants": todo[c][1]}
+        b, part = built[c], todo[c][0]
+        error = b.get("error") or failed.get(c)
+        if error:
+            out[c] = {"part": names[c], "error": error, "constants": todo[c][1]}
             continue
         seconds = incore_bench.median(runs[c])
+        per_line = b["elements_per_cacheline"] / part.loops[-1].step   # kerncraft's line of work
         out[c] = {"part": names[c], "constants": todo[c][1], "seconds_per_call": seconds, "runs": runs[c],
-                  "iterations": b["iterations"], "per_line": b["elements_per_cacheline"],
-                  "clock_hz": machine.clock_hz,
-                  "cy_per_cl": incmod.cycles_per_line(seconds, machine.clock_hz, b["iterations"],
-                                                      b["elements_per_cacheline"])}
+                  "iterations": b["iterations"], "per_line": per_line, "clock_hz": clock,
+                  "cy_per_cl": incmod.cycles_per_line(seconds, clock, b["iterations"], per_line)}
     return out
+
+
+def one_core_clock(machine: Machine) -> float:
+    """The clock a harness runs at: one core busy, the others idle (the file's `in-core
+    measured.clock`, where calibrate --node measured it; else the file's clock).  Its cycles are
+    the core's own, which the model converts back at the file's clock, the all-cores one."""
+    from autotune.specs.units import quantity
+    given = machine.incore_measured.get("clock")
+    return quantity(str(given), "frequency") if given else machine.clock_hz
 
 
 def apply(got: dict[tuple, dict], records: dict[str, dict], machine: Machine) -> dict[tuple, dict]:

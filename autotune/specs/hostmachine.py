@@ -241,7 +241,8 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
         "memory hierarchy": hierarchy(host, ident, nonov),
         "benchmarks": {"kernels": _kernels(), "measurements": measurements(bandwidths)},
         **({"streaming stores": stores} if stores else {}),
-        "in-core measured": incore_section(ident.cpu, ident.assumed or ident.borrowed_from is not None, f"OSACA {u.osaca}"),
+        "in-core measured": incore_section(ident.cpu, ident.assumed or ident.borrowed_from is not None,
+                                           f"OSACA {u.osaca}", clock.one_core_hz if clock else None),
         "cluster": cluster_section(name, nodes, host.cores),
     }
     how = "chosen with --uarch (assumed, not read from the CPU)" if ident.assumed else "identified from the CPU"

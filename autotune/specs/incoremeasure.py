@@ -16,11 +16,16 @@ def cpu_key(cpu: CpuId) -> str:
     return f"{cpu.vendor} family {cpu.family} model {cpu.model}"
 
 
-def section(cpu: CpuId, borrowed: bool, port_model: str) -> dict:
+def section(cpu: CpuId, borrowed: bool, port_model: str, one_core_hz: float | None = None) -> dict:
     """The section calibrate --node writes: measured always where the port model is borrowed from
-    another core, else where it disagrees with the measurement by more than TOLERANCE."""
+    another core, else where it disagrees with the measurement by more than TOLERANCE;
+    one_core_hz: the clock of one busy core, measured, at which a harness's seconds are cycles."""
     when = "always" if borrowed else "disagree"
-    note = (f"each kernel part's in-core time is measured on this CPU at the first analysis and used "
+    note = ("each kernel part's in-core time is measured on this CPU at the first analysis and used "
             + ("in place of the port model's (" + port_model + ", borrowed: its structure only)" if borrowed
                else f"where it differs from the port model's ({port_model}) by more than {100 * TOLERANCE:.0f} %"))
-    return {"cpu": cpu_key(cpu), "when": when, "tolerance": TOLERANCE, "note": note}
+    out = {"cpu": cpu_key(cpu), "when": when, "tolerance": TOLERANCE}
+    if one_core_hz:
+        out["clock"] = f"{one_core_hz / 1e9:.2f} GHz"
+    out["note"] = note
+    return out

@@ -145,6 +145,7 @@ SCHEMA = {
                 "cpu": {"type": "string", "pattern": r"\S"},      # the CPU the parts are measured on
                 "when": {"enum": ["always", "disagree"]},
                 "tolerance": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+                "clock": FREQUENCY,                                 # one busy core's, measured
                 "note": {"type": "string"},
             },
         },

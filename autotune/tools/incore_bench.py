@@ -94,8 +94,6 @@ def build(task: dict) -> dict:
 
 
 def _build(task: dict, folder: Path) -> dict:
-    from kerncraft.kernel import KernelCode
-
     from autotune.tools import kerncraft_backend
     state = kerncraft_backend._STATE
     kernel_file = folder / "kernel.c"
@@ -149,16 +147,23 @@ def run_once(built: dict, min_s: float) -> float:
 
 
 def time_all(built: dict[str, dict], rounds: int, min_s: float,
-             progress: Callable[[int], None] | None = None) -> dict[str, list[float]]:
-    """Seconds per call of each harness, `rounds` runs each, round-robin over the harnesses;
+             progress: Callable[[int], None] | None = None) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """Seconds per call of each harness, `rounds` runs each, round-robin over the harnesses, and
+    why each harness that failed a run failed (it runs no more; the others go on);
     progress(round) after each round."""
     runs: dict[str, list[float]] = {k: [] for k in built}
+    failed: dict[str, str] = {}
     for done in range(1, rounds + 1):
         for key, b in built.items():
-            runs[key].append(run_once(b, min_s))
+            if key in failed:
+                continue
+            try:
+                runs[key].append(run_once(b, min_s))
+            except (ToolError, subprocess.SubprocessError, OSError, ValueError, IndexError) as e:
+                failed[key] = f"the harness failed: {' '.join(str(e).split())[:300]}"
         if progress:
             progress(done)
-    return runs
+    return runs, failed
 
 
 def median(values: list[float]) -> float:
