@@ -20,12 +20,33 @@ def _exact_float(representer, value):
     return representer.represent_scalar("tag:yaml.org,2002:float", text)
 
 
+_PLAIN_RESOLVER = None
+
+
+def _plain_resolver():
+    """ruamel's round-trip resolver without the implicit tags other libraries add to ruamel as a
+    whole: kerncraft, once imported, resolves '2.6 GHz' and '38.50 B/cy' to its '!prefixed' tag,
+    so a round trip in the same process would load them as tagged scalars and quote such text
+    where it writes it ('38.50 B/cy', which kerncraft then reads as a string and cannot use)."""
+    global _PLAIN_RESOLVER
+    if _PLAIN_RESOLVER is None:
+        from ruamel.yaml.resolver import VersionedResolver
+
+        class PlainResolver(VersionedResolver):
+            def resolve(self, kind, value, implicit):
+                tag = super().resolve(kind, value, implicit)
+                return self.DEFAULT_SCALAR_TAG if getattr(tag, "suffix", tag) == "!prefixed" else tag
+        _PLAIN_RESOLVER = PlainResolver
+    return _PLAIN_RESOLVER
+
+
 def round_trip_yaml():
     """A ruamel YAML object for editing a file in place, floats written exactly."""
     import ruamel.yaml
     from ruamel.yaml.scalarfloat import ScalarFloat
 
     yaml = ruamel.yaml.YAML()
+    yaml.Resolver = _plain_resolver()
     yaml.width = 100
     yaml.representer.add_representer(ScalarFloat, _exact_float)
     yaml.representer.add_representer(float, _exact_float)
