@@ -106,6 +106,9 @@ def main(argv=None) -> int:
     ap.add_argument("--store-dir", type=Path)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
+    if a.against_code and not a.against:
+        print("--against-code: runs the --against side; give --against FILE too", file=sys.stderr)
+        return 2
     kinds = [k.strip() for k in a.scenarios.split(",")]
     bad = [k for k in kinds if k not in SCENARIOS]
     if bad:

@@ -111,6 +111,9 @@ def test_a_machine_file_loads_with_and_without_streaming_stores():
     bad = dict(data, **{"streaming stores": {"MEM": {"threads": threads, "copy_nt": ["1 GB/s"]}}})
     with pytest.raises(InputError, match="thread counts"):
         parse_machine(bad, m.path, m.name)
+    bad = dict(data, **{"streaming stores": {"mem": {"threads": threads, "copy_nt": ["1 GB/s"] * m.cores}}})
+    with pytest.raises(InputError, match=r"streaming stores\.mem': not a level of the memory hierarchy"):
+        parse_machine(bad, m.path, m.name)
 
 
 def test_store_nt_stays_out_where_the_streamed_vectors_would_stay_in_the_last_level():

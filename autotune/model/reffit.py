@@ -7,8 +7,9 @@ import math
 from dataclasses import dataclass
 
 from autotune.model import incore
-from autotune.model.refkernels import Model, Reference, Rule, hierarchy_levels, quantity_of, candidates, log_errors, model_error
+from autotune.model.refkernels import Model, Reference, Rule, hierarchy_levels, candidates, log_errors, model_error
 from autotune.specs.incoremeasure import TOLERANCE as INCORE_TOLERANCE
+from autotune.specs.units import quantity
 
 # rules whose errors (mean |log(predicted/measured)|) differ by less than this tie, and the design's
 # stays: a bandwidth measured on a shared node moves by about 5 % between runs, so the mean of 20
@@ -93,7 +94,7 @@ def design_rates(data: dict) -> dict[str, tuple[float, str]]:
             continue
         rate, duplex = (list(lv.get("upstream throughput") or []) + [None, None])[:2]
         try:
-            out[str(lv["level"])] = (quantity_of(rate, "throughput"), str(duplex))
+            out[str(lv["level"])] = (quantity(rate, "throughput"), str(duplex))
         except (ValueError, TypeError):
             continue
     return out

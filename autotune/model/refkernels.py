@@ -105,18 +105,12 @@ def cache_levels(data: dict) -> list[str]:
     return [str(lv["level"]) for lv in hierarchy_levels(data) if lv.get("cache per group")]
 
 
-def quantity_of(value, kind: str) -> float:
-    """A quantity as read from a file: plain text, or a scalar a YAML loader tagged (kerncraft,
-    once imported, tags '2.6 GHz' as a prefixed unit in every round-trip load)."""
-    return quantity(value if isinstance(value, (int, float)) else str(value), kind)
-
-
 def clock_hz(data: dict) -> float:
-    return quantity_of(data["clock"], "frequency")
+    return quantity(data["clock"], "frequency")
 
 
 def line_bytes(data: dict) -> int:
-    return int(quantity_of(data.get("cacheline size", 64), "size"))
+    return int(quantity(data.get("cacheline size", 64), "size"))
 
 
 def one_thread(data: dict) -> dict[str, dict]:
@@ -145,10 +139,10 @@ def _runs(data: dict, pick) -> dict[str, dict]:
         gbs = {}
         for kernel, values in (runs.get("results") or {}).items():
             try:
-                gbs[str(kernel)] = quantity_of(values[i], "bandwidth") / 1e9
+                gbs[str(kernel)] = quantity(values[i], "bandwidth") / 1e9
             except (ValueError, IndexError, TypeError):
                 continue
-        out[str(level)] = {"working_set": int(quantity_of(runs["size per thread"][i], "size")), "gbs": gbs, "threads": t}
+        out[str(level)] = {"working_set": int(quantity(runs["size per thread"][i], "size")), "gbs": gbs, "threads": t}
     return out
 
 

@@ -11,6 +11,7 @@ port model (its analysis says so).
 from __future__ import annotations
 
 import json
+import statistics
 from typing import Callable
 
 from autotune.model import incore as incmod
@@ -129,7 +130,7 @@ def measure(todo: dict[str, tuple[KernelPart, dict, str]], machine: Machine,
         if error:
             out[c] = {"part": names[c], "error": error, "constants": todo[c][1]}
             continue
-        seconds = incore_bench.median(runs[c])
+        seconds = statistics.median(runs[c])
         per_line = b["elements_per_cacheline"] / part.loops[-1].step   # kerncraft's line of work
         out[c] = {"part": names[c], "constants": todo[c][1], "seconds_per_call": seconds, "runs": runs[c],
                   "iterations": b["iterations"], "per_line": per_line, "clock_hz": clock,

@@ -156,12 +156,16 @@ def _streaming_stores(data: dict, path) -> tuple[StreamingStores, ...]:
     section = data.get("streaming stores") or {}
     bench = data.get("benchmarks") or {}
     measured, infos = bench.get("measurements") or {}, bench.get("kernels") or {}
-    first = data["memory hierarchy"][0]["level"]
+    levels = [str(lv["level"]) for lv in data["memory hierarchy"]]
+    first = levels[0]
     out = []
     for level, row in section.items():
         if level == "note":
             continue
         where = f"streaming stores.{level}"
+        if str(level) not in levels:
+            raise InputError(f"{path}: field '{where}': not a level of the memory hierarchy "
+                             f"(expected one of {', '.join(levels)})")
         threads = [int(t) for t in row["threads"]]
         if threads != list(range(1, len(threads) + 1)):
             raise InputError(f"{path}: field '{where}.threads': expected 1, 2, ... threads")

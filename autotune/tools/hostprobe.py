@@ -124,8 +124,7 @@ def measure_clock(host: HostInfo, progress: Callable[[str], None], min_seconds: 
 
 def stream_gbps(exe: Path, kernel: str, bytes_per_thread: int, threads: int, min_seconds: float) -> float:
     """GB/s of one run of the streaming benchmark (bytes the kernel names, threads bound close)."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="close")
-    out = subprocess.run([str(exe), kernel, str(bytes_per_thread), str(min_seconds)], env=env,
+    out = subprocess.run([str(exe), kernel, str(bytes_per_thread), str(min_seconds)], env=_omp_env(threads),
                          capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         raise ToolError(f"streaming benchmark {kernel} failed: {out.stderr.strip()}")

@@ -13,7 +13,6 @@ is model.incore's (pure).
 from __future__ import annotations
 
 import os
-import statistics
 import subprocess
 import textwrap
 from importlib import resources
@@ -164,7 +163,3 @@ def time_all(built: dict[str, dict], rounds: int, min_s: float,
         if progress:
             progress(done)
     return runs, failed
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values)
