@@ -18,6 +18,7 @@ from autotune.model.comm import barrier_seconds, phase_seconds
 from autotune.model.ecm import as_sigma, interior_share
 from autotune.model.learned import adjust
 from autotune.model.ops import SCALAR, Ops
+from autotune.model.state import at_state, level_bandwidth
 from autotune.model.steptime import form_times, per_execution, regime_rate, variant_times
 from autotune.model.streaming import streamed
 from autotune.model.tiles import tiled
@@ -175,7 +176,8 @@ def price(batch: Batch, result_of, session: Session) -> Priced:
 def _as_run(result: dict, unit: Unit, tile: int, sc: Scenario) -> dict:
     """An analysis of a unit's code as the variant runs it: its streams written without
     write-allocate (store=nt), its tile's lines where the tile lives (block), then the machine's
-    learned factors, which were fitted to results priced so (pipeline.learn)."""
+    learned factors, which were fitted to results priced so (pipeline.learn); last, where the
+    machine carries a tune run's measured state, the result at that state (model.state)."""
     m = sc.machine
     if unit.streams:
         result = streamed(result, unit.part, unit.streams, m.numa_cores, m.cores, m.streaming_stores)
@@ -183,6 +185,8 @@ def _as_run(result: dict, unit: Unit, tile: int, sc: Scenario) -> dict:
         result = tiled(result, unit.part, tile, sc.method.stages, m.caches, m.cacheline, m.numa_cores, m.cores)
     if m.learned is not None:
         result = adjust(result, unit.part.kernel, m.learned.factors, m.numa_cores, m.cores)
+    if m.state is not None:
+        result = at_state(result, m.state, m.numa_cores, m.cores)
     return result
 
 
@@ -230,6 +234,11 @@ def _bounds(batch: Batch, cycles, failed, comm: list) -> list[Bound | None]:
         return [None] * len(batch.scenarios)
     cycles, failed, comm = _rows(batch, cycles), _rows(batch, failed), [_rows(batch, c) for c in comm]
     bandwidth = {name: machine.bandwidth(name, threads) for name in lv.names}
+    clock = machine.clock_hz
+    if machine.state is not None:     # the floor at a tune run's measured state (model.state)
+        bandwidth = {name: None if b is None else level_bandwidth(name, b, machine.state)
+                     for name, b in bandwidth.items()}
+        clock = machine.state.clock_hz
     out = []
     for i, n_local in enumerate(batch.placed.n_local):
         components = n_local * rpn
@@ -241,7 +250,7 @@ def _bounds(batch: Batch, cycles, failed, comm: list) -> list[Bound | None]:
             continue
         comm_s = min((c[i] for c in comm), default=0.0)
         out.append(step_bound(components, method.stages, method.iterations, sources, cycles[i],
-                              machine.clock_hz, threads, comm_s))
+                              clock, threads, comm_s))
     return out
 
 

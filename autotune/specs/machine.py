@@ -8,6 +8,7 @@ from pathlib import Path
 
 from autotune.errors import InputError
 from autotune.specs.learned import Learned, valid_parameter
+from autotune.specs.runstate import RunState
 from autotune.specs.schemes import OPERATIONS
 from autotune.specs.shipped import shipped_dir, user_machine_dir
 from autotune.specs.isa import host_isa
@@ -69,6 +70,7 @@ class Machine:
     partitions: dict = field(default_factory=dict, hash=False)   # Slurm partition -> machine (name or path)
     incore_measured: dict | None = field(default=None, hash=False)   # the file's `in-core measured` (model.incore)
     streaming_stores: tuple[StreamingStores, ...] = ()   # the file's `streaming stores` (model.streaming)
+    state: RunState | None = None         # priced at a tune run's measured state (model.state), not the file's
 
     @property
     def model_label(self) -> str:
