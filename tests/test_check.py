@@ -166,3 +166,24 @@ def test_the_check_in_every_format():
     plain = _result(None)
     assert json.loads(render(plain, "json"))["summary"]["check"] is None
     assert "check of the pre-selection" not in render(plain, "table")
+
+
+def test_a_gain_interval_decides_the_verdict():
+    plain = check_sample(_rows([1.0], [0.97]), 20, "top 1", 0)
+    assert "sample_gain_interval_pct" not in plain             # without one the check is as before
+    near = check_sample(_rows([1.0], [0.97]), 20, "top 1", 0, gain_interval=[1.0, 8.0])
+    assert near["sample_gain_pct"] == pytest.approx(3.0) and near["sample_gain_interval_pct"] == [1.0, 8.0]
+    assert near["verdict"] == ("undecided: the best of 1 random variant (s0) is 3.0 % faster than the best of "
+                               "the 1 pre-selected (top 1), but the gain's 95 % interval 1.0 .. 8.0 % straddles "
+                               f"the {HELD_MARGIN_PCT:g} % margin")
+    held = check_sample(_rows([1.0], [0.97]), 20, "top 1", 0, gain_interval=[-2.0, 5.0])
+    assert held["verdict"].startswith("pre-selection held: the best of 1 random variant (s0) is 3.0 % faster")
+    assert held["verdict"].endswith("; the gain's 95 % interval -2.0 .. 5.0 % is within the 5 % margin")
+    missed = check_sample(_rows([1.0, 1.1], [0.8, 1.5]), 20, "top 2", 0, gain_interval=[12.5, 27.0])
+    assert missed["verdict"] == ("missed: the best of 2 random variants (s0) is 20.0 % faster than the best of "
+                                 "the 2 pre-selected (top 2); the gain's 95 % interval 12.5 .. 27.0 % is beyond "
+                                 "the 5 % margin")
+    # a point gain beyond the margin whose interval reaches into it is not a miss yet
+    unsure = check_sample(_rows([1.0, 1.1], [0.8, 1.5]), 20, "top 2", 0, gain_interval=[4.0, 30.0])
+    assert unsure["verdict"].startswith("undecided: the best of 2 random variants (s0) is 20.0 % faster")
+    assert unsure["sample_beats_preselected"] is True and unsure["sample_gain_pct"] == pytest.approx(20.0)
