@@ -174,3 +174,149 @@ def test_the_streaming_benchmark_nt_kernels_use_non_temporal_stores(tmp_path, co
     assert hostmodel.stream_has_nt(exe)
     for kernel in hostmachine.NT_KERNELS:
         assert hostmodel.stream_gbps(exe, kernel, 1 << 16, 1, 0.001) > 0
+
+
+def test_median_spread_edge_cases_and_the_wide_ones():
+    assert hostmachine.median_spread([5.0]) == (5.0, 0.0)                    # one run: no spread
+    assert hostmachine.median_spread([1.0, 2.0, 3.0, 4.0]) == (2.5, 3.0 / 2.5)   # an even count: the mean of two
+    assert hostmachine.median_spread([0.0, 0.0]) == (0.0, 0.0)               # a median of 0 divides nothing
+    mid, spread = hostmachine.median_spread([30.0, 30.5, 29.8, 31.0, 90.0])  # one fast spell moves the
+    assert mid == 30.5 and spread == pytest.approx((90.0 - 29.8) / 30.5)      # spread, not the median
+    assert hostmachine.percent(0.0314) == "3.1 %" and hostmachine.percent(0.0) == "0.0 %"
+    # wider than WIDE_SPREAD (20 %) is wide; exactly 20 % is not; recorded rows without runs have no spread
+    bw = {"MEM": {"copy": [hostmachine.Point(1, 1000, 10.0, 0.2), hostmachine.Point(2, 1000, 18.0, 0.2001)],
+                  "load": [(1, 1000, 12.0), (2, 1000, 20.0)]}}
+    assert hostmachine.WIDE_SPREAD == 0.20
+    assert hostmachine.wide_spreads(bw) == [{"level": "MEM", "kernel": "copy", "threads": 2, "gbps": 18.0,
+                                             "spread": 0.2001}]
+    assert hostmachine.wide_spreads(bw, limit=0.1)[0]["threads"] == 1
+    # where a level has a row without its spread, the file gets none for it (nothing is made up)
+    assert "spread" not in hostmachine.measurements(
+        {"MEM": {k: [(1, 1000, 10.0)] for k in hostmachine.KERNELS}})["MEM"][1]
+
+
+# recorded runs (GB/s) of a 2-core shared guest: quiet but for two points of memory on 2 threads, one
+# that a busy neighbour slowed in one run (triad: 41 among 68-74) and one with a single fast spell (load)
+SHARED_GUEST = {"L1": 120.0, "L2": 60.0, "L3": 40.0, "MEM": 25.0}
+WIDE_RUNS = {("MEM", "triad", 2): [41.0, 74.0, 70.0, 68.0, 72.0], ("MEM", "load", 2): [30.0, 30.5, 29.8, 31.0, 90.0]}
+
+
+def _guest() -> hostmachine.HostInfo:
+    return hostmachine.HostInfo("AMD EPYC 9R14", "AuthenticAMD", "25", "17", 2, 2.6e9,
+                                (hostmachine.Cache(1, 32 * 1024, 8, 64, 1), hostmachine.Cache(2, 1024 * 1024, 8, 64, 1),
+                                 hostmachine.Cache(3, 32 * 2**20, 16, 64, 2)), "cpuinfo")
+
+
+def _recorded_bandwidths() -> dict:
+    """What hostprobe.measure returns for the recorded runs: a Point per thread count, the median
+    and spread of its runs."""
+    out = {}
+    for level, base in SHARED_GUEST.items():
+        kernels = hostmachine.KERNELS + (hostmachine.NT_KERNELS if level in hostmachine.NT_LEVELS else ())
+        out[level] = {k: [hostmachine.Point(t, 100_000, *hostmachine.median_spread(WIDE_RUNS.get(
+            (level, k, t), [base * t * f for f in (1.0, 1.01, 0.99, 1.02, 0.995)]))) for t in (1, 2)]
+            for k in kernels}
+    return out
+
+
+def _kerncraft_loads(path) -> float:
+    """The file as kerncraft reads it (its own loader): the memory bandwidth it prices a load-only
+    stream with, the most of the load kernel's figures over the cores."""
+    from kerncraft.machinemodel import MachineModel
+    bw, kernel = MachineModel(str(path)).get_bandwidth(3, 1, 0, 1)   # memory (level 3), 1 thread per core
+    assert kernel == "load"
+    return float(bw)
+
+
+def test_the_written_file_keeps_each_bandwidths_spread_and_loads_in_kerncraft(tmp_path):
+    import yaml
+    from autotune.pipeline.hostmachine import _dump
+    from autotune.specs.cpus import identify, load_table, parse_cpuinfo
+    from autotune.tools.cpuprobe import osaca_ports
+    cpuinfo = ("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: "
+               "AMD EPYC 7763\nstepping\t: 1\nflags\t\t: fpu sse sse2 ssse3 fma sse4_1 sse4_2 avx f16c avx2 bmi2\n")
+    zen3 = identify(parse_cpuinfo(cpuinfo), load_table())
+    bw = _recorded_bandwidths()
+    data = hostmachine.build(_guest(), zen3, ["-march=znver3"], "-march=znver3", osaca_ports("ZEN3"), bw, "guest", 1,
+                             "0.8.18", "today")
+    path = tmp_path / "guest.yaml"
+    path.write_text(_dump(data))                        # as calibrate --node writes it
+    text = path.read_text()
+    mem = yaml.safe_load(text)["benchmarks"]["measurements"]["MEM"][1]
+    # the spread sits beside kerncraft's results, a percentage per kernel and thread count, the
+    # kernels with non-temporal stores among them (they ran in the same rounds)
+    assert set(mem["spread"]) == set(hostmachine.KERNELS) | set(hostmachine.NT_KERNELS)
+    assert set(mem["results"]) == set(hostmachine.KERNELS)
+    assert mem["spread"]["triad"][1] == f"{100 * 33 / 70:.1f} %" == "47.1 %" and mem["results"]["triad"][1] == "70.00 GB/s"
+    assert mem["spread"]["copy"][0] == "3.0 %"
+    assert "spread" not in yaml.safe_load(text)["streaming stores"]["MEM"]
+    assert "benchmarks.measurements.<level>.1.spread" in yaml.safe_load(text)["streaming stores"]["note"]
+    assert "their spread, (max - min) / median" in yaml.safe_load(text)["provenance"]["measured"]
+    assert _kerncraft_loads(path) == pytest.approx(30.5e9)    # the median, not the fast spell's 90 GB/s
+    m = load_machine(str(path))
+    # the floor's figure: the largest of the kernels' medians; load's single 90 GB/s run did not set it
+    assert m.bandwidth("MEM", 2) == pytest.approx(70e9)
+    assert m.bandwidth("L1", 2) == pytest.approx(240e9)
+    spreads = dict(m.bandwidth_spreads)
+    assert set(spreads) == {"L1", "L2", "L3", "MEM"}
+    assert spreads["MEM"][1] == pytest.approx((90.0 - 29.8) / 30.5, abs=1e-3)   # the widest kernel's
+    assert spreads["MEM"][0] == pytest.approx(0.03) and spreads["L1"] == pytest.approx((0.03, 0.03))
+
+
+def test_a_file_without_spreads_loads_and_a_bad_spread_is_refused():
+    import yaml
+    from autotune.errors import InputError
+    from autotune.specs.loading import parse_yaml
+    from autotune.specs.machine import parse_machine
+    from autotune.specs.shipped import shipped_dir
+    shipped = shipped_dir("machines") / "haswell-ep-e5-2630v3.yaml"
+    data = parse_yaml(shipped.read_text(), shipped)
+    assert load_machine(str(shipped)).bandwidth_spreads == ()
+    mem = next(iter(data["benchmarks"]["measurements"]["MEM"].values()))
+    n = len(mem["cores"])
+    mem["spread"] = {k: ["2.5 %"] * n for k in mem["results"]}
+    mem["spread"]["copy"][n - 1] = "12.0 %"
+    m = parse_machine(yaml.safe_load(yaml.safe_dump(data)), "h.yaml", "h")
+    assert dict(m.bandwidth_spreads)["MEM"] == pytest.approx((0.025,) * (n - 1) + (0.12,))
+    mem["spread"]["copy"] = ["2.5 %"]
+    with pytest.raises(InputError, match=r"h.yaml: field 'benchmarks.measurements.MEM.1.spread.copy': expected a "
+                                         rf"spread for each of the {n} core counts"):
+        parse_machine(data, "h.yaml", "h")
+    mem["spread"]["copy"] = ["2.5"] * n
+    with pytest.raises(InputError, match=r"benchmarks.measurements.MEM.1.spread.copy\[0\].*'2.5'"):
+        parse_machine(data, "h.yaml", "h")
+
+
+def test_a_wide_spread_is_warned_of_and_in_the_result(tmp_path, capsys, monkeypatch):
+    """calibrate --node on recorded runs (the measurements and the reference kernels' check
+    replaced by their recorded outcome): the progress names each wide point, the JSON lists them,
+    the table says so, and the file written loads in kerncraft and here."""
+    from autotune.pipeline import refkernels
+    from autotune.tools import hostprobe
+    clock = hostmachine.clock_under_load(2.6e9, "cpuinfo", [[3.65]] * 7, [[3.64, 3.64]] * 7)
+    monkeypatch.setattr(hostprobe, "detect", _guest)
+    monkeypatch.setattr(hostprobe, "measure_clock", lambda host, progress: clock)
+    monkeypatch.setattr(hostprobe, "measure", lambda host, progress, min_seconds: _recorded_bandwidths())
+    monkeypatch.setattr(refkernels, "settle_transfers", lambda target, progress: {})
+    target = tmp_path / "guest.yaml"
+    argv = ("calibrate", "--node", "--name", "guest", "--out", target, *uarch_args())
+    code, out, err = run_cli(capsys, *argv, "--format", "json")
+    assert code == 0, err
+    assert ("warning: bandwidth MEM triad on 2 thread(s): its 5 runs spread 47.1 % (max - min over the median, "
+            "over 20.0 %); the file keeps the median, 70.00 GB/s") in err
+    assert "warning: bandwidth MEM load on 2 thread(s): its 5 runs spread 197.4 %" in err
+    wide = json.loads(out)["wide_spreads"]
+    assert [(w["level"], w["kernel"], w["threads"]) for w in wide] == [("MEM", "load", 2), ("MEM", "triad", 2)]
+    assert wide[1]["spread"] == pytest.approx(33 / 70) and wide[1]["gbps"] == 70.0
+    m = load_machine(str(target))
+    assert dict(m.bandwidth_spreads)["MEM"][1] == pytest.approx(60.2 / 30.5, abs=1e-3)
+    assert _kerncraft_loads(target) == pytest.approx(30.5e9)
+    code, text, _ = run_cli(capsys, *argv)
+    assert code == 0
+    assert ("  warning: MEM triad on 2 thread(s): runs spread 47.1 % (over 20 %), the file keeps the median "
+            "70.00 GB/s") in text
+    from autotune.report.calibrate import wide_lines
+    many = [dict(w, threads=t) for t in range(1, 6) for w in wide]
+    assert wide_lines(many) == ["  warning: 10 bandwidths' runs spread over 20 % ((max - min) / median), the widest "
+                                "MEM load on 1 thread(s) 197.4 %; the file keeps the medians (the JSON lists them all)"]
+    assert wide_lines([]) == []

@@ -20,7 +20,9 @@ compulsory traffic crosses only that level's interface, at its bandwidth (the sa
 caches as model.reuse, at full capacity: a floor assumes the best placement).
 
     B_mem  = sum over levels L of 8 * vectors * n_p * share_L / b_L(tau)
-             b_L: the fastest measured kernel from level L at tau cores
+             b_L: the fastest kernel from level L at tau cores (Machine.bandwidth): the
+                  largest of the kernels' medians over their runs (calibrate --node writes
+                  medians); a single fast spell cannot set it
     B_core = in-core cycles of the 1 + m s RHS evaluations / (f * tau)
     bound  = max(B_mem, B_core) + t_comm         t_comm: the cheapest applicable scheme
 

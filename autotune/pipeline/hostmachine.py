@@ -83,6 +83,8 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
              + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
     clock = None if dry_run else hostprobe.measure_clock(host, progress)
     bandwidths = {} if dry_run else hostprobe.measure(host, progress, min_seconds)
+    wide = hostmachine.wide_spreads(bandwidths)
+    _warn_wide(wide, progress)
     ports = list(given.ports) if given else cpuprobe.osaca_ports(ident.record.osaca)
     data = hostmachine.build(host, ident, flags, note, ports, bandwidths,
                              name, nodes, package_version("kerncraft"), time.strftime("%Y-%m-%d %H:%M:%S %Z"),
@@ -106,7 +108,20 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
         clock_1core_ghz=clock.one_core_hz / 1e9 if clock else None,
         bandwidth_gbs={lvl: {k: rows[-1][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
         bandwidth_1thread_gbs={lvl: {k: rows[0][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
-        text=text if dry_run else None, reference_kernels=reference)
+        text=text if dry_run else None, reference_kernels=reference, wide_spreads=wide)
+
+
+def _warn_wide(wide: list[dict], progress: Callable[[str], None], shown: int = 8) -> None:
+    """A warning line per bandwidth whose runs spread wider than WIDE_SPREAD (the first `shown`,
+    then how many more: the result lists them all)."""
+    for w in wide[:shown]:
+        progress(f"warning: bandwidth {w['level']} {w['kernel']} on {w['threads']} thread(s): its "
+                 f"{hostmachine.REPEATS} runs spread {hostmachine.percent(w['spread'])} (max - min over the "
+                 f"median, over {hostmachine.percent(hostmachine.WIDE_SPREAD)}); the file keeps the median, "
+                 f"{w['gbps']:.2f} GB/s: was the machine busy?")
+    if len(wide) > shown:
+        progress(f"warning: {len(wide) - shown} more bandwidths spread over "
+                 f"{hostmachine.percent(hostmachine.WIDE_SPREAD)} (the result lists them all)")
 
 
 def _with_port_model_file(data: dict, given) -> dict:

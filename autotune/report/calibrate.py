@@ -36,9 +36,25 @@ def host_table(res: HostMachineResult) -> str:
                      f"{res.clock_1core_ghz:.2f} GHz; the OS says {res.os_clock_ghz:.2f} GHz)")
     for level, row in res.bandwidth_gbs.items():
         lines.append(f"  {level:4} " + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()) + "  GB/s (all cores)")
+    lines += wide_lines(res.wide_spreads)
     if res.reference_kernels:
         lines += reference_table(res.reference_kernels)
     return "\n".join(lines) + "\n"
+
+
+def wide_lines(wide: list[dict], shown: int = 8) -> list[str]:
+    """A line per bandwidth whose runs spread wide, or one line for them all where there are many."""
+    if not wide:
+        return []
+    from autotune.specs.hostmachine import WIDE_SPREAD
+    if len(wide) > shown:
+        w = max(wide, key=lambda w: w["spread"])
+        return [f"  warning: {len(wide)} bandwidths' runs spread over {100 * WIDE_SPREAD:.0f} % ((max - min) / "
+                f"median), the widest {w['level']} {w['kernel']} on {w['threads']} thread(s) "
+                f"{100 * w['spread']:.1f} %; the file keeps the medians (the JSON lists them all)"]
+    return [f"  warning: {w['level']} {w['kernel']} on {w['threads']} thread(s): runs spread "
+            f"{100 * w['spread']:.1f} % (over {100 * WIDE_SPREAD:.0f} %), the file keeps the median "
+            f"{w['gbps']:.2f} GB/s" for w in wide]
 
 
 def _num(x, fmt: str) -> str:

@@ -84,6 +84,9 @@ class HostMachineResult:
     # reference kernels (model.refkernels.summary: the rule, the rates, the in-core time, the
     # errors, the rows); empty: not checked
     reference_kernels: dict = field(default_factory=dict)
+    # calibrate --node: the bandwidths whose runs spread wider than specs.hostmachine.WIDE_SPREAD
+    # ((max - min) / median): level, kernel, threads, gbps (the median written), spread (a fraction)
+    wide_spreads: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from autotune.specs.cpus import Identified
 from autotune.specs.incoremeasure import section as incore_section
@@ -31,10 +32,15 @@ _KERNEL_STREAMS = {"load": (1, 0, 0, 0), "copy": (1, 0, 1, 0), "update": (1, 1, 
 NT_KERNELS = ("copy_nt", "triad_nt")
 NT_LEVELS = ("MEM",)
 NT_NOTE = ("copy and triad with non-temporal stores (no write-allocate read: the bytes the kernels "
-           "name are the bytes they move), median of {repeats} runs at 1, 2, ... threads; store=nt "
-           "parts are priced by them against the write-allocated kernels in benchmarks")
+           "name are the bytes they move), median of {repeats} runs at 1, 2, ... threads{spread}; "
+           "store=nt parts are priced by them against the write-allocated kernels in benchmarks")
+NT_SPREAD = " (their spread beside the level's results: benchmarks.measurements.<level>.1.spread)"
 # runs of the chain of dependent adds (the clock under load) per thread count; the median is kept
 CLOCK_RUNS = 7
+# a bandwidth whose runs spread wider than this ((max - min) / median) is warned of: the machine
+# was busy, or changed its pace, while it was measured (a shared guest read 41 and 74 GB/s for its
+# memory ten minutes apart)
+WIDE_SPREAD = 0.20
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,33 @@ def median_spread(values: list[float]) -> tuple[float, float]:
         raise ValueError("no runs to take the median of")
     mid = statistics.median(values)
     return mid, (max(values) - min(values)) / mid if mid else 0.0
+
+
+class Point(NamedTuple):
+    """One point of the streaming benchmark (a level, kernel and thread count): the median GB/s
+    of its REPEATS runs and their spread (median_spread).  Recorded numbers without the runs may
+    be given as plain (threads, bytes per thread, GB/s) tuples: they have no spread."""
+    threads: int
+    bytes_per_thread: int
+    gbps: float
+    spread: float | None = None
+
+
+def _spread(row) -> float | None:
+    return row[3] if len(row) > 3 else None
+
+
+def percent(spread: float) -> str:
+    """A spread as the file writes it: '3.1 %'."""
+    return f"{100 * spread:.1f} %"
+
+
+def wide_spreads(bandwidths: dict, limit: float = WIDE_SPREAD) -> list[dict]:
+    """The points of the streaming benchmark whose runs spread wider than `limit`, in the order
+    measured: level, kernel, threads, the median GB/s and the spread."""
+    return [{"level": level, "kernel": kernel, "threads": row[0], "gbps": row[2], "spread": _spread(row)}
+            for level, kernels in bandwidths.items() for kernel, rows in kernels.items() for row in rows
+            if _spread(row) is not None and _spread(row) > limit]
 
 
 @dataclass(frozen=True)
@@ -171,34 +204,49 @@ def hierarchy(host: HostInfo, ident: Identified, nonov: list[str]) -> list[dict]
     return out
 
 
+def _spreads(kernels: dict) -> dict:
+    """kernel -> the spread of its runs at 1, 2, ... threads ('3.1 %'), every kernel measured in
+    the level (with the non-temporal ones: they ran in the same rounds); empty where a row has none."""
+    if any(_spread(row) is None for rows in kernels.values() for row in rows):
+        return {}
+    return {k: [percent(_spread(row)) for row in rows] for k, rows in kernels.items()}
+
+
 def measurements(bandwidths: dict) -> dict:
-    """The benchmarks' measurements section: level -> {1: cores, sizes, results per kernel}."""
+    """The benchmarks' measurements section: level -> {1: cores, sizes, results per kernel (the
+    medians), and beside the results, where the runs were kept, each kernel's spread}.  kerncraft
+    reads `results` (and its own `stats`) only: `spread` is ours."""
     meas = {}
     for level, kernels in bandwidths.items():
         rows = kernels[KERNELS[0]]
+        spread = _spreads(kernels)
         meas[level] = {1: {
-            "cores": [t for t, _, _ in rows], "threads": [t for t, _, _ in rows], "threads per core": 1,
-            "size per core": [f"{ws / 1e3:.2f} kB" for _, ws, _ in rows],
-            "size per thread": [f"{ws / 1e3:.2f} kB" for _, ws, _ in rows],
-            "total size": [f"{ws * t / 1e3:.2f} kB" for t, ws, _ in rows],
-            "results": {k: [f"{bw:.2f} GB/s" for _, _, bw in kernels[k]] for k in KERNELS},
+            "cores": [r[0] for r in rows], "threads": [r[0] for r in rows], "threads per core": 1,
+            "size per core": [f"{r[1] / 1e3:.2f} kB" for r in rows],
+            "size per thread": [f"{r[1] / 1e3:.2f} kB" for r in rows],
+            "total size": [f"{r[1] * r[0] / 1e3:.2f} kB" for r in rows],
+            "results": {k: [f"{r[2]:.2f} GB/s" for r in kernels[k]] for k in KERNELS},
+            **({"spread": spread} if spread else {}),
         }}
     return meas
 
 
 def streaming_stores(bandwidths: dict) -> dict:
     """The `streaming stores` section: per level, the GB/s of the kernels with non-temporal stores
-    at 1, 2, ... threads (empty where none was measured)."""
-    out = {}
+    at 1, 2, ... threads (empty where none was measured); their spreads are in the level's
+    `benchmarks.measurements` block (measurements())."""
+    out, spread = {}, True
     for level, kernels in bandwidths.items():
         nt = [k for k in NT_KERNELS if k in kernels]
         if not nt:
             continue
         rows = kernels[nt[0]]
-        out[level] = {"threads": [t for t, _, _ in rows],
-                      "size per thread": [f"{ws / 1e3:.2f} kB" for _, ws, _ in rows],
-                      **{k: [f"{bw:.2f} GB/s" for _, _, bw in kernels[k]] for k in nt}}
-    return {"note": NT_NOTE.format(repeats=REPEATS), **out} if out else {}
+        out[level] = {"threads": [r[0] for r in rows],
+                      "size per thread": [f"{r[1] / 1e3:.2f} kB" for r in rows],
+                      **{k: [f"{r[2]:.2f} GB/s" for r in kernels[k]] for k in nt}}
+        spread = spread and bool(_spreads(kernels))
+    note = NT_NOTE.format(repeats=REPEATS, spread=NT_SPREAD if spread else "")
+    return {"note": note, **out} if out else {}
 
 
 def cluster_section(name: str, nodes: int, cores: int, threads_per_core: int = 1) -> dict:
@@ -223,6 +271,8 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
     dp = dict(u.dp_flops)
     line = host.caches[0].line if host.caches else 64
     stores = streaming_stores(bandwidths)
+    meas = measurements(bandwidths)
+    spread = any("spread" in block[1] for block in meas.values())
     data = {
         "kerncraft version": kerncraft_version,
         "model name": f"{host.model_name or u.name} ({ident.cpu.describe().split(' (')[0]})",
@@ -239,7 +289,7 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
                               "performance counter metric": "n/a"},
         "cacheline size": f"{line:.2f} B",
         "memory hierarchy": hierarchy(host, ident, nonov),
-        "benchmarks": {"kernels": _kernels(), "measurements": measurements(bandwidths)},
+        "benchmarks": {"kernels": _kernels(), "measurements": meas},
         **({"streaming stores": stores} if stores else {}),
         "in-core measured": incore_section(ident.cpu, ident.assumed or ident.borrowed_from is not None,
                                            f"OSACA {u.osaca}", clock.one_core_hz if clock else None),
@@ -257,7 +307,8 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
         "measured": "cache geometry and core count from the OS; "
                     + ("the clock under load (clock, below); " if clock else "")
                     + "bandwidth per level, kernel and thread count from the built-in streaming benchmark "
-                    f"(median of {REPEATS} runs)",
+                    f"(median of {REPEATS} runs" + ("; their spread, (max - min) / median, beside the results"
+                                                   if spread else "") + ")",
         "clock": clock_provenance(host, clock),
         "assumed": f"{RATES_ASSUMED}the {u.hierarchy.key} design ({u.hierarchy.source}); "
                    f"network and barrier until calibrated",

@@ -71,6 +71,9 @@ class Machine:
     incore_measured: dict | None = field(default=None, hash=False)   # the file's `in-core measured` (model.incore)
     streaming_stores: tuple[StreamingStores, ...] = ()   # the file's `streaming stores` (model.streaming)
     state: RunState | None = None         # priced at a tune run's measured state (model.state), not the file's
+    # level -> per core count (1, 2, ...) the largest spread of the kernels' runs, (max - min) /
+    # median, a fraction; only levels whose file keeps the spreads (calibrate --node)
+    bandwidth_spreads: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
     @property
     def model_label(self) -> str:
@@ -84,8 +87,10 @@ class Machine:
         return isa_part(self.compiler_flags)
 
     def bandwidth(self, level: str, cores: int) -> float | None:
-        """Bytes per second of the fastest measured streaming kernel in `level` on `cores` cores
-        (the largest measured count below it, where that count was not measured)."""
+        """Bytes per second of the fastest streaming kernel in `level` on `cores` cores (the largest
+        measured count below it, where that count was not measured): the largest of the kernels'
+        medians over their runs (calibrate --node writes each kernel's median); a single fast spell
+        cannot set it.  A file kerncraft's own benchmark wrote has the best of its runs instead."""
         for name, row in self.bandwidths:
             if name == level and row:
                 return row[min(cores, len(row)) - 1]
@@ -126,7 +131,9 @@ def _check_network(net: dict, path) -> None:
 
 
 def _bandwidths(data: dict, path) -> tuple[tuple[str, tuple[float, ...]], ...]:
-    """Per level, the fastest benchmark kernel's bandwidth at 1..n cores (B/s)."""
+    """Per level, the fastest benchmark kernel's bandwidth at 1..n cores (B/s): the largest of the
+    kernels' `results`, which calibrate --node writes as the median of each kernel's runs (the
+    largest of the kernels' medians over their runs; a single fast spell cannot set it)."""
     out = []
     meas = (data.get("benchmarks") or {}).get("measurements") or {}
     for level, by_tpc in meas.items():
@@ -141,6 +148,26 @@ def _bandwidths(data: dict, path) -> tuple[tuple[str, tuple[float, ...]], ...]:
                              f"for 1, 2, ... cores")
         best = [max(k[i] for k in per_kernel) for i in range(len(cores))]
         out.append((str(level), tuple(best)))
+    return tuple(out)
+
+
+def _bandwidth_spreads(data: dict, path) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """Per level whose measurements keep a `spread` beside their `results`, the largest spread of
+    the results' kernels at 1..n cores (a fraction; '3.1 %' in the file)."""
+    out = []
+    meas = (data.get("benchmarks") or {}).get("measurements") or {}
+    for level, by_tpc in meas.items():
+        tpc, row = next(iter(by_tpc.items()))
+        spread = row.get("spread") or {}
+        kernels = [k for k in row["results"] if k in spread]
+        if not kernels:
+            continue
+        for k in kernels:
+            if len(spread[k]) != len(row["cores"]):
+                raise InputError(f"{path}: field 'benchmarks.measurements.{level}.{tpc}.spread.{k}': expected "
+                                 f"a spread for each of the {len(row['cores'])} core counts")
+        per_kernel = [[float(str(v).rstrip(" %")) / 100 for v in spread[k]] for k in kernels]
+        out.append((str(level), tuple(max(k[i] for k in per_kernel) for i in range(len(row["cores"])))))
     return tuple(out)
 
 
@@ -240,7 +267,8 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
                    _learned(cl.get("learned"), digest, path, name) if model != "ecm" else None,
                    _partitions(cl.get("partitions") or {}, path),
                    dict(data["in-core measured"]) if data.get("in-core measured") else None,
-                   streaming_stores=_streaming_stores(data, path))
+                   streaming_stores=_streaming_stores(data, path),
+                   bandwidth_spreads=_bandwidth_spreads(data, path))
 
 
 def _partitions(section: dict, path) -> dict[str, str]:

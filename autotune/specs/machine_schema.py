@@ -17,6 +17,7 @@ AMOUNT = {"type": "integer", "minimum": 0}                      # stream counts:
 NON_NEGATIVE = {"type": "number", "minimum": 0}                 # seconds, FLOPs, penalty cycles
 POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 PARTITION = {"type": "string", "pattern": r"^[^\s,]+$"}         # one Slurm partition's name
+PERCENT = {"type": "string", "pattern": r"^\d+(\.\d+)? %$"}    # a spread as calibrate writes it: '3.1 %'
 
 
 def _quantity(kind: str, minimum: str = "exclusiveMinimum", null: bool = False, **more) -> dict:
@@ -41,6 +42,9 @@ _MEASUREMENT = {   # benchmarks.measurements.<level>.<threads per core>
         "results": {"type": "object", "additionalProperties": {"type": "array", "items": BANDWIDTH}},
         "stats": {"type": "object", "additionalProperties": {"type": "array", "items": {
             "type": "array", "items": BANDWIDTH}}},
+        # autotune's (kerncraft reads `results` and `stats` only): each kernel's spread of its runs,
+        # (max - min) / median, at the same core counts, where calibrate --node kept them
+        "spread": {"type": "object", "additionalProperties": {"type": "array", "items": PERCENT}},
         **{key: {"type": "array", "items": SIZE} for key in ("size per core", "size per thread", "total size")},
     },
 }

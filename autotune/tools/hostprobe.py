@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import statistics
 import subprocess
 import tempfile
 from importlib import resources
@@ -17,7 +16,7 @@ from typing import Callable
 
 from autotune.errors import ToolError
 from autotune.specs.hostmachine import (CLOCK_RUNS, KERNELS, NT_KERNELS, NT_LEVELS, REPEATS, Cache, ClockMeasure,
-                                        HostInfo, clock_under_load)
+                                        HostInfo, Point, clock_under_load, median_spread, percent)
 
 FILL = 0.5
 
@@ -143,12 +142,12 @@ def stream_has_nt(exe: Path) -> bool:
 
 def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
             cc: str = "gcc") -> dict:
-    """GB/s per level, kernel and thread count (the median of REPEATS runs), from the built-in
-    streaming benchmark; in NT_LEVELS also of the kernels with non-temporal stores (NT_KERNELS),
-    where the target has them.  The kernels of a level and thread count are run round-robin,
-    REPEATS rounds, so that a slow or fast spell of a shared machine touches every kernel alike
-    (back to back, one kernel's runs could all fall in one: on a shared guest the memory
-    bandwidth moved by 1.7 x between minutes)."""
+    """Per level and kernel, a Point per thread count (1, 2, ...): the GB/s of the built-in
+    streaming benchmark, the median of REPEATS runs, and their spread ((max - min) / median); in
+    NT_LEVELS also of the kernels with non-temporal stores (NT_KERNELS), where the target has them.
+    The kernels of a level and thread count are run round-robin, REPEATS rounds, so that a slow or
+    fast spell of a shared machine touches every kernel alike (back to back, one kernel's runs
+    could all fall in one: on a shared guest the memory bandwidth moved by 1.7 x between minutes)."""
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="autotune-stream-") as tmp:
         exe = build_stream(Path(tmp), cc)
@@ -169,7 +168,9 @@ def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float 
                     for kernel in kernels:
                         runs[kernel].append(stream_gbps(exe, kernel, ws, t, min_seconds))
                 for kernel in kernels:
-                    results[level][kernel].append((t, ws, statistics.median(runs[kernel])))
-            progress(f"bandwidth {level}: " + ", ".join(f"{k} {results[level][k][0][2]:.1f}" for k in kernels)
-                     + " GB/s on 1 thread")
+                    results[level][kernel].append(Point(t, ws, *median_spread(runs[kernel])))
+            widest = max((p.spread, k, p.threads) for k in kernels for p in results[level][k])
+            progress(f"bandwidth {level}: " + ", ".join(f"{k} {results[level][k][0].gbps:.1f}" for k in kernels)
+                     + f" GB/s on 1 thread; runs spread up to {percent(widest[0])} ({widest[1]}, "
+                     f"{widest[2]} thread(s))")
     return results
