@@ -106,23 +106,26 @@ def explain(ivp: str, *, variant: str, nodes=None, threads=None, n=None, machine
 def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = None, method: str = DEFAULT_METHOD,
          select: str = "preselected", variants: list[str] | None = None, variant_filter: str | None = None,
          top: int | None = None,
-         within: float | None = None, steps: int = 10, warmup: int = 2, reps: int = 3, h: float | None = None,
+         within: float | None = None, steps: int = 10, warmup: int = 2, reps: int | str = 3, h: float | None = None,
          flags: str | None = None, launcher: str | None = None, timeout: float = 600.0,
          sample: int | None = None, seed: int = 0, store=None, jobs: int | str | None = None,
          progress: Progress = None, say: Callable[[str], None] | None = None,
-         model: str | None = None, replay: bool = False, baseline: bool = False) -> TuneResult:
+         model: str | None = None, replay: bool = False, baseline: bool = False,
+         budget: str | None = None) -> TuneResult:
     """Build and run variants for real and compare with the predictions.  select: 'preselected'
     (top/within, default within 10 %) or 'all'; variants: names to run instead.  sample: also run
     that many variants drawn at random (random.Random(seed)) from the others with a prediction;
     .summary.check then says whether the pre-selection held against them.  replay: run nothing,
     report the repetitions the store holds of each variant (InputError for one it does not hold).
-    baseline: also run the paper's forms not run already (rows marked baseline)."""
+    baseline: also run the paper's forms not run already (rows marked baseline).  reps "auto":
+    race the repetitions (a variant runs on only while it could still be the best), within
+    budget ("N" runs or "Ns" seconds)."""
     if select not in ("preselected", "all"):
         raise InputError(f"{select!r}: expected 'preselected' or 'all'", field="select")
     req = ScenarioRequest(ivp, n, nodes, threads, machine, method, None, variant_filter, model)
     rule = selection(top, within, select == "all")
     check = sample_of(sample, seed, rule, bool(variants))
-    run = RunOptions(steps, warmup, reps, h, flags, launcher, timeout, replay)
+    run = RunOptions(steps, warmup, reps, h, flags, launcher, timeout, replay, budget)
     check_jobs(jobs)
     with _store(store) as st:
         return entry.tune(req, rule, run, st, say or _quiet, variants, progress, jobs, check, baseline)

@@ -101,7 +101,7 @@ def cmd_tune(args, progress) -> int:
     variants = [x for x in args.variants.split(";") if x.strip()] if args.variants else None
     sample = sample_of(args.sample, args.seed, rule, bool(variants))
     run = RunOptions(args.steps, args.warmup, args.reps, args.h, args.flags, args.launcher, args.timeout,
-                     args.replay)
+                     args.replay, args.budget)
     with open_store(args) as store:
         res = entry.tune(req, rule, run, store, progress_line("tune"), variants, progress, args.jobs, sample,
                          args.baseline)

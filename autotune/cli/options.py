@@ -15,6 +15,11 @@ RESULT_MODULES = {"RankResult": "rank", "ExplainResult": "rank", "CalibrateResul
                   "TuneResult": "tune", "ScaleResult": "scale", "PlanResult": "plan"}
 
 
+def _reps_arg(text: str) -> int | str:
+    """--reps: an integer, or auto."""
+    return "auto" if text == "auto" else _int_arg(text)
+
+
 def _int_arg(text: str) -> int:
     """An integer option (1e6 is one); the range it must lie in is the request's to check."""
     try:
@@ -151,7 +156,9 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
     run = RunOptions()
     p.add_argument("--steps", type=_int_arg, default=run.steps)
     p.add_argument("--warmup", type=_int_arg, default=run.warmup)
-    p.add_argument("--reps", type=_int_arg, default=run.reps, help="runs per variant; the median is reported")
+    p.add_argument("--reps", type=_reps_arg, default=run.reps, help="runs per variant, the median reported; "
+                   "auto: race them (a variant runs on only while it could still be the best)")
+    p.add_argument("--budget", help="with --reps auto: stop the race after N runs, or Ns seconds")
     p.add_argument("--h", type=float, help="step size (default: the IVP's step_size)")
     p.add_argument("--flags", help="compiler flags for mpicc (default: -O3, the machine file's instruction set (-march, -m<ext>: what the analysis assumed), -fopenmp)")
     p.add_argument("--launcher", help="as for calibrate (default mpiexec -n {procs})")

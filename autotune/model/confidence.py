@@ -60,6 +60,13 @@ def _interval(values: np.ndarray, confidence: float) -> list[float] | None:
     return [float(low), float(high)]
 
 
+def median_interval(runs: list[float], confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+                    seed: int = SEED) -> list[float] | None:
+    """The bootstrap interval [low, high] of one variant's median (None: no runs)."""
+    medians = bootstrap_medians({"": runs}, resamples, seed)
+    return _interval(medians[""], confidence) if medians else None
+
+
 def _measured(rows: list[dict]) -> list[dict]:
     """The rows compare() counts: a prediction and repetitions, and not marked failed
     (measured_s None where the key is given)."""

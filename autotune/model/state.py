@@ -39,3 +39,29 @@ def level_bandwidth(level: str, bandwidth_Bps: float, state: RunState) -> float:
     a cache at the clock ratio."""
     factor = state.memory_factor if level == "MEM" else state.clock_factor
     return bandwidth_Bps / factor
+
+
+# a round whose reference kernels measured this far (in %) from the run's median is noisy: its
+# runs are set aside and taken again (within a limit); the machine did not run as it usually does
+NOISY_PCT = 15.0
+MIN_PROBES = 3
+
+
+def strays(probe: dict, probes: list[dict], threshold_pct: float = NOISY_PCT) -> str | None:
+    """Why a probe ({"bandwidth_Bps", "clock_hz"}) strays from the median of `probes` (which
+    include it), None where it does not: "bandwidth +23 %" or "clock -17 %".  Fewer than
+    MIN_PROBES probes have no median to stray from."""
+    import statistics
+    if len(probes) < MIN_PROBES:
+        return None
+    for key, what in (("bandwidth_Bps", "bandwidth"), ("clock_hz", "clock")):
+        mid = statistics.median(p[key] for p in probes)
+        off = 100.0 * (probe[key] / mid - 1.0) if mid else 0.0
+        if abs(off) > threshold_pct:
+            return f"{what} {off:+.0f} %"
+    return None
+
+
+def retake_limit(rounds: int) -> int:
+    """How many noisy rounds a run takes again: one in three of its rounds, at least one."""
+    return max(1, rounds // 3)

@@ -65,8 +65,21 @@ def stored_runs(store: Store, machine: Machine) -> tuple[list[Run], int]:
             continue
         phases = {ph: v.get("measured_s") for ph, v in (r.get("phases") or {}).items() if v.get("measured_s")}
         scen = (ivp, method, int(r["n"]), int(r["nodes"]), int(r["threads"]))
-        latest[(scen, variant)] = Run(scen, variant, float(r["measured_s"]), phases)
+        latest[(scen, variant)] = at_file_state(Run(scen, variant, float(r["measured_s"]), phases),
+                                                r.get("state_factor"))
     return list(latest.values()), lost
+
+
+def at_file_state(run: Run, factor: dict | None) -> Run:
+    """A run's seconds at the machine file's state: tune priced each variant again at the state
+    its rounds measured (memory bandwidth, clock), and the file's prediction over that one turns
+    what was measured into what the file's state would have given (a phase without its own
+    factor takes the step's).  A run without a measured state is taken as it is."""
+    if not factor:
+        return run
+    total, per = factor["total"], factor.get("phases") or {}
+    return Run(run.key, run.variant, run.measured_s * total,
+               {ph: s * per.get(ph, total) for ph, s in run.phases.items()})
 
 
 @dataclass
@@ -165,8 +178,9 @@ def _learned(machine: Machine, f: Fit, runs: int, scenarios: int) -> Learned:
 def runs_of_tune(result: dict) -> list[Run]:
     """The measured runs of one `tune --format json` output."""
     key = (result["ivp"], result["method"], int(result["n"]), int(result["nodes"]), int(result["threads"]))
-    return [Run(key, v["name"], float(v["measured_s"]),
-                {ph: q["measured_s"] for ph, q in (v.get("phases") or {}).items() if q.get("measured_s")})
+    return [at_file_state(Run(key, v["name"], float(v["measured_s"]),
+                              {ph: q["measured_s"] for ph, q in (v.get("phases") or {}).items() if q.get("measured_s")}),
+                          v.get("state_factor"))
             for v in result["variants"] if v.get("measured_s")]
 
 

@@ -60,7 +60,8 @@ _SCENARIO_FIELDS = {
     "top": {"type": "integer", "minimum": 1}, "within": {"type": "number", "minimum": 0},
     "all": {"type": "boolean"},
     "steps": {"type": "integer", "minimum": 1}, "warmup": {"type": "integer", "minimum": 0},
-    "reps": {"type": "integer", "minimum": 1}, "flags": {"type": "string"},
+    "reps": {"type": ["integer", "string"]}, "budget": {"type": ["integer", "string"]},   # RunOptions checks them
+    "flags": {"type": "string"},
     "h": {"type": "number", "exclusiveMinimum": 0}, "launcher": {"type": "string"},
     "timeout": {"type": "number", "exclusiveMinimum": 0},
 }
@@ -170,7 +171,7 @@ def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> Plan
                 sc.ivp.name, _absolute(sc.ivp.path), sc.method.name, sc.machine.name, _absolute(sc.machine.path),
                 sc.n, n_req, sc.nodes, sc.threads, rule.describe(), run.to_dict(),
                 [PlannedVariant(r.variant.name, r.prediction.total_s) for r in chosen], len(rest),
-                ordered_sum(r.prediction.total_s for r in rest) * run.steps * run.reps, partition, method_path))
+                ordered_sum(r.prediction.total_s for r in rest) * run.steps * run.fixed_reps, partition, method_path))
     if not out:
         raise InputError(f"{path}: no scenario can run: " + "; ".join(sorted({s['reason'] for s in skipped})[:3]))
     return PlanResult(_absolute(path), time.strftime("%Y-%m-%d %H:%M:%S %Z"), out, skipped)

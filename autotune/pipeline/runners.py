@@ -39,6 +39,12 @@ class Runner(Protocol):
     def run(self, name: str, rep: int) -> dict:
         """One repetition: {"median_step_s": s, "phases_s": {phase: s}} (InputError / ToolError)."""
 
+    def available(self, name: str) -> int:
+        """How many repetitions of the variant it can give (a replay: those stored)."""
+
+    def probe_prefix(self) -> list[str] | None:
+        """The argv prefix that runs a reference kernel where the solvers run (None: none can be run)."""
+
 
 def run_key(sc: Scenario, name: str, flags) -> str:
     """Store key of one variant's measurement in one scenario (a resumed plan skips it)."""
@@ -48,6 +54,9 @@ def run_key(sc: Scenario, name: str, flags) -> str:
 def run_key_of(machine: str, ivp: str, method: str, n: int, nodes: int, threads: int, name: str, flags) -> str:
     return hashlib.sha256(json.dumps([machine, ivp, method, n, nodes, threads, name,
                                       list(flags)]).encode()).hexdigest()[:24]
+
+
+UNLIMITED = 1 << 30     # repetitions a runner that runs for real can give
 
 
 class LaunchRunner:
@@ -62,6 +71,13 @@ class LaunchRunner:
 
     def _runs_here(self) -> bool:
         return True
+
+    def available(self, name: str) -> int:
+        return UNLIMITED
+
+    def probe_prefix(self) -> list[str] | None:
+        """The reference kernels run on this host, where the local launcher runs the solvers."""
+        return []
 
     def check(self, names: list[str]) -> None:
         """The solvers are built here with the plan's flags; a CPU that lacks an extension they
@@ -106,6 +122,12 @@ class SrunRunner(LaunchRunner):
     def _runs_here(self) -> bool:
         return "SLURM_JOB_ID" in os.environ
 
+    def probe_prefix(self) -> list[str] | None:
+        """One task on the allocation's first node, with the cores of the node's threads (the
+        reference kernels set their own OpenMP threads)."""
+        cores = self.sc.node_threads
+        return ["srun", "--nodes=1", "--ntasks=1", f"--cpus-per-task={cores}"] if self._runs_here() else None
+
     def run(self, name: str, rep: int) -> dict:
         waited, attempt = 0.0, 0
         while True:
@@ -139,9 +161,11 @@ class ReplayRunner:
             if not held:
                 raise InputError(f"{name}: the store holds no measurement of it ({where}): run tune without "
                                  f"--replay", field="replay")
-            if len(held[-1].get("runs_s", [])) < self.plan.reps:
+            need = self.plan.race.min_rounds if self.plan.race else self.plan.reps
+            if len(held[-1].get("runs_s", [])) < need:
                 raise InputError(f"{name}: the store holds {len(held[-1].get('runs_s', []))} repetitions of it "
-                                 f"({where}), --reps asks for {self.plan.reps}", field="replay")
+                                 f"({where}), " + (f"racing needs {need}" if self.plan.race else
+                                                   f"--reps asks for {need}"), field="replay")
             self._runs[name] = held[-1]
 
     def prepare(self, name: str, variant: Variant) -> None:
@@ -150,7 +174,16 @@ class ReplayRunner:
     def run(self, name: str, rep: int) -> dict:
         held = self._runs[name]
         phases = {ph: v["measured_s"] for ph, v in (held.get("phases") or {}).items() if v.get("measured_s")}
-        return {"median_step_s": held["runs_s"][rep], "phases_s": phases}
+        states = held.get("runs_state") or []
+        return {"median_step_s": held["runs_s"][rep], "phases_s": phases,
+                "state": states[rep] if rep < len(states) else None}
+
+    def available(self, name: str) -> int:
+        return len(self._runs[name].get("runs_s", []))
+
+    def probe_prefix(self) -> list[str] | None:
+        """Nothing runs: the stored runs carry the states they were measured in."""
+        return None
 
 
 RUNNERS: dict[str, type] = {"local": LaunchRunner, "srun": SrunRunner, "replay": ReplayRunner}

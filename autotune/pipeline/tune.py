@@ -18,7 +18,11 @@ from autotune.arith import ordered_sum
 from autotune.errors import InputError, ToolError
 from autotune.model.check import check_sample, draw_sample
 from autotune.model.compare import compare
+from autotune.pipeline.incore import host_is
 from autotune.pipeline.runners import Runner, make_runner, run_key, run_key_of, runner_for
+from autotune.pipeline.tunerounds import RoundLog, run_rounds
+from autotune.pipeline.tunestate import Probe, reference_of
+from autotune.pipeline.tunesummary import adjust_row, summarize
 from autotune.request.run import RunPlan
 from autotune.request.selection import Sample
 from autotune.results.rank import RankResult
@@ -95,22 +99,26 @@ def select(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store, p
     sel = Selection(rows, sampled, pool, todo, {name: {} for name in todo})
     for name in todo if resume else []:
         rows_ = store.get_runs(_partial_key(sc, name, plan))
-        done = rows_[-1] if rows_ and len(rows_[-1]["runs_s"]) < plan.reps else None
+        done = rows_[-1] if rows_ else None
         if done:
             rows[name]["runs_s"], sel.phase_runs[name] = done["runs_s"], done["phase_runs"]
+            rows[name]["runs_state"] = (done.get("runs_state") or [None] * len(done["runs_s"]))[:len(done["runs_s"])]
             progress(f"{name}: {len(done['runs_s'])} of {plan.reps} repetitions measured before")
     return sel
 
 
 def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, store: Store,
-            progress: Callable[[str], None]) -> None:
-    """Prepare every variant to run, then run the repetitions round-robin (variant 1, 2, ..., 1,
-    2, ...): a slow drift of a shared machine then touches every variant alike instead of the
-    ones that happened to run during it.  Every repetition but the last is stored as it ends, so
-    a resumed run (a batch job cancelled and submitted again) runs only those still missing."""
+            progress: Callable[[str], None]) -> RoundLog:
+    """Prepare every variant to run, then run them in rounds (pipeline.tunerounds: variant 1, 2,
+    ..., 1, 2, ..., with the machine's reference kernels between the rounds): a slow drift of a
+    shared machine then touches every variant alike instead of the ones that happened to run
+    during it, and each run records the state it ran in.  Every repetition is stored as it ends,
+    so a resumed run (a batch job cancelled and submitted again) runs only those still missing."""
     sc, rows, todo = ranked.scenario, sel.rows, sel.todo
     by_name = {r.variant.name: r for r in ranked.ordered}
     runner.check(todo)
+    placed: dict[str, dict] = {}       # where each variant's last run ran (the solver's report)
+    ref = reference_of(ranked)
 
     def finish(name: str) -> None:
         """The variant's measurement, or its failure, to the store as soon as it is known."""
@@ -118,6 +126,8 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
         if row["error"] is None and row["runs_s"]:
             row["measured_s"] = statistics.median(row["runs_s"])
             row["phases"] = _phases(by_name[name], ranked.scenario.method, sel.phase_runs[name])
+            adjust_row(ranked, row, ref, store)
+        placed[name] = row.pop("placement", None)
         if not runner.stores:
             return
         store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row["measured_s"], dict(
@@ -127,12 +137,13 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
             kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
             placement=placed.get(name)))
 
-    def fail(name: str, e: Exception, what: str) -> None:
-        rows[name]["error"] = str(e)
-        progress(f"{what}: failed: {e}")
-        finish(name)
+    def partial(name: str) -> None:
+        """A job cancelled now keeps this variant's repetitions so far."""
+        if runner.stores:
+            store.put_run(_partial_key(sc, name, plan), sc.machine.name, sc.ivp.name, name, None, {
+                "runs_s": rows[name]["runs_s"], "phase_runs": sel.phase_runs[name],
+                "runs_state": rows[name].get("runs_state", [])})
 
-    placed: dict[str, dict] = {}       # where each variant's last run ran (the solver's report)
     ready = []
     for i, name in enumerate(todo, 1):
         progress(f"[{i}/{len(todo)}] {name}: " + ("build" if runner.kind != "replay" else "replay"))
@@ -140,55 +151,38 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
             runner.prepare(name, by_name[name].variant)
             ready.append(name)
         except (InputError, ToolError) as e:
-            fail(name, e, f"[{i}/{len(todo)}] {name}")
-    for rep in range(plan.reps):
-        for name in list(ready):
-            if len(rows[name]["runs_s"]) > rep:         # measured before this run was interrupted
-                continue
-            progress(f"run {rep + 1}/{plan.reps}: {name} ({plan.steps} steps)")
-            try:
-                out = runner.run(name, rep)
-            except (InputError, ToolError) as e:
-                ready.remove(name)
-                fail(name, e, name)
-                continue
-            rows[name]["runs_s"].append(out["median_step_s"])
-            if out.get("placement"):
-                placed[name] = out["placement"]
-            for phase, sec in out.get("phases_s", {}).items():
-                sel.phase_runs[name].setdefault(phase, []).append(sec)
-            if len(rows[name]["runs_s"]) < plan.reps:   # a job cancelled now keeps this repetition
-                if runner.stores:
-                    store.put_run(_partial_key(sc, name, plan), sc.machine.name, sc.ivp.name, name, None, {
-                        "runs_s": rows[name]["runs_s"], "phase_runs": sel.phase_runs[name]})
-            else:
-                finish(name)
+            rows[name]["error"] = str(e)
+            progress(f"[{i}/{len(todo)}] {name}: failed: {e}")
+            finish(name)
+    probe = _probe(ranked, runner, progress) if ready else None
+    try:
+        return run_rounds(ready, rows, sel.phase_runs, runner, plan, progress, probe, finish, partial)
+    finally:
+        if probe:
+            probe.close()
 
 
-def summarize(ranked: RankResult, sel: Selection, plan: RunPlan, sample: Sample | None) -> TuneResult:
-    sc = ranked.scenario
-    by_name = {r.variant.name: r for r in ranked.ordered}
-    skipped = [(r.variant.name, r.prediction.total_s) for r in ranked.ordered
-               if r.variant.name not in sel.rows and r.prediction]
-    rows = list(sel.rows.values())
-    summary = TuneSummary(**compare(rows))
-    summary.bound_s, summary.bound_wa_s = ranked.bound_s, ranked.bound_wa_s
-    ok = [r for r in rows if r["measured_s"]]
-    if ok and ranked.bound_s:
-        summary.best_over_bound = min(r["measured_s"] for r in ok) / ranked.bound_s
-    paper = [r for r in ok if by_name[r["name"]].variant.is_paper_form]
-    if paper:
-        best_paper = min(paper, key=lambda r: r["measured_s"])
-        summary.best_paper_form = best_paper["name"]
-        summary.best_over_paper_form = min(r["measured_s"] for r in ok) / best_paper["measured_s"]
-    summary.skipped = len(skipped)
-    summary.skipped_predicted_cost_s = ordered_sum(t for _, t in skipped) * (plan.steps * plan.reps)
-    if sample:
-        checked = [r for r in rows if not r.get("baseline")]     # the baseline is no part of the check
-        summary.check = TuneCheck(**check_sample(checked, len(sel.pool), ranked.rule.describe(), sample.seed))
-    return TuneResult(sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads, plan.steps,
-                      plan.warmup, plan.reps, plan.h, list(plan.flags), ranked.rule.describe(),
-                      [TuneRow.of(r) for r in rows], summary, ranked.model)
+def _probe(ranked: RankResult, runner: Runner, progress: Callable[[str], None]) -> Probe | None:
+    """The reference kernels for this run, where the machine file has the figures to compare them
+    with and the runner can run them where the solvers run (None, said, where not)."""
+    prefix = runner.probe_prefix()
+    if prefix is None:
+        return None
+    machine = ranked.scenario.machine
+    if not prefix and not (machine.incore_measured and host_is(machine)):
+        progress(f"machine state: not measured (the machine file {machine.name} was not made on this host's CPU: "
+                 f"its figures are no reference for what this host measures): deviations are raw only")
+        return None
+    ref = reference_of(ranked)
+    if ref is None:
+        progress(f"machine state: not measured (the machine file {ranked.scenario.machine.name} has no "
+                 f"triad in memory at {ranked.scenario.node_threads} cores to compare with): deviations are raw only")
+        return None
+    try:
+        return Probe(ref, prefix)
+    except ToolError as e:
+        progress(f"machine state: not measured ({e}): deviations are raw only")
+        return None
 
 
 def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
@@ -203,5 +197,6 @@ def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
     kind = runner or runner_for(plan)
     sel = select(ranked, chosen, plan, store, progress, resume and kind != "replay", sample, run_missing,
                  baseline)
-    measure(ranked, sel, make_runner(kind, ranked.scenario, plan, store, progress), plan, store, progress)
-    return summarize(ranked, sel, plan, sample)
+    t0 = time.perf_counter()
+    log = measure(ranked, sel, make_runner(kind, ranked.scenario, plan, store, progress), plan, store, progress)
+    return summarize(ranked, sel, plan, sample, store, log, time.perf_counter() - t0)

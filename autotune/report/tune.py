@@ -35,28 +35,43 @@ def tune_table(result: TuneResult) -> str:
     res = result.to_dict()
     s = res["summary"]
     w = name_width(v["name"] for v in res["variants"])
+    runs = (f"raced (at most {res['reps']} rounds)" if res.get("design") == "auto" else f"{res['reps']}") \
+        + f" x {res['steps']} steps"
+    adjusted = s.get("state") is not None
     lines = [f"IVP {res['ivp']}, machine {res['machine']}, n = {res['n']:,}, nodes = {res['nodes']}, "
-             f"threads = {res['threads']}, {res['reps']} x {res['steps']} steps ({res['warmup']} warm-up), "
+             f"threads = {res['threads']}, {runs} ({res['warmup']} warm-up), "
              f"h = {res['h']:.3g}, flags {' '.join(res['flags'])}"
              + (f", model {res['model']}" if res.get("model", "ecm") != "ecm" else ""), "",
-             f"{'variant':{w}} {'predicted s':>12} {'measured s':>12} {'dev %':>8} {'rank p/m':>9} {'x bound':>8}"]
+             f"{'variant':{w}} {'predicted s':>12} {'measured s':>12} {'dev %':>8}"
+             + (f" {'state %':>8}" if adjusted else "") + f" {'runs':>4} {'rank p/m':>9} {'x bound':>8}"]
     for v in res["variants"]:
         if v["measured_s"] is None:
             lines.append(f"{v['name']:{w}} {fmt_s(v['predicted_s']):>12} {'failed':>12}  {v['error']}")
             continue
         over = f"{v['measured_s'] / s['bound_s']:8.2f}" if s.get("bound_s") else "       -"
+        state = (f" {v['deviation_state_pct']:8.1f}" if v.get("deviation_state_pct") is not None else f" {'-':>8}") \
+            if adjusted else ""
+        left = v.get("race") or {}
         lines.append(f"{v['name']:{w}} {fmt_s(v['predicted_s']):>12} {v['measured_s']:12.4e} "
-                     f"{v['deviation_pct']:8.1f} {v['rank_predicted']:>4}/{v['rank_measured']:<4} {over}"
-                     + ("  sampled" if v.get("sampled") else "") + ("  paper" if v.get("baseline") else ""))
+                     f"{v['deviation_pct']:8.1f}{state} {len(v.get('runs_s') or []):>4} "
+                     f"{v['rank_predicted']:>4}/{v['rank_measured']:<4} {over}"
+                     + ("  sampled" if v.get("sampled") else "") + ("  paper" if v.get("baseline") else "")
+                     + (f"  left: {left['out']} after {left['rounds']}" if left.get("out") else ""))
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
-    lines += ["", f"Spearman {fmt(s['spearman'])}, Kendall {fmt(s['kendall'])}, top-1 loss "
-              + ("n/a" if s["top1_loss_pct"] is None else f"{s['top1_loss_pct']:.1f} %"
+    iv = s.get("intervals") or {}
+    lines += ["", f"Spearman {fmt(s['spearman'])}{_iv(iv.get('spearman'), 3)}, Kendall {fmt(s['kendall'])}"
+              f"{_iv(iv.get('kendall'), 3)}, top-1 loss "
+              + ("n/a" if s["top1_loss_pct"] is None else f"{s['top1_loss_pct']:.1f} %{_iv(iv.get('top1_loss_pct'), 1)}"
                  + (f" (mean over {len(s['predicted_best_tied'])} tied, worst {s['top1_loss_worst_pct']:.1f} %)"
                     if len(s.get("predicted_best_tied", [])) > 1 else ""))
               + ("" if not s["deviation_pct_range"] else
                  f", deviation {s['deviation_pct_range'][0]:.1f} .. {s['deviation_pct_range'][1]:.1f} %"
                  + ("" if s.get("median_abs_deviation_pct") is None else
-                    f" (median |deviation| {s['median_abs_deviation_pct']:.1f} %)"))]
+                    f" (median |deviation| {s['median_abs_deviation_pct']:.1f} %"
+                    f"{_iv(iv.get('median_abs_deviation_pct'), 1)})"))]
+    if iv:
+        lines.append(f"  [a .. b]: {100 * iv['confidence']:.0f} % bootstrap intervals over the repetitions")
+    lines += state_lines(s)
     ratios = s.get("phase_ratio") or {}
     for what, keep in (("phase", lambda ph: not ph.startswith(SWEEP_PREFIX)),
                        ("fused sweep", lambda ph: ph.startswith(SWEEP_PREFIX))):
@@ -73,12 +88,52 @@ def tune_table(result: TuneResult) -> str:
                      + (f", {s['best_over_paper_form']:.2f} x the best paper form ({s['best_paper_form']})"
                         if s.get("best_paper_form") else "")
                      + ("  -- below the floor: a model or measurement bug" if s["best_over_bound"] < 1 else ""))
+    if s.get("bound_state_s"):
+        lines.append(f"floor at the run's measured state {s['bound_state_s']:.4e} s: the measured best is "
+                     f"{s['best_over_bound_state']:.2f} x it")
     if s["skipped"]:
         lines.append(f"pre-selection ({res['selection']}) skipped {s['skipped']} variants: about "
                      f"{s['skipped_predicted_cost_s']:.1f} s of runs saved (predicted)")
+    lines += race_lines(s.get("race"), res["variants"])
     if s.get("check"):
         lines += check_lines(s["check"])
     return "\n".join(lines) + "\n"
+
+
+def _iv(interval, digits: int) -> str:
+    return "" if not interval else f" [{interval[0]:.{digits}f} .. {interval[1]:.{digits}f}]"
+
+
+def state_lines(s: dict) -> list[str]:
+    """The machine's state in the run, the state-adjusted deviations, the noisy rounds."""
+    st = s.get("state")
+    if not st:
+        return []
+    out = [f"machine state in the run (median of its rounds): memory triad {st['bandwidth_gbs']:.1f} GB/s "
+           f"(the file: {st['file_bandwidth_gbs']:.1f}), clock {st['clock_ghz']:.2f} GHz (the file: "
+           f"{st['file_clock_ghz']:.2f}); {st['probes']} probes, {st['probe_s']:.1f} s"
+           + (f", {s['probe_cost_pct']:.1f} % of the tune" if s.get("probe_cost_pct") is not None else "")]
+    if s.get("median_abs_deviation_state_pct") is not None:
+        lo, hi = s["deviation_state_pct_range"]
+        out.append(f"state-adjusted (each variant priced at the state of its own rounds): deviation {lo:.1f} .. "
+                   f"{hi:.1f} % (median |deviation| {s['median_abs_deviation_state_pct']:.1f} %, raw "
+                   f"{s['median_abs_deviation_pct']:.1f} %)")
+    if s.get("noisy_rounds"):
+        out.append(f"noisy rounds (a reference kernel strayed): {s['noisy_rounds']}, {s['retaken_rounds']} taken again")
+    return out
+
+
+def race_lines(race: dict | None, variants: list[dict]) -> list[str]:
+    """How the race went: the best with its interval, why it stopped, the runs each variant got."""
+    if not race:
+        return []
+    iv = race.get("best_interval_s")
+    out = ["", f"{race['policy']}", f"  stopped after {race['rounds']} rounds and {race['runs']} runs: {race['stop']}",
+           f"  best {race['best']}" + (f", median {iv[0]:.4e} .. {iv[1]:.4e} s (95 % bootstrap)" if iv else "")
+           + (": separated from every other" if race["separated"] else ": not separated from "
+              + ", ".join(n for n in race["left_in_race"] if n != race["best"]) if len(race["left_in_race"]) > 1
+              else ": the others left within the margin")]
+    return out
 
 
 def sweep_lines(variants: list[dict]) -> list[str]:

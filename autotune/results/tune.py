@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, fields
 from autotune.results.frames import frame
 
 ROW_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
+               "predicted_state_s", "deviation_state_pct",
                "rank_predicted", "rank_measured", "preselected", "sampled", "baseline", "error"]
 
 
@@ -26,6 +27,14 @@ class TuneRow:
     deviation_pct: float | None = None
     rank_predicted: int | None = None
     rank_measured: int | None = None
+    runs_round: list[int] = field(default_factory=list)     # the round of each of runs_s
+    runs_state: list = field(default_factory=list)          # the state each ran in ({bandwidth_Bps, clock_hz})
+    noisy_runs_s: list[float] = field(default_factory=list)  # runs of noisy rounds, set aside
+    race: dict | None = None               # racing: the verdict it left the race on (None: it stayed)
+    state: dict | None = None              # the median state of its runs, beside the file's
+    predicted_state_s: float | None = None     # the prediction priced again at that state
+    deviation_state_pct: float | None = None   # the state-adjusted deviation
+    state_factor: dict | None = None       # {total, phases}: the file's prediction over the state's
 
     @classmethod
     def of(cls, d: dict) -> "TuneRow":
@@ -47,6 +56,7 @@ class TuneCheck:
     held_margin_pct: float                 # a gain up to this still counts as held
     runs_saved_pct: float | None           # 100 * (1 - preselected / pool)
     verdict: str
+    sample_gain_interval_pct: list[float] | None = None   # the gain's bootstrap interval (model.confidence)
 
 
 @dataclass
@@ -71,6 +81,16 @@ class TuneSummary:
     best_paper_form: str | None = None     # the measured best of the paper's forms in this run
     best_over_paper_form: float | None = None   # measured best / that variant's measured time
     check: TuneCheck | None = None         # tune --sample: the pre-selection checked
+    state: dict | None = None              # the run's measured state (median of its runs) and the file's
+    median_abs_deviation_state_pct: float | None = None   # deviations at each variant's own state
+    deviation_state_pct_range: list[float] | None = None
+    bound_state_s: float | None = None     # the floor at the run's measured bandwidth and clock
+    best_over_bound_state: float | None = None
+    probe_cost_pct: float | None = None    # the reference kernels' share of the tune's wall time
+    noisy_rounds: int = 0                  # rounds whose reference kernels strayed
+    retaken_rounds: int = 0                # of those, taken again
+    race: dict | None = None               # reps auto: how the race went (model.race)
+    intervals: dict | None = None          # bootstrap intervals of the figures (model.confidence)
 
 
 @dataclass
@@ -90,6 +110,7 @@ class TuneResult:
     variants: list[TuneRow]
     summary: TuneSummary
     model: str = "ecm"                     # what the predictions rest on (RankResult.model)
+    design: str = "fixed"                  # fixed repetitions, or auto (raced; reps: the most rounds)
 
     def to_dict(self) -> dict:
         return asdict(self)

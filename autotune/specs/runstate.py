@@ -33,3 +33,32 @@ class RunState:
     def describe(self) -> str:
         return (f"{self.bandwidth_Bps / 1e9:.1f} GB/s ({self.bandwidth_Bps / self.file_bandwidth_Bps:.2f} x the "
                 f"file's), {self.clock_hz / 1e9:.2f} GHz ({self.clock_hz / self.file_clock_hz:.2f} x)")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a tune run's reference kernels are compared with: the machine file's triad in main
+    memory at the node's busy cores (its bandwidth and the working set per thread it was measured
+    with, so the run measures the same thing) and the file's clock."""
+    cores: int
+    bandwidth_Bps: float
+    bytes_per_thread: int
+    clock_hz: float
+
+    def state(self, bandwidth_Bps: float, clock_hz: float) -> RunState:
+        return RunState(bandwidth_Bps, clock_hz, self.bandwidth_Bps, self.clock_hz)
+
+
+def memory_reference(data: dict, cores: int, clock_hz: float, kernel: str = "triad") -> Reference | None:
+    """The reference of a parsed machine file at `cores` busy cores (None where its benchmarks
+    have no such kernel in memory at that count, as a file of another machine may lack)."""
+    from autotune.specs.units import quantity
+    try:
+        row = next(iter(data["benchmarks"]["measurements"]["MEM"].values()))
+        i = [int(c) for c in row["cores"]].index(cores)
+        bw = quantity(row["results"][kernel][i], "bandwidth")
+        size = row.get("size per thread") or row["size per core"]
+        ws = int(quantity(str(size[i]), "size"))
+    except (KeyError, TypeError, ValueError, IndexError, StopIteration, AttributeError):
+        return None
+    return Reference(cores, bw, ws, clock_hz) if bw > 0 and ws > 0 else None

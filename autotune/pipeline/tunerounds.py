@@ -1,0 +1,152 @@
+"""tune's measurement rounds: every variant still running runs once per round, in order, with
+the reference kernels (pipeline.tunestate) measured before the first round and after each; a
+round whose reference strays from the run's median (model.state.strays) is set aside and taken
+again, within a limit; with racing (model.race) a variant leaves once it cannot be the best,
+otherwise every variant runs the plan's fixed repetitions.
+
+Each run is recorded in its variant's row as it ends: runs_s (seconds per step, the rounds
+kept), runs_round (their rounds), runs_state (the state of each: the median of the probes around
+its round), noisy_runs_s (the runs of rounds set aside) and, where the race let it go, race (the
+verdict it left on).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from autotune.errors import InputError, ToolError
+from autotune.model.race import RaceState, step
+from autotune.model.state import retake_limit, strays
+from autotune.pipeline.tunestate import Probe, state_of
+from autotune.request.run import RunPlan
+
+
+@dataclass
+class RoundLog:
+    """What the rounds did, beside the rows: the probes, the noisy rounds, how the race ended."""
+    probes: list[dict] = field(default_factory=list)     # {"round" (after which; -1: before the first), ...}
+    noisy: list[dict] = field(default_factory=list)      # {"round", "why", "retaken"}
+    race: RaceState | None = None
+    rounds: int = 0
+    runs: int = 0
+    run_s: float = 0.0                                   # wall seconds of the solver runs
+    probe_s: float = 0.0                                 # wall seconds of the reference kernels
+
+
+def _by_round(rows: dict[str, dict], names: list[str]) -> dict[str, dict[int, float]]:
+    return {name: dict(zip(rows[name]["runs_round"], rows[name]["runs_s"])) for name in names}
+
+
+def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, dict], runner, plan: RunPlan,
+               progress: Callable[[str], None], probe: Probe | None,
+               done: Callable[[str], None], partial: Callable[[str], None]) -> RoundLog:
+    """Run the rounds of the variants in `ready` (rows hold repetitions a resumed run measured
+    before); done(name) when a variant's measurement is complete (it left the race, or the runs
+    ended), partial(name) after each run of one that goes on.  A variant whose run fails leaves
+    (its row's error set; done is called)."""
+    log, race = RoundLog(), plan.race.budgeted(len(ready)) if plan.race else None
+    alive, gone = list(ready), {}
+    planned = race.max_rounds if race else plan.reps
+    limit = retake_limit(planned)
+    for name in ready:      # a resumed run's repetitions are its first rounds
+        rows[name].setdefault("runs_round", list(range(len(rows[name]["runs_s"]))))
+    if probe:
+        _probe(probe, log, -1)
+    r, finished = 0, set()
+    while alive:
+        before = log.probes[-1] if log.probes else None
+        ran: dict[str, dict] = {}
+        for name in list(alive):
+            if r in rows[name]["runs_round"] or r >= runner.available(name):
+                continue
+            progress(f"run {r + 1}/{planned if race is None else str(planned) + ' at most'}: {name} "
+                     f"({plan.steps} steps)")
+            t0 = time.perf_counter()
+            try:
+                out = runner.run(name, r)
+            except (InputError, ToolError) as e:
+                alive.remove(name)
+                rows[name]["error"] = str(e)
+                progress(f"{name}: failed: {e}")
+                finished.add(name)
+                done(name)
+                continue
+            finally:
+                log.run_s += time.perf_counter() - t0
+                log.runs += 1
+            ran[name] = out
+            _record(rows[name], phase_runs[name], out, r)
+            if race is None and probe is None and len(rows[name]["runs_s"]) >= plan.reps:
+                finished.add(name)      # stored as soon as its last repetition ends
+                done(name)
+            else:
+                partial(name)           # a job cancelled now keeps this repetition
+        after = _probe(probe, log, r) if probe else None
+        why = (strays(before, log.probes) or strays(after, log.probes)) if probe and ran else None
+        if why:
+            retaken = sum(1 for n in log.noisy if n["retaken"]) < limit
+            log.noisy.append({"round": r, "why": why, "retaken": retaken})
+            progress(f"round {r + 1}: the reference kernels strayed ({why} from the run's median): "
+                     + ("its runs are set aside and taken again" if retaken else "kept, marked (no retake left)"))
+            if retaken:
+                for name in ran:
+                    _set_aside(rows[name], phase_runs[name], ran[name])
+                    partial(name)
+                continue
+        if probe:
+            state = state_of(probe.ref, [p for p in (before, after) if p])
+            for name in ran:
+                rows[name]["runs_state"][-1] = {"bandwidth_Bps": state.bandwidth_Bps, "clock_hz": state.clock_hz}
+        r += 1
+        log.rounds = r
+        spent = all(r >= runner.available(name) for name in alive)    # a replay's stored runs
+        if race:
+            st = step(_by_round(rows, alive + list(gone)), alive, gone, r, log.runs, log.run_s + log.probe_s, race)
+            if spent and not st.stop:
+                st = replace(st, stop="the stored runs are spent")
+            for name in set(st.verdicts) - set(gone):
+                v = st.verdicts[name]
+                rows[name]["race"] = {"rounds": r, "out": v.out, "ratio": v.ratio, "low": v.low, "high": v.high,
+                                      "against": st.leader}
+                progress(f"race: {name} leaves after {r} rounds ({v.out}: {v.ratio:.3f} x {st.leader}, "
+                         f"{race.confidence:g} bounds {v.low:.3f} .. {v.high:.3f})")
+                finished.add(name)
+                done(name)
+            alive, gone, log.race = st.alive, dict(st.verdicts), st
+            if st.stop:
+                progress(f"race ends after {r} rounds: {st.stop}; best {st.leader}")
+                break
+        elif r >= plan.reps or spent:
+            break
+    for name in alive:
+        if name not in finished:
+            done(name)
+    return log
+
+
+def _probe(probe: Probe, log: RoundLog, after_round: int) -> dict:
+    got = dict(probe.measure(), round=after_round)
+    log.probes.append(got)
+    log.probe_s += got["seconds"]
+    return got
+
+
+def _record(row: dict, phases: dict, out: dict, r: int) -> None:
+    """One run into its row (its state: a replay's stored one, else set when the round's probe is in)."""
+    row["runs_s"].append(out["median_step_s"])
+    row["runs_round"].append(r)
+    row.setdefault("runs_state", []).append(out.get("state"))
+    if out.get("placement"):
+        row["placement"] = out["placement"]
+    for phase, sec in out.get("phases_s", {}).items():
+        phases.setdefault(phase, []).append(sec)
+
+
+def _set_aside(row: dict, phases: dict, out: dict) -> None:
+    """The run just recorded, out of its row again: its round was noisy."""
+    row.setdefault("noisy_runs_s", []).append(row["runs_s"].pop())
+    row["runs_round"].pop()
+    row["runs_state"].pop()
+    for phase in out.get("phases_s", {}):
+        phases[phase].pop()
