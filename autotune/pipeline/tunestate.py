@@ -23,14 +23,15 @@ from autotune.storage.store import Store
 PROBE_SECONDS = 0.05      # each reference kernel's run: short beside a round of solver runs
 
 
-LLC_TIMES = 4            # the probe's triad works on this many times the last-level cache
+LLC_TIMES = 16           # the probe's triad works on at most this many times the last-level cache
 
 
 def reference_of(ranked: RankResult) -> Reference | None:
     """The machine file's reference at the scenario's busy cores (None: the file has none).  The
-    probe's working set is the file's, but at most LLC_TIMES the node's last-level cache: far
-    out of the caches all the same, and its first touch is what a probe's time is mostly made of
-    (256 MiB per thread took 0.7 s a probe, 64 MiB 0.3 s, on a 2-core guest)."""
+    probe's working set is the file's (a smaller one measured 8 % faster on a 2-core guest, 128
+    MiB against 512 MiB beside a 32 MiB L3: a bias of every state-adjusted prediction), but at
+    most LLC_TIMES the node's last-level cache in all, so that a large node's probe stays short
+    (its first touch is most of a probe's time: 0.45 s for 512 MiB there)."""
     sc = ranked.scenario
     try:
         data = parse_yaml(Path(sc.machine.path).read_text(), sc.machine.path)
