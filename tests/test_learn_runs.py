@@ -186,3 +186,17 @@ def test_the_factors_furthest_from_one_come_first():
     got = largest({"RHS/core": 0.8, "LC/L2-L3": 1.3, "LC/L3-MEM:copy": 0.5, "clock": 1.0, "COPY/core": 1.1}, 3)
     assert got == [("LC/L3-MEM:copy", 0.5), ("LC/L2-L3", 1.3), ("RHS/core", 0.8)]    # 0.5 is as far as 2
     assert largest({"clock": 1.0}) == []
+
+
+def test_a_run_with_a_measured_state_is_fitted_at_the_files_state():
+    """tune priced the variant at its rounds' state; the fit sees its seconds brought to the file's."""
+    from autotune.pipeline.learn import Run, at_file_state, runs_of_tune
+    run = Run(("heat2d", "radauIIA7", 100, 1, 2), "v", 2.0, {"RHS": 1.5, "COMM": 0.5})
+    got = at_file_state(run, {"total": 0.8, "phases": {"RHS": 0.75}})
+    assert got.measured_s == pytest.approx(1.6) and got.phases == pytest.approx({"RHS": 1.125, "COMM": 0.4})
+    assert at_file_state(run, None) is run
+    tuned = {"ivp": "heat2d", "method": "radauIIA7", "n": 100, "nodes": 1, "threads": 2, "variants": [
+        {"name": "v", "measured_s": 2.0, "phases": {"RHS": {"measured_s": 1.5}}, "state_factor": {"total": 0.5}},
+        {"name": "w", "measured_s": 3.0, "phases": {}}]}
+    assert [(r.variant, r.measured_s, r.phases) for r in runs_of_tune(tuned)] == [
+        ("v", 1.0, {"RHS": 0.75}), ("w", 3.0, {})]

@@ -17,7 +17,12 @@ RESULT_MODULES = {"RankResult": "rank", "ExplainResult": "rank", "CalibrateResul
 
 def _reps_arg(text: str) -> int | str:
     """--reps: an integer, or auto."""
-    return "auto" if text == "auto" else _int_arg(text)
+    if text == "auto":
+        return text
+    try:
+        return _int_arg(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected an integer or 'auto', got {text!r}") from None
 
 
 def _int_arg(text: str) -> int:

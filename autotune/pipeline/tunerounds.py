@@ -51,7 +51,8 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
     limit = retake_limit(planned)
     for name in ready:      # a resumed run's repetitions are its first rounds
         rows[name].setdefault("runs_round", list(range(len(rows[name]["runs_s"]))))
-    if probe:
+    if probe:       # two before the first round: its own probe after it then has a median to stray from
+        _probe(probe, log, -1)
         _probe(probe, log, -1)
     r, finished = 0, set()
     while alive:
@@ -83,7 +84,7 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
             else:
                 partial(name)           # a job cancelled now keeps this repetition
         after = _probe(probe, log, r) if probe else None
-        why = (strays(before, log.probes) or strays(after, log.probes)) if probe and ran else None
+        why = strays(after, log.probes) if probe and ran else None
         if why:
             retaken = sum(1 for n in log.noisy if n["retaken"]) < limit
             log.noisy.append({"round": r, "why": why, "retaken": retaken})
@@ -93,6 +94,7 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
                 for name in ran:
                     _set_aside(rows[name], phase_runs[name], ran[name])
                     partial(name)
+                _probe(probe, log, r)       # the retake's own probe before it (the last one strayed)
                 continue
         if probe:
             state = state_of(probe.ref, [p for p in (before, after) if p])
