@@ -92,7 +92,7 @@ def main(argv=None) -> int:
 
     def save():
         if a.json:
-            write_text(a.json, json.dumps(out, indent=2))
+            write_text(a.json, json.dumps(out, indent=2) + "\n", "json")
 
     first: dict[str, dict] = {}
     t_first = time.time()

@@ -8,6 +8,7 @@ median |deviation|) and the gain of model.check's sample check.
 
 Every variant draws from its own random stream, seeded by the seed and its name, so the same input
 gives the same intervals bit for bit, and a variant resamples the same way in every figure.
+docs/tuning.md#figures-with-their-confidence.
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ error s / sqrt(k) and Student's t quantile q at the race's confidence (one-sided
 
 No variant leaves before MIN_ROUNDS rounds.  The race ends when one variant is left (the leader
 separated: every other was slower, or within the margin), when the budget is spent (runs or
-seconds), or when the leaders reach the most rounds a variant may run.
+seconds), or when the leaders reach the most rounds a variant may run.  docs/tuning.md#racing.
 """
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ drift of a shared node's memory interface moves every streaming kernel alike.
 
 The floor (model.bound) at a state: memory at the run's bandwidth, the caches at the clock
 ratio (their bandwidths are bytes per cycle), the in-core time at the run's clock.
+docs/tuning.md#predictions-at-the-runs-state.
 """
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""tune's measurement rounds: every variant still running runs once per round, in order, with
-the reference kernels (pipeline.tunestate) measured before the first round and after each; a
-round whose reference strays from the run's median (model.state.strays) is set aside and taken
-again, within a limit; with racing (model.race) a variant leaves once it cannot be the best,
-otherwise every variant runs the plan's fixed repetitions.
+"""tune's measurement rounds (docs/tuning.md): every variant still running runs once per round,
+in order, with the reference kernels (pipeline.tunestate) measured twice before the first round
+and once after each; a round whose probe after it strays from the median of the run's probes
+(model.state.strays) is set aside and taken again after a probe of its own, within a limit; with
+racing (model.race) a variant leaves once it cannot be the best, otherwise every variant runs
+the plan's fixed repetitions.
 
 Each run is recorded in its variant's row as it ends: runs_s (seconds per step, the rounds
 kept), runs_round (their rounds), runs_state (the state of each: the median of the probes around

@@ -2,7 +2,7 @@
 rounds (the memory triad at the node's busy cores, with the machine file's working set, and the
 chain of dependent adds on those cores: the same binaries calibrate --node measured the file
 with), and the predictions priced again at a state (model.state through the ranking's own
-pricing, from the store's analyses: nothing is analysed again).
+pricing, from the store's analyses: nothing is analysed again).  docs/tuning.md#the-machines-state-measured-in-the-same-run.
 """
 from __future__ import annotations
 
