@@ -49,7 +49,7 @@ def test_plan_round_trip_resumes_without_running_twice(own_replay_store, tmp_pat
     assert again == {v["name"]: v["measured_s"] for v in ok["variants"]}
 
 
-def test_plan_input_errors(tmp_path, capsys):
+def test_plan_input_errors(tmp_path, capsys, replay_store):
     bad = tmp_path / "bad.yaml"
     bad.write_text("scenarios:\n  - {ivp: heat2d, nodes: 2, top: 0}\n")
     code, _, err = run_cli(capsys, "plan", bad, "--out", tmp_path / "p.json")
@@ -62,6 +62,19 @@ def test_plan_input_errors(tmp_path, capsys):
     assert code == 2 and "plan_version" in err
     code, _, err = run_cli(capsys, "tune")
     assert code == 2 and "--plan" in err
+    # a racing design in a plan: reps auto with a budget; a budget without it, or a bad one, refused
+    bad.write_text("scenarios:\n  - {ivp: heat2d, nodes: 2, reps: 3, budget: 40}\n")
+    code, _, err = run_cli(capsys, "plan", bad, "--out", tmp_path / "p.json")
+    assert code == 2 and "bad.yaml" in err and "budget" in err and "--reps auto" in err
+    bad.write_text("scenarios:\n  - {ivp: heat2d, nodes: 2, reps: often}\n")
+    code, _, err = run_cli(capsys, "plan", bad, "--out", tmp_path / "p.json")
+    assert code == 2 and "reps" in err and "'auto'" in err
+    good = tmp_path / "race.yaml"
+    good.write_text("scenarios:\n  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, top: 2, reps: auto, budget: 90s}\n")
+    code, out, err = run_cli(capsys, "plan", good, "--out", tmp_path / "race.json", "--store", replay_store)
+    assert code == 0, err
+    run = json.loads((tmp_path / "race.json").read_text())["scenarios"][0]["run"]
+    assert run["reps"] == "auto" and run["budget"] == "90s"
 
 
 def _plan_with_launcher(tmp_path, capsys, store, mpiexec, instead: str, at: int, top: int, reps: int):

@@ -89,7 +89,7 @@ def select(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store, p
             for name in chosen}
     for name, old in stored.items():
         rows[name].update(measured_s=old["measured_s"], runs_s=old.get("runs_s", []), phases=old.get("phases"),
-                          reused=True, measured_on=old.get("date"))
+                          runs_state=old.get("runs_state") or [], reused=True, measured_on=old.get("date"))
     if resume:
         progress(f"{len(stored)} of {len(chosen)} variants measured before, {len(chosen) - len(stored)} to run")
     todo = [name for name in chosen if name not in stored] if run_missing else []
@@ -169,7 +169,7 @@ def _probe(ranked: RankResult, runner: Runner, progress: Callable[[str], None]) 
     if prefix is None:
         return None
     machine = ranked.scenario.machine
-    if not prefix and not (machine.incore_measured and host_is(machine)):
+    if not (machine.incore_measured and host_is(machine)):       # here, or the job's first node
         progress(f"machine state: not measured (the machine file {machine.name} was not made on this host's CPU: "
                  f"its figures are no reference for what this host measures): deviations are raw only")
         return None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from autotune.errors import InputError, ToolError
-from autotune.model.race import RaceState, step
+from autotune.model.race import RacePolicy, RaceState, step
 from autotune.model.state import retake_limit, strays
 from autotune.pipeline.tunestate import Probe, state_of
 from autotune.request.run import RunPlan
@@ -29,6 +29,7 @@ class RoundLog:
     probes: list[dict] = field(default_factory=list)     # {"round" (after which; -1: before the first), ...}
     noisy: list[dict] = field(default_factory=list)      # {"round", "why", "retaken"}
     race: RaceState | None = None
+    policy: RacePolicy | None = None                     # the race's, its budget resolved
     rounds: int = 0
     runs: int = 0
     run_s: float = 0.0                                   # wall seconds of the solver runs
@@ -46,7 +47,8 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
     before); done(name) when a variant's measurement is complete (it left the race, or the runs
     ended), partial(name) after each run of one that goes on.  A variant whose run fails leaves
     (its row's error set; done is called)."""
-    log, race = RoundLog(), plan.race.budgeted(len(ready)) if plan.race else None
+    race = plan.race.budgeted(len(ready)) if plan.race else None
+    log = RoundLog(policy=race)
     alive, gone = list(ready), {}
     planned = race.max_rounds if race else plan.reps
     limit = retake_limit(planned)

@@ -77,7 +77,7 @@ def _race(plan: RunPlan, log: RoundLog, rows: list[dict]) -> dict | None:
     runs = {r["name"]: r["runs_s"] for r in rows if r["name"] == best and r.get("runs_s")}
     if runs:
         interval = median_interval(runs[best], CONFIDENCE)
-    return {"policy": plan.race.budgeted(len(rows)).describe(), "stop": log.race.stop, "separated": log.race.separated,
+    return {"policy": (log.policy or plan.race).describe(), "stop": log.race.stop, "separated": log.race.separated,
             "best": best, "best_interval_s": interval, "rounds": log.rounds, "runs": log.runs,
             "left_in_race": list(log.race.alive)}
 
