@@ -162,3 +162,23 @@ def test_racing_options_are_checked_before_anything_runs(capsys):
     assert e.value.code == 2 and "expected an integer or 'auto', got 'fast'" in capsys.readouterr().err
     assert RunOptions(reps="auto", budget="90s").plan(1.0).race.budget_s == 90.0
     assert RunOptions(reps="auto", budget=40).plan(1.0).race.budget_runs == 40
+
+
+def test_a_failing_probe_ends_the_probing_not_the_run():
+    from autotune.errors import ToolError
+    from autotune.request.run import RunPlan
+    from autotune.tools.launcher import parse_launcher
+
+    class Failing(_Probes):
+        def measure(self):
+            if len(self.gbs) < 3:
+                raise ToolError("reference kernel stream failed: killed")
+            return super().measure()
+
+    said = []
+    rows = {"a": {"name": "a", "runs_s": [], "error": None}}
+    log = run_rounds(["a"], rows, {"a": {}}, _Runs({"a": 1.0}), RunPlan(10, 2, 3, 1e-3, (), parse_launcher(None), 60.0),
+                     said.append, Failing([40, 40, 40, 40, 40]), lambda _: None, lambda _: None)
+    assert rows["a"]["runs_s"] == [1.0, 1.0, 1.0] and len(log.probes) == 3
+    assert rows["a"]["runs_state"][0]["bandwidth_Bps"] == 40e9 and rows["a"]["runs_state"][1:] == [None, None]
+    assert sum("reference kernels failed" in line for line in said) == 1

@@ -54,9 +54,20 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
     limit = retake_limit(planned)
     for name in ready:      # a resumed run's repetitions are its first rounds
         rows[name].setdefault("runs_round", list(range(len(rows[name]["runs_s"]))))
-    if probe:       # two before the first round: its own probe after it then has a median to stray from
-        _probe(probe, log, -1)
-        _probe(probe, log, -1)
+    def state_now(after_round: int) -> dict | None:
+        """One probe; a failing one ends the probing (the rest of the run goes unadjusted)."""
+        nonlocal probe
+        if probe is None:
+            return None
+        try:
+            return _probe(probe, log, after_round)
+        except ToolError as e:
+            progress(f"machine state: the reference kernels failed ({e}); the runs from here on carry no state")
+            probe = None
+            return None
+
+    state_now(-1)   # two before the first round: its own probe after it then has a median to stray from
+    state_now(-1)
     r, finished = 0, set()
     while alive:
         before = log.probes[-1] if log.probes else None
@@ -86,8 +97,8 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
                 done(name)
             else:
                 partial(name)           # a job cancelled now keeps this repetition
-        after = _probe(probe, log, r) if probe else None
-        why = strays(after, log.probes) if probe and ran else None
+        after = state_now(r)
+        why = strays(after, log.probes) if after and ran else None
         if why:
             retaken = sum(1 for n in log.noisy if n["retaken"]) < limit
             log.noisy.append({"round": r, "why": why, "retaken": retaken})
@@ -97,9 +108,9 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
                 for name in ran:
                     _set_aside(rows[name], phase_runs[name], ran[name])
                     partial(name)
-                _probe(probe, log, r)       # the retake's own probe before it (the last one strayed)
+                state_now(r)                # the retake's own probe before it (the last one strayed)
                 continue
-        if probe:
+        if after:
             state = state_of(probe.ref, [p for p in (before, after) if p])
             for name in ran:
                 rows[name]["runs_state"][-1] = {"bandwidth_Bps": state.bandwidth_Bps, "clock_hz": state.clock_hz}
