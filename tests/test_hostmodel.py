@@ -320,3 +320,12 @@ def test_a_wide_spread_is_warned_of_and_in_the_result(tmp_path, capsys, monkeypa
     assert wide_lines(many) == ["  warning: 10 bandwidths' runs spread over 20 % ((max - min) / median), the widest "
                                 "MEM load on 1 thread(s) 197.4 %; the file keeps the medians (the JSON lists them all)"]
     assert wide_lines([]) == []
+
+
+def test_the_spread_of_a_level_at_a_core_count_is_its_widest_kernels():
+    from dataclasses import replace
+
+    from autotune.specs.machine import load_machine
+    m = replace(load_machine("haswell-ep-e5-2630v3"), bandwidth_spreads=(("MEM", (0.05, 0.4)),))
+    assert m.bandwidth_spread("MEM", 1) == 0.05 and m.bandwidth_spread("MEM", 2) == 0.4
+    assert m.bandwidth_spread("MEM", 8) == 0.4 and m.bandwidth_spread("L2", 1) is None

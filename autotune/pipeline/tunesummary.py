@@ -102,7 +102,9 @@ def summarize(ranked: RankResult, sel, plan: RunPlan, sample: Sample | None, sto
         figures = compare(adjusted)
         summary.median_abs_deviation_state_pct = figures.get("median_abs_deviation_pct")
         summary.deviation_state_pct_range = figures.get("deviation_pct_range")
-        summary.state = dict(_state_dict(run_state), probes=len(log.probes), probe_s=log.probe_s)
+        spread = sc.machine.bandwidth_spread("MEM", sc.node_threads)   # how firm the file's own figure is
+        summary.state = dict(_state_dict(run_state), probes=len(log.probes), probe_s=log.probe_s,
+                             file_spread_pct=None if spread is None else 100.0 * spread)
         floor = bound_at(ranked, run_state, store)
         if floor:
             summary.bound_state_s = floor.total_s

@@ -111,7 +111,9 @@ def state_lines(s: dict) -> list[str]:
         return []
     out = [f"machine state in the run (median of its rounds): memory triad {st['bandwidth_gbs']:.1f} GB/s "
            f"(the file: {st['file_bandwidth_gbs']:.1f}), clock {st['clock_ghz']:.2f} GHz (the file: "
-           f"{st['file_clock_ghz']:.2f}); {st['probes']} probes, {st['probe_s']:.1f} s"
+           f"{st['file_clock_ghz']:.2f}"
+           + (f", its runs spread {st['file_spread_pct']:.0f} %" if st.get("file_spread_pct") is not None else "")
+           + f"); {st['probes']} probes, {st['probe_s']:.1f} s"
            + (f", {s['probe_cost_pct']:.1f} % of the tune" if s.get("probe_cost_pct") is not None else "")]
     if s.get("median_abs_deviation_state_pct") is not None:
         lo, hi = s["deviation_state_pct_range"]

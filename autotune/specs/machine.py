@@ -96,6 +96,14 @@ class Machine:
                 return row[min(cores, len(row)) - 1]
         return None
 
+    def bandwidth_spread(self, level: str, cores: int) -> float | None:
+        """The largest spread of the kernels' runs in `level` on `cores` cores, (max - min) /
+        median (None: the file keeps none)."""
+        for name, row in self.bandwidth_spreads:
+            if name == level and row:
+                return row[min(cores, len(row)) - 1]
+        return None
+
     def network_note(self) -> str:
         return f"{self.network['model']}: {self.network['provenance']}"
 
