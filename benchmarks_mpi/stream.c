@@ -1,7 +1,8 @@
 /* Streaming bandwidth of one kernel with OMP_NUM_THREADS threads, each on its
  * own arrays of `bytes_per_thread` in total (first-touch placement).  Counts
  * the bytes the kernel names (no write-allocate), as likwid-bench does.
- *   usage: stream KERNEL BYTES_PER_THREAD MIN_SECONDS
+ *   usage: stream KERNEL BYTES_PER_THREAD MIN_SECONDS [serve]
+ *   serve: the arrays allocated once, one measurement per line read from stdin
  *   KERNEL: load copy update triad daxpy, and copy_nt triad_nt: copy and triad
  *   with non-temporal stores (the written line goes to memory without being
  *   read first: for them the bytes named are the bytes moved)
@@ -81,8 +82,83 @@ static const struct { const char *name; int arrays; double bytes; } KERNELS[] = 
     {"load", 1, 8}, {"update", 1, 16}, {"copy", 2, 16}, {"daxpy", 2, 24}, {"triad", 4, 32},
     {"copy_nt", 2, 16}, {"triad_nt", 4, 32}};
 
+/* One pass of the kernel over the thread's arrays; returns what keeps the load from being dead. */
+static double sweep(int kernel, double *restrict a, double *restrict b, double *restrict c, double *restrict d,
+                    long n) {
+    const double s = 1.0000001;
+    double acc = 0;
+    switch (kernel) {
+    case LOAD_K: {  /* vectorised reduction: not latency-bound */
+        /* 32 partial sums: independent add chains (a single vector accumulator is
+           bound by the add latency, not by bandwidth, on CPUs with narrow vectors) */
+        double p[32] = {0};
+        long i = 0;
+        for (; i + 32 <= n; i += 32)
+            for (int k = 0; k < 32; ++k) p[k] += a[i + k];
+        for (; i < n; ++i) p[0] += a[i];
+        for (int k = 0; k < 32; ++k) acc += p[k];
+        break;
+    }
+    case UPDATE_K: for (long i = 0; i < n; ++i) a[i] = s * a[i]; break;
+    /* copy: + 0.0 (not foldable while zeros are signed) keeps the compiler from
+       turning the loop into a memcpy call, whose non-temporal stores for large sizes
+       skip the write-allocate read that the bytes' correction assumes */
+    case COPY_K: for (long i = 0; i < n; ++i) b[i] = a[i] + 0.0; break;
+    case DAXPY_K: for (long i = 0; i < n; ++i) a[i] = a[i] + s * b[i]; break;
+    case TRIAD_K: for (long i = 0; i < n; ++i) a[i] = b[i] + c[i] * d[i]; break;  /* 3 read, 1 written */
+#if NT_WIDTH
+    case COPY_NT_K: copy_nt(b, a, n); break;
+    case TRIAD_NT_K: triad_nt(a, b, c, d, n); break;
+#endif
+    }
+    __asm__ volatile("" : : "r"(a), "r"(b) : "memory");
+    return acc;
+}
+
+/* Each thread's arrays (only those the kernel streams: first touch of the others costs time, not
+   bandwidth), allocated and first touched by the thread that sweeps them. */
+static void allocate(double **v, int arrays, long n) {
+    const double init[4] = {1.0, 2.0, 0.5, 1.5};
+    for (int j = 0; j < arrays; ++j) {
+        v[j] = aligned_alloc(64, n * 8);
+        for (long i = 0; i < n; ++i) v[j][i] = init[j];
+    }
+}
+
+/* reps sweeps on every thread at once, timed between two barriers: the seconds they took. */
+static double timed(int kernel, double **v, long n, long reps, double *sink) {
+    double elapsed = 0;
+    #pragma omp parallel reduction(+:sink[:1])
+    {
+        double **w = v + 4 * omp_get_thread_num(), acc = 0;
+        #pragma omp barrier
+        #pragma omp master
+        elapsed = omp_get_wtime();
+        for (long r = 0; r < reps; ++r) acc += sweep(kernel, w[0], w[1], w[2], w[3], n);
+        #pragma omp barrier
+        #pragma omp master
+        elapsed = omp_get_wtime() - elapsed;
+        sink[0] += acc + w[0][n / 2] + (w[1] ? w[1][n / 3] : 0.0);
+    }
+    return elapsed;
+}
+
+/* Repetitions grown until they take min_s; prints threads and GB/s.  reps: where to start, and
+   where the next measurement starts (a served one keeps its calibration). */
+static void measure(int kernel, double **v, long n, double min_s, long *reps) {
+    int threads = omp_get_max_threads();
+    double per_it = KERNELS[kernel].bytes, sink = 0, elapsed;
+    for (;;) {
+        elapsed = timed(kernel, v, n, *reps, &sink);
+        if (elapsed >= min_s || *reps > (1L << 40)) break;
+        *reps = (long)(*reps * (elapsed > 0 ? 1.5 * min_s / elapsed : 10)) + 1;
+    }
+    printf("%d %.4f %g\n", threads, per_it * n * *reps * threads / elapsed / 1e9, sink > 0 ? 0.0 : 1.0);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv) {
-    if (argc < 4) { fprintf(stderr, "usage: stream KERNEL BYTES MIN_SECONDS\n"); return 2; }
+    if (argc < 4) { fprintf(stderr, "usage: stream KERNEL BYTES MIN_SECONDS [serve]\n"); return 2; }
     int kernel = -1;
     for (int i = 0; i < (int)(sizeof KERNELS / sizeof *KERNELS); ++i)
         if (!strcmp(argv[1], KERNELS[i].name)) kernel = i;
@@ -93,64 +169,21 @@ int main(int argc, char **argv) {
     }
     long bytes = atol(argv[2]);
     double min_s = atof(argv[3]);
+    int serve = argc > 4 && !strcmp(argv[4], "serve");
     int arrays = KERNELS[kernel].arrays;
-    double per_it = KERNELS[kernel].bytes;
     long n = bytes / (8 * arrays);
     if (n < 64) n = 64;
+    double **v = calloc((size_t)4 * omp_get_max_threads(), sizeof *v);
+    #pragma omp parallel
+    allocate(v + 4 * omp_get_thread_num(), arrays, n);
     long reps = 1;
-    double elapsed = 0, sink = 0;
-    int threads = 1;
-    for (;;) {
-        #pragma omp parallel reduction(+:sink)
-        {
-            /* only the arrays the kernel streams: first touch of the others cost time, not bandwidth */
-            double *v[4] = {0};
-            const double init[4] = {1.0, 2.0, 0.5, 1.5};
-            for (int j = 0; j < arrays; ++j) {
-                v[j] = aligned_alloc(64, n * 8);
-                for (long i = 0; i < n; ++i) v[j][i] = init[j];
-            }
-            double *a = v[0], *b = v[1], *c = v[2], *d = v[3];
-            double s = 1.0000001, acc = 0;
-            #pragma omp barrier
-            #pragma omp master
-            { threads = omp_get_num_threads(); elapsed = omp_get_wtime(); }
-            for (long r = 0; r < reps; ++r) {
-                switch (kernel) {
-                case LOAD_K: {  /* vectorised reduction: not latency-bound */
-                    /* 32 partial sums: independent add chains (a single vector accumulator is
-                       bound by the add latency, not by bandwidth, on CPUs with narrow vectors) */
-                    double p[32] = {0};
-                    long i = 0;
-                    for (; i + 32 <= n; i += 32)
-                        for (int k = 0; k < 32; ++k) p[k] += a[i + k];
-                    for (; i < n; ++i) p[0] += a[i];
-                    for (int k = 0; k < 32; ++k) acc += p[k];
-                    break;
-                }
-                case UPDATE_K: for (long i = 0; i < n; ++i) a[i] = s * a[i]; break;
-                /* copy: + 0.0 (not foldable while zeros are signed) keeps the compiler from
-                   turning the loop into a memcpy call, whose non-temporal stores for large sizes
-                   skip the write-allocate read that the bytes' correction assumes */
-                case COPY_K: for (long i = 0; i < n; ++i) b[i] = a[i] + 0.0; break;
-                case DAXPY_K: for (long i = 0; i < n; ++i) a[i] = a[i] + s * b[i]; break;
-                case TRIAD_K: for (long i = 0; i < n; ++i) a[i] = b[i] + c[i] * d[i]; break;  /* 3 read, 1 written */
-#if NT_WIDTH
-                case COPY_NT_K: copy_nt(b, a, n); break;
-                case TRIAD_NT_K: triad_nt(a, b, c, d, n); break;
-#endif
-                }
-                __asm__ volatile("" : : "r"(a), "r"(b) : "memory");
-            }
-            #pragma omp barrier
-            #pragma omp master
-            elapsed = omp_get_wtime() - elapsed;
-            sink += acc + a[n / 2] + (b ? b[n / 3] : 0.0);
-            for (int j = 0; j < arrays; ++j) free(v[j]);
-        }
-        if (elapsed >= min_s || reps > (1L << 40)) break;
-        reps = (long)(reps * (elapsed > 0 ? 1.5 * min_s / elapsed : 10)) + 1;
+    if (!serve) {
+        measure(kernel, v, n, min_s, &reps);
+    } else {  /* one measurement per line read, the arrays kept (tune's probe between its rounds) */
+        char line[64];
+        while (fgets(line, sizeof line, stdin)) measure(kernel, v, n, min_s, &reps);
     }
-    printf("%d %.4f %g\n", threads, per_it * n * reps * threads / elapsed / 1e9, sink > 0 ? 0.0 : 1.0);
+    for (int t = 0; t < 4 * omp_get_max_threads(); ++t) free(v[t]);
+    free(v);
     return 0;
 }

@@ -61,3 +61,14 @@ def test_the_default_budget_is_half_a_seven_repetition_design():
         RacePolicy(min_rounds=1)
     with pytest.raises(ValueError):
         RacePolicy(confidence=1.0)
+
+
+def test_the_leader_is_lowest_against_its_rounds():
+    from autotune.model.race import leader
+    # b has the lower median of its own runs, but ran its fast runs in rounds where everyone was fast
+    runs = {"a": {0: 1.00, 1: 2.00, 2: 2.00}, "b": {0: 0.95, 1: 2.10, 2: 2.10}, "c": {0: 1.10, 1: 2.05, 2: 2.05}}
+    assert sorted(runs, key=lambda k: sorted(runs[k].values())[1])[0] == "a"     # raw medians: a, 2.00
+    assert leader(runs, ["a", "b", "c"]) == "a"
+    runs["b"] = {0: 0.90, 1: 1.95, 2: 1.95}
+    assert leader(runs, ["a", "b", "c"]) == "b"
+    assert leader({"a": {0: 1.0}, "b": {0: 1.0}}, ["b", "a"]) == "a"             # a tie: by name

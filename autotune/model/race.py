@@ -81,8 +81,14 @@ def _t_quantile(confidence: float, df: int) -> float:
 
 
 def leader(runs: dict[str, dict[int, float]], alive: list[str]) -> str:
-    """The variant in the race with the lowest median (its name breaks a tie)."""
-    return min(alive, key=lambda name: (statistics.median(runs[name].values()), name))
+    """The variant in the race with the lowest median time relative to its rounds: each run over
+    the median of the race's runs in the same round (the round as a block: a slow spell that
+    touched a round touches every run in it), the median of those ratios over its rounds; its
+    name breaks a tie."""
+    rounds = sorted({r for name in alive for r in runs[name]})
+    block = {r: statistics.median(runs[name][r] for name in alive if r in runs[name]) for r in rounds}
+    return min(alive, key=lambda name: (statistics.median(t / block[r] for r, t in runs[name].items()
+                                                          if r in block), name))
 
 
 def compare_to(name: str, lead: str, runs: dict[str, dict[int, float]], policy: RacePolicy) -> Verdict:

@@ -118,7 +118,8 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
         log.rounds = r
         spent = all(r >= runner.available(name) for name in alive)    # a replay's stored runs
         if race:
-            st = step(_by_round(rows, alive + list(gone)), alive, gone, r, log.runs, log.run_s + log.probe_s, race)
+            kept = sum(len(rows[name]["runs_s"]) for name in ready)     # a set-aside round's runs are the noise's
+            st = step(_by_round(rows, alive + list(gone)), alive, gone, r, kept, log.run_s + log.probe_s, race)
             if spent and not st.stop:
                 st = replace(st, stop="the stored runs are spent")
             for name in set(st.verdicts) - set(gone):

@@ -7,6 +7,7 @@ pricing, from the store's analyses: nothing is analysed again).  docs/tuning.md#
 from __future__ import annotations
 
 import dataclasses
+import select
 import statistics
 import subprocess
 import tempfile
@@ -21,6 +22,7 @@ from autotune.specs.runstate import Reference, RunState, memory_reference
 from autotune.storage.store import Store
 
 PROBE_SECONDS = 0.05      # each reference kernel's run: short beside a round of solver runs
+ANSWER_S = 120.0          # a reference kernel that takes longer has hung
 
 
 LLC_TIMES = 16           # the probe's triad works on at most this many times the last-level cache
@@ -47,36 +49,67 @@ def reference_of(ranked: RankResult) -> Reference | None:
 
 
 class Probe:
-    """The reference kernels, built once, run on this host (prefix: a launcher's argv that puts
-    them on the node the solvers run on, such as srun's for one task)."""
+    """The reference kernels, built once, run where the solvers run (prefix: a launcher's argv
+    that puts them there, such as srun's for one task; empty: this host).  The triad is one
+    process for the whole tune (stream.c's serve mode: its arrays allocated and first touched
+    once, one measurement per request), so a probe costs its measurement, not the first touch of
+    the file's working set (0.45 s of 0.5 s per probe on a 2-core guest)."""
 
     def __init__(self, ref: Reference, prefix: list[str] | None = None, cc: str = "gcc"):
-        from autotune.tools.hostprobe import build_chain, build_stream
+        from autotune.tools.hostprobe import _omp_env, build_chain, build_stream
         self.ref, self.prefix = ref, prefix or []
         self._tmp = tempfile.TemporaryDirectory(prefix="autotune-probe-")
         folder = Path(self._tmp.name)
-        self.stream, self.chain = build_stream(folder, cc), build_chain(folder, cc)
+        stream, self.chain = build_stream(folder, cc), build_chain(folder, cc)
+        self._env = _omp_env(ref.cores)
+        self._triad = subprocess.Popen(self.prefix + [str(stream), "triad", str(ref.bytes_per_thread),
+                                                      str(PROBE_SECONDS), "serve"],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       env=self._env, text=True)
         self.seconds = 0.0          # spent probing, in all
 
-    def _run(self, argv: list[str]) -> str:
-        from autotune.tools.hostprobe import _omp_env
-        out = subprocess.run(self.prefix + argv, env=_omp_env(self.ref.cores), capture_output=True, text=True,
-                             timeout=120)
-        if out.returncode != 0:
-            raise ToolError(f"reference kernel {Path(argv[0]).name} failed: {out.stderr.strip()[-300:]}")
-        return out.stdout
+    def _gbs(self) -> float:
+        """One triad measurement from the serving process."""
+        proc = self._triad
+        try:
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+            ready, _, _ = select.select([proc.stdout], [], [], ANSWER_S)
+            line = proc.stdout.readline() if ready else ""
+        except (BrokenPipeError, OSError):
+            line = ""
+        if not line:
+            proc.kill()
+            err = proc.stderr.read().strip()[-300:] if proc.poll() is not None else ""
+            raise ToolError(f"reference kernel stream (triad) gave no answer{': ' + err if err else ''}")
+        return float(line.split()[1])
+
+    def _clock_ghz(self) -> float:
+        out = subprocess.run(self.prefix + [str(self.chain), str(PROBE_SECONDS / 2), "1"], env=self._env,
+                             capture_output=True, text=True, timeout=ANSWER_S)
+        lines = [ln for ln in out.stdout.splitlines() if ln.strip()]
+        if out.returncode != 0 or not lines:
+            raise ToolError(f"reference kernel clockchain failed: {out.stderr.strip()[-300:]}")
+        return statistics.median(float(v) for v in lines[-1].split())
 
     def measure(self) -> dict:
         """One probe: {"bandwidth_Bps", "clock_hz", "seconds"}."""
         t0 = time.perf_counter()
-        bw = float(self._run([str(self.stream), "triad", str(self.ref.bytes_per_thread), str(PROBE_SECONDS)]).split()[1])
-        lines = [ln for ln in self._run([str(self.chain), str(PROBE_SECONDS / 2), "1"]).splitlines() if ln.strip()]
-        ghz = statistics.median(float(v) for v in lines[-1].split())
+        bw, ghz = self._gbs(), self._clock_ghz()
         spent = time.perf_counter() - t0
         self.seconds += spent
         return {"bandwidth_Bps": bw * 1e9, "clock_hz": ghz * 1e9, "seconds": spent}
 
     def close(self) -> None:
+        proc = self._triad
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+            proc.wait()
+        for f in (proc.stdout, proc.stderr):
+            f.close()
         self._tmp.cleanup()
 
 
