@@ -65,7 +65,7 @@ def test_the_default_budget_is_half_a_seven_repetition_design():
 
 def test_the_leader_is_lowest_against_its_rounds():
     from autotune.model.race import leader
-    # b has the lower median of its own runs, but ran its fast runs in rounds where everyone was fast
+    # each run over the median of its round: a is 2.4 % under its rounds, b 2.4 % over them
     runs = {"a": {0: 1.00, 1: 2.00, 2: 2.00}, "b": {0: 0.95, 1: 2.10, 2: 2.10}, "c": {0: 1.10, 1: 2.05, 2: 2.05}}
     assert sorted(runs, key=lambda k: sorted(runs[k].values())[1])[0] == "a"     # raw medians: a, 2.00
     assert leader(runs, ["a", "b", "c"]) == "a"
