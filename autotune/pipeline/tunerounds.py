@@ -114,6 +114,8 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
             state = state_of(probe.ref, [p for p in (before, after) if p])
             for name in ran:
                 rows[name]["runs_state"][-1] = {"bandwidth_Bps": state.bandwidth_Bps, "clock_hz": state.clock_hz}
+                if name not in finished:
+                    partial(name)       # the repetition again, with its state
         r += 1
         log.rounds = r
         spent = all(r >= runner.available(name) for name in alive)    # a replay's stored runs
