@@ -169,7 +169,7 @@ def test_the_api_checks_the_machine_file_it_writes(tmp_path):
     (["rank", "--ivp", "heat2d", "--jobs", "1.5"],
      "argument --jobs: expected a number of processes or 'mpi', got '1.5'"),
     (["tune", "--ivp", "heat2d", "--steps", "2.5"], "argument --steps: expected an integer, got '2.5'"),
-    (["tune", "--ivp", "heat2d", "--reps", "nan"], "argument --reps: expected an integer, got 'nan'"),
+    (["tune", "--ivp", "heat2d", "--reps", "nan"], "argument --reps: expected an integer or 'auto', got 'nan'"),
     (["tune", "--ivp", "heat2d", "--warmup", "0.5"], "argument --warmup: expected an integer, got '0.5'"),
     (["calibrate", "--machine", M, "--min-bytes", "1.5"], "argument --min-bytes: expected an integer, got '1.5'"),
     # the sweep grammar: single values, lists, range ends and steps
