@@ -84,6 +84,7 @@ def main(argv=None) -> int:
     p.add_argument("--reps", type=int, default=5, help="repetitions of the apart runs")
     p.add_argument("--apart-min", type=float, default=30.0)
     p.add_argument("--pairs", type=int, default=10)
+    p.add_argument("--parts", default="apart,race", help="what to measure: apart, race or both")
     p.add_argument("--store", type=Path)
     p.add_argument("--json", type=Path)
     a = p.parse_args(argv)
@@ -94,23 +95,24 @@ def main(argv=None) -> int:
         if a.json:
             write_text(a.json, json.dumps(out, indent=2) + "\n", "json")
 
+    parts = set(a.parts.split(","))
     first: dict[str, dict] = {}
     t_first = time.time()
-    for ivp in ivps:
+    for ivp in ivps if "apart" in parts else []:
         first[ivp] = apart_figures(tune(a, ivp, "--sample", "10", "--reps", str(a.reps))[0])
         print(f"apart, first run: {ivp}: {first[ivp]}", flush=True)
         out["apart"][ivp] = {"first": first[ivp]}
         save()
-    for i in range(a.pairs):
+    for i in range(a.pairs if "race" in parts else 0):
         pair = race_pair(a, ivps[0], auto_first=i % 2 == 0)
         out["race"].append(pair)
         print(f"race pair {i + 1}: {pair}", flush=True)
         save()
     wait = t_first + 60 * a.apart_min - time.time()
-    if wait > 0:
+    if wait > 0 and "apart" in parts:
         print(f"waiting {wait / 60:.1f} min for the second apart runs", flush=True)
         time.sleep(wait)
-    for ivp in ivps:
+    for ivp in ivps if "apart" in parts else []:
         second = apart_figures(tune(a, ivp, "--sample", "10", "--reps", str(a.reps))[0])
         out["apart"][ivp]["second"] = second
         print(f"apart, second run: {ivp}: {second}", flush=True)

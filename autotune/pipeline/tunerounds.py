@@ -51,7 +51,10 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
     log = RoundLog(policy=race)
     alive, gone = list(ready), {}
     planned = race.max_rounds if race else plan.reps
-    limit = retake_limit(planned)
+    # noisy rounds taken again: one in three of the rounds the design expects to run (a race
+    # with a budget of runs: the rounds that budget pays for, not its most rounds)
+    limit = retake_limit(min(planned, -(-race.budget_runs // max(1, len(ready))))
+                         if race and race.budget_runs else planned)
     for name in ready:      # a resumed run's repetitions are its first rounds
         rows[name].setdefault("runs_round", list(range(len(rows[name]["runs_s"]))))
     def state_now(after_round: int) -> dict | None:
