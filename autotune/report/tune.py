@@ -110,10 +110,10 @@ def state_lines(s: dict) -> list[str]:
     if not st:
         return []
     out = [f"machine state in the run (median of its rounds): memory triad {st['bandwidth_gbs']:.1f} GB/s "
-           f"(the file: {st['file_bandwidth_gbs']:.1f}), clock {st['clock_ghz']:.2f} GHz (the file: "
-           f"{st['file_clock_ghz']:.2f}"
+           f"(the file: {st['file_bandwidth_gbs']:.1f}"
            + (f", its runs spread {st['file_spread_pct']:.0f} %" if st.get("file_spread_pct") is not None else "")
-           + f"); {st['probes']} probes, {st['probe_s']:.1f} s"
+           + f"), clock {st['clock_ghz']:.2f} GHz (the file: {st['file_clock_ghz']:.2f}); "
+           f"{st['probes']} probes, {st['probe_s']:.1f} s"
            + (f", {s['probe_cost_pct']:.1f} % of the tune" if s.get("probe_cost_pct") is not None else "")]
     if s.get("median_abs_deviation_state_pct") is not None:
         lo, hi = s["deviation_state_pct_range"]
@@ -130,8 +130,11 @@ def race_lines(race: dict | None, variants: list[dict]) -> list[str]:
     if not race:
         return []
     iv = race.get("best_interval_s")
-    out = ["", f"{race['policy']}", f"  stopped after {race['rounds']} rounds and {race['runs']} runs: {race['stop']}",
-           f"  best {race['best']}" + (f", median {iv[0]:.4e} .. {iv[1]:.4e} s (95 % bootstrap)" if iv else "")
+    kept = sum(len(v.get("runs_s") or []) for v in variants)
+    aside = race["runs"] - kept
+    out = ["", f"{race['policy']}", f"  stopped after {race['rounds']} rounds and {race['runs']} runs"
+           + (f" ({aside} of a noisy round set aside)" if aside > 0 else "") + f": {race['stop']}",
+           f"  best (the lowest against its rounds' medians) {race['best']}" + (f", median {iv[0]:.4e} .. {iv[1]:.4e} s (95 % bootstrap)" if iv else "")
            + (": separated from every other" if race["separated"] else ": not separated from "
               + ", ".join(n for n in race["left_in_race"] if n != race["best"]) if len(race["left_in_race"]) > 1
               else ": the others left within the margin")]
