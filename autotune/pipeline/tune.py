@@ -22,6 +22,7 @@ from autotune.pipeline.incore import host_is
 from autotune.pipeline.runners import Runner, make_runner, run_key, run_key_of, runner_for
 from autotune.pipeline.tunerounds import RoundLog, run_rounds
 from autotune.pipeline.tunestate import Probe, reference_of
+from autotune.specs.runstate import Reference
 from autotune.pipeline.tunesummary import adjust_row, summarize
 from autotune.request.run import RunPlan
 from autotune.request.selection import Sample
@@ -154,7 +155,7 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
             rows[name]["error"] = str(e)
             progress(f"[{i}/{len(todo)}] {name}: failed: {e}")
             finish(name)
-    probe = _probe(ranked, runner, progress) if ready else None
+    probe = _probe(ranked, ref, runner, progress) if ready else None
     try:
         return run_rounds(ready, rows, sel.phase_runs, runner, plan, progress, probe, finish, partial)
     finally:
@@ -162,7 +163,8 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
             probe.close()
 
 
-def _probe(ranked: RankResult, runner: Runner, progress: Callable[[str], None]) -> Probe | None:
+def _probe(ranked: RankResult, ref: Reference | None, runner: Runner,
+           progress: Callable[[str], None]) -> Probe | None:
     """The reference kernels for this run, where the machine file has the figures to compare them
     with and the runner can run them where the solvers run (None, said, where not)."""
     prefix = runner.probe_prefix()
@@ -173,7 +175,6 @@ def _probe(ranked: RankResult, runner: Runner, progress: Callable[[str], None]) 
         progress(f"machine state: not measured (the machine file {machine.name} was not made on this host's CPU: "
                  f"its figures are no reference for what this host measures): deviations are raw only")
         return None
-    ref = reference_of(ranked)
     if ref is None:
         progress(f"machine state: not measured (the machine file {ranked.scenario.machine.name} has no "
                  f"triad in memory at {ranked.scenario.node_threads} cores to compare with): deviations are raw only")

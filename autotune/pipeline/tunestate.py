@@ -126,20 +126,20 @@ def priced_at(ranked: RankResult, states: dict[str, RunState], store: Store) -> 
     machine carrying the state; the store holds every analysis already)."""
     from autotune.pipeline.predict import rank_scenario
     by_name = {r.variant.name: r.variant for r in ranked.ordered}
-    out = {}
-    for name, st in states.items():
-        if name in by_name and st is not None:
-            sc = dataclasses.replace(ranked.scenario, machine=dataclasses.replace(ranked.scenario.machine, state=st))
-            out[name] = rank_scenario(sc, [by_name[name]], ranked.rule, store)
-    return out
+    return {name: rank_scenario(_at(ranked, st), [by_name[name]], ranked.rule, store)
+            for name, st in states.items() if name in by_name and st is not None}
+
+
+def _at(ranked: RankResult, state: RunState):
+    """The ranking's scenario on its machine carrying the state."""
+    return dataclasses.replace(ranked.scenario, machine=dataclasses.replace(ranked.scenario.machine, state=state))
 
 
 def bound_at(ranked: RankResult, state: RunState, store: Store):
     """The scenario's floor at a state: the whole pool priced at it (the floor takes the pool's
     cheapest RHS form), its bound."""
     from autotune.pipeline.predict import rank_scenario
-    sc = dataclasses.replace(ranked.scenario, machine=dataclasses.replace(ranked.scenario.machine, state=state))
-    return rank_scenario(sc, [r.variant for r in ranked.ordered], ranked.rule, store).bound
+    return rank_scenario(_at(ranked, state), [r.variant for r in ranked.ordered], ranked.rule, store).bound
 
 
 def progress_line(state: RunState) -> str:

@@ -61,11 +61,12 @@ def adjust_row(ranked: RankResult, row: dict, ref: Reference | None, store: Stor
 
 
 def state_adjusted(ranked: RankResult, rows: list[dict], store: Store) -> RunState | None:
-    """Every measured row priced again at its own state (adjust_row); returns the run's state
-    (the median over every run)."""
+    """Every measured row priced again at its own state (adjust_row; the rows this run finished
+    were, as they were stored); returns the run's state (the median over every run)."""
     ref = reference_of(ranked)
     for r in rows:
-        adjust_row(ranked, r, ref, store)
+        if "state_factor" not in r:
+            adjust_row(ranked, r, ref, store)
     return _state(ref, [s for r in rows for s in r.get("runs_state") or []])
 
 
