@@ -16,6 +16,8 @@ docs/tuning.md#predictions-at-the-runs-state.
 """
 from __future__ import annotations
 
+import statistics
+
 from autotune.model.learned import recombine, transfer_interface
 from autotune.specs.runstate import RunState
 
@@ -52,7 +54,6 @@ def strays(probe: dict, probes: list[dict], threshold_pct: float = NOISY_PCT) ->
     """Why a probe ({"bandwidth_Bps", "clock_hz"}) strays from the median of `probes` (which
     include it), None where it does not: "bandwidth +23 %" or "clock -17 %".  Fewer than
     MIN_PROBES probes have no median to stray from."""
-    import statistics
     if len(probes) < MIN_PROBES:
         return None
     for key, what in (("bandwidth_Bps", "bandwidth"), ("clock_hz", "clock")):

@@ -114,7 +114,7 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
                 state_now(r)                # the retake's own probe before it (the last one strayed)
                 continue
         if after:
-            state = state_of(probe.ref, [p for p in (before, after) if p])
+            state = state_of(probe.ref, [before, after])
             for name in ran:
                 rows[name]["runs_state"][-1] = {"bandwidth_Bps": state.bandwidth_Bps, "clock_hz": state.clock_hz}
                 if name not in finished:

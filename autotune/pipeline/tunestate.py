@@ -113,12 +113,13 @@ class Probe:
         self._tmp.cleanup()
 
 
-def state_of(ref: Reference, probes: list[dict]) -> RunState | None:
-    """The state over some probes: the median bandwidth and clock (None: no probe)."""
-    if not probes:
+def state_of(ref: Reference | None, probes: list[dict | None]) -> RunState | None:
+    """The state over some probes, or runs' states ({"bandwidth_Bps", "clock_hz"}; None entries
+    skipped): the median bandwidth and clock (None: no reference, or nothing measured)."""
+    got = [p for p in probes if p]
+    if ref is None or not got:
         return None
-    return ref.state(statistics.median(p["bandwidth_Bps"] for p in probes),
-                     statistics.median(p["clock_hz"] for p in probes))
+    return ref.state(statistics.median(p["bandwidth_Bps"] for p in got), statistics.median(p["clock_hz"] for p in got))
 
 
 def priced_at(ranked: RankResult, states: dict[str, RunState], store: Store) -> dict[str, RankResult]:

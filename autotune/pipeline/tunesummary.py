@@ -4,14 +4,13 @@ and at the run's state, the race, the figures' bootstrap intervals (model.confid
 pre-selection's check and what the reference kernels cost."""
 from __future__ import annotations
 
-import statistics
 
 from autotune.arith import ordered_sum
 from autotune.model.check import check_sample
 from autotune.model.compare import compare
 from autotune.model.confidence import gain_interval, median_interval, summary_intervals
 from autotune.pipeline.tunerounds import RoundLog
-from autotune.pipeline.tunestate import bound_at, priced_at, reference_of
+from autotune.pipeline.tunestate import bound_at, priced_at, reference_of, state_of
 from autotune.request.run import RunPlan
 from autotune.request.selection import Sample
 from autotune.results.rank import RankResult
@@ -21,14 +20,6 @@ from autotune.specs.stepvalues import step_form
 from autotune.storage.store import Store
 
 CONFIDENCE = 0.95
-
-
-def _state(ref: Reference | None, states: list) -> RunState | None:
-    """The median state over some runs' states ({"bandwidth_Bps", "clock_hz"}; None entries skipped)."""
-    got = [s for s in states if s]
-    if ref is None or not got:
-        return None
-    return ref.state(statistics.median(s["bandwidth_Bps"] for s in got), statistics.median(s["clock_hz"] for s in got))
 
 
 def _state_dict(st: RunState) -> dict:
@@ -41,7 +32,7 @@ def adjust_row(ranked: RankResult, row: dict, ref: Reference | None, store: Stor
     deviation_state_pct, state, and state_factor (the file's prediction over the state's, in all
     and per phase: what turns the row's measured seconds into seconds at the file's state, the
     observations calibrate --from-runs fits).  Returns the row's state (None: none measured)."""
-    st = _state(ref, row.get("runs_state") or []) if row.get("measured_s") else None
+    st = state_of(ref, row.get("runs_state") or []) if row.get("measured_s") else None
     row.update(predicted_state_s=None, deviation_state_pct=None, state=None, state_factor=None)
     if st is None:
         return None
@@ -67,7 +58,7 @@ def state_adjusted(ranked: RankResult, rows: list[dict], store: Store) -> RunSta
     for r in rows:
         if "state_factor" not in r:
             adjust_row(ranked, r, ref, store)
-    return _state(ref, [s for r in rows for s in r.get("runs_state") or []])
+    return state_of(ref, [s for r in rows for s in r.get("runs_state") or []])
 
 
 def _race(plan: RunPlan, log: RoundLog, rows: list[dict]) -> dict | None:

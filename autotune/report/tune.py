@@ -130,14 +130,18 @@ def race_lines(race: dict | None, variants: list[dict]) -> list[str]:
     if not race:
         return []
     iv = race.get("best_interval_s")
-    kept = sum(len(v.get("runs_s") or []) for v in variants)
-    aside = race["runs"] - kept
-    out = ["", f"{race['policy']}", f"  stopped after {race['rounds']} rounds and {race['runs']} runs"
-           + (f" ({aside} of a noisy round set aside)" if aside > 0 else "") + f": {race['stop']}",
-           f"  best (the lowest against its rounds' medians) {race['best']}" + (f", median {iv[0]:.4e} .. {iv[1]:.4e} s (95 % bootstrap)" if iv else "")
-           + (": separated from every other" if race["separated"] else ": not separated from "
-              + ", ".join(n for n in race["left_in_race"] if n != race["best"]) if len(race["left_in_race"]) > 1
-              else ": the others left within the margin")]
+    aside = sum(len(v.get("noisy_runs_s") or []) for v in variants)
+    others = [n for n in race["left_in_race"] if n != race["best"]]
+    if race["separated"]:
+        told = "separated from every other"
+    elif others:
+        told = "not separated from " + ", ".join(others)
+    else:
+        told = "the others left within the margin"
+    out = ["", race["policy"], f"  stopped after {race['rounds']} rounds and {race['runs']} runs"
+           + (f" ({aside} of a noisy round set aside)" if aside else "") + f": {race['stop']}",
+           f"  best (the lowest against its rounds' medians) {race['best']}"
+           + (f", median {iv[0]:.4e} .. {iv[1]:.4e} s (95 % bootstrap)" if iv else "") + f": {told}"]
     return out
 
 
