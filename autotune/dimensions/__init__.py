@@ -1,0 +1,1 @@
+"""The variant dimensions, one module each (docs/design.md#variant-dimensions)."""
