@@ -9,7 +9,7 @@ from autotune.codegen.parts import copy_part, fused_parts, rhs_parts
 from autotune.specs.ivp import load_ivp
 from autotune.specs.method import load_method
 from autotune.specs.step import FUSED_GROUPS
-from autotune.specs.variants import lc_values
+from autotune.dimensions.lc import all_values as lc_values
 
 from .conftest import pool_size, run_cli
 from .forms import parts

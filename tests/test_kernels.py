@@ -4,7 +4,8 @@ from autotune.codegen.parts import approx_update_parts, fused_parts, lc_parts, r
 from autotune.specs.step import FUSED_GROUPS
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.method import build, load_method
-from autotune.specs.variants import (DIMENSIONS, enumerate_variants, lc_orders, lc_values, one_pass_orders,
+from autotune.dimensions.lc import all_values as lc_values, one_pass_orders, orders as lc_orders
+from autotune.specs.variants import (DIMENSIONS, enumerate_variants,
                                      pairwise_cover, parse_variant)
 from autotune.errors import InputError
 

@@ -8,9 +8,11 @@ from autotune.codegen.parts import render_part
 from autotune.specs import methodparts as mp
 from autotune.specs.method import build, load_method
 from autotune.specs.shipped import shipped_dir
-from autotune.specs.step import CONTRIBUTIONS, CORE_CLASS, PHASE, Group, Kind, step_keys
+from autotune.specs.step import CORE_CLASS, PHASE, Group, Kind
+from autotune.specs.stepvalues import step_keys
 from autotune.specs.stepvalues import step_form
-from autotune.specs.variants import DIMENSIONS, enumerate_variants, lc_values
+from autotune.dimensions.lc import all_values as lc_values
+from autotune.specs.variants import DIMENSIONS, enumerate_variants
 
 from .forms import form
 
@@ -41,7 +43,7 @@ def test_declared_accesses_are_those_of_the_rendered_body(s):
 def test_every_value_of_a_step_shaping_dimension_contributes():
     assert set(step_keys()) <= set(DIMENSIONS)
     for key in step_keys():
-        assert set(CONTRIBUTIONS[key]) == set(DIMENSIONS[key].values), key
+        assert set(DIMENSIONS[key].step) == set(DIMENSIONS[key].values), key
     # the others change only the code around the step: the same form for every value
     pool = enumerate_variants(("neighbour", "allgather"))
     forms = {}

@@ -120,7 +120,8 @@ def test_store_nt_stays_out_where_the_streamed_vectors_would_stay_in_the_last_le
     """The rule per scenario: on the reference node (20 MB L3 for 8 cores), heat2d on one node
     streams where the argument vectors it writes are read again only after the L3 has moved on
     (about 8 vectors touched since each), and not where the whole step fits."""
-    from autotune.pipeline.applicable import STREAMING, applicable_pool, drop_unpaid
+    from autotune.pipeline.applicable import applicable_pool, drop_unpaid
+    STREAMING = "store=nt"
     from autotune.specs.ivp import load_ivp
     from autotune.specs.machine import load_machine
     from autotune.specs.method import load_method

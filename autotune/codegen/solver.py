@@ -1,6 +1,8 @@
 """Render the full PIRK solver of one variant from the same templates as the kernel parts.  Pure."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from autotune.arith import ordered_sum
 from autotune.codegen import parts as kmod
 from autotune.errors import InputError
@@ -11,8 +13,7 @@ from autotune.specs.method import Method
 from autotune.specs.schemes import SCHEMES
 from autotune.specs.shipped import shipped_dir
 from autotune.specs.stepvalues import step_form
-from autotune.specs.tiles import tile_components
-from autotune.specs.variants import Variant
+from autotune.specs.variants import DIMENSIONS, Variant
 
 
 
@@ -48,9 +49,9 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
         raise InputError(f"{ivp.path}: field 'constants': {e}") from None
     names = {c for p in parts for c in p.constants}
     constants = [c for c in constants if c["name"] in names]
+    context = dimension_context(ivp, method, variant, machine)
     rhs, offset = [], "0"
-    onepass = variant.rhs == "onepass"
-    bodies_all = [p.body for p in kmod.rhs_parts(ivp, method.stages)] if onepass else [None] * len(parts)
+    bodies_all = context.pop("rhs_bodies_all", None) or [None] * len(parts)
     for i, (p, part) in enumerate(zip(parts, ivp.rhs)):
         if blocked:
             other = ivp.rhs[1 - i] if len(parts) == 2 else None
@@ -67,16 +68,37 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
     fmt = lambda x: repr(float(x))  # noqa: E731 - exact decimal round trip of the coefficients
     form = step_form(method, variant)
     return kmod.env().get_template("solver.c.j2").render(
-        ivp_name=ivp.name, method_name=method.name, variant=variant.name, values=variant.fields(), lc=variant.lc,
+        ivp_name=ivp.name, method_name=method.name, variant=variant.name, values=variant.fields(),
         S=method.stages, iterations=method.iterations, H=_halo(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
         c=[fmt(ordered_sum(row)) for row in method.A],   # the row sums of A (= the nodes c, to rounding)
-        lc_parts=kmod.lc_parts(method, variant.lc), approx_parts=kmod.approx_update_parts(method, variant.au),
-        lc_direct_parts=[kmod.lc_direct_part(method)] if variant.pred == "direct" else [],
-        rhs=rhs, comm=variant.comm, scheme_template=SCHEMES[variant.comm].template,
-        schedule=form.blocks, timers=form.timers, ghost=variant.buf == "ghost",
-        fuse=variant.fuse != "none", block=variant.block, streaming=variant.store == "nt",
-        tile=tile_components(machine, variant.block, method.stages),
-        overlap=variant.overlap != "none", has_post=SCHEMES[variant.comm].halo_only,
-        rhs_onepass=onepass, block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body, constants=constants, size_parameter=ivp.size_parameter,
-        initial=ivp.initial)
+        rhs=rhs, schedule=form.blocks, timers=form.timers,
+        block0_c=to_c(ivp.rhs[0].components) if blocked else "n", pack_body=kmod.pack_part(method).body,
+        constants=constants, size_parameter=ivp.size_parameter, initial=ivp.initial, **context)
+
+
+@dataclass(frozen=True)
+class _Render:
+    """What a dimension's render hook reads (specs.dimension.RenderInput)."""
+    ivp: IVP
+    method: Method
+    machine: Machine | None
+    parts: object = kmod
+
+
+def dimension_context(ivp: IVP, method: Method, variant: Variant, machine: Machine | None) -> dict:
+    """Every dimension's part of the solver template's context, for the variant's values: a key
+    two dimensions give is an error, but for "preamble" (lines before the solver's code), which
+    they add to in position order."""
+    inputs = _Render(ivp, method, machine)
+    out: dict = {"preamble": []}
+    for key, dim in DIMENSIONS.items():
+        if dim.render is None:
+            continue
+        got = dict(dim.render(getattr(variant, key), inputs))
+        out["preamble"] += got.pop("preamble", [])
+        clash = set(got) & set(out)
+        if clash:
+            raise ValueError(f"dimension {key!r}: template context {sorted(clash)} is given twice")
+        out.update(got)
+    return out

@@ -1,1 +1,36 @@
-"""The variant dimensions, one module each (docs/design.md#variant-dimensions)."""
+"""The variant dimensions, one module each, found rather than listed (docs/design.md#variant-dimensions).
+
+Every module of this package that defines DIMENSION (a specs.dimension.Dimension) is one; so is
+every module (or Dimension) that an installed distribution names under the entry point group
+"autotune.dimensions" (a dimension kept outside this package).  A key or position used twice is
+an error.  Dimensions sit with specs on the bottom floor: they import specs only, and what a hook
+needs from a higher floor is handed in (specs.dimension).
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from importlib.metadata import entry_points
+
+from autotune.specs.dimension import Dimension, ordered
+
+GROUP = "autotune.dimensions"
+
+
+def _modules():
+    for info in pkgutil.iter_modules(__path__):
+        yield importlib.import_module(f"{__name__}.{info.name}")
+    for ep in entry_points(group=GROUP):
+        yield ep.load()
+
+
+def discover() -> dict[str, Dimension]:
+    """Every dimension by key, in position order."""
+    found = []
+    for module in _modules():
+        dim = module if isinstance(module, Dimension) else getattr(module, "DIMENSION", None)
+        if isinstance(dim, Dimension):
+            found.append(dim)
+        elif dim is not None:
+            raise TypeError(f"{module.__name__}.DIMENSION is not a Dimension")
+    return ordered(found)

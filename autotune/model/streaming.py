@@ -39,14 +39,6 @@ from autotune.specs.parts import KernelPart
 MEMORY = "MEM"   # the level of main memory in a machine file (kerncraft's name)
 
 
-def streaming_pays(next_reads: list[float], vector_bytes: float, llc_reach: float) -> bool:
-    """Whether some vector written with non-temporal stores would be gone from the last level
-    anyway when the step reads it next (distance D in vectors: nothing of it is left where the
-    D vectors touched since fill the level's reach, model.reuse); where none would, streaming
-    only sends the next read to memory."""
-    return any(d * vector_bytes >= llc_reach for d in next_reads)
-
-
 def stream_counts(part: KernelPart, streams: tuple[str, ...]) -> tuple[int, int, int]:
     """(R, W, S) of a part: rows read, rows only written (part.stores), rows written non-temporally."""
     total = written = nt = 0

@@ -1,22 +1,18 @@
 """The variants that can run in a scenario, and why the others cannot: its communication
-schemes (specs.scenario), and the values that pay only at some sizes (store=nt: where the
-vectors it streams would have left the last-level cache before the step reads them again)."""
+schemes (specs.scenario), and the values that pay only in some scenarios (a dimension's `pays`
+hook, specs.dimension: e.g. non-temporal stores, where the vectors they stream would have left
+the last-level cache before the step reads them again)."""
 from __future__ import annotations
 
 import math
-from functools import lru_cache
-from typing import Callable
+from functools import cached_property, lru_cache
 
 from autotune.model import reuse
-from autotune.model.streaming import streaming_pays
 from autotune.specs.method import Method
 from autotune.specs.parts import DOUBLE
 from autotune.specs.scenario import Scenario, applicable_variants
-from autotune.specs.stepvalues import form_of
-from autotune.specs.step import step_keys
-from autotune.specs.variants import Filter, Variant
-
-STREAMING = "store=nt"
+from autotune.specs.stepvalues import form_of, step_keys
+from autotune.specs.variants import DIMENSIONS, Filter, Variant
 
 
 @lru_cache(maxsize=256)
@@ -24,34 +20,58 @@ def _next_reads(method: Method, values: tuple[str, ...]) -> tuple[float, ...]:
     return tuple(reuse.next_read_distances(form_of(method, values).sweeps()))
 
 
-def streaming_fails(sc: Scenario, variant: Variant) -> str | None:
-    """Why store=nt does not pay for this variant here (None: it may)."""
-    keys = step_keys()
-    reads = _next_reads(sc.method, tuple(getattr(variant, k) for k in keys))
-    vector = float(DOUBLE * math.ceil(sc.n / sc.nodes) * sc.ranks_per_node)
-    llc = reuse.level_reach(sc.machine, sc.node_threads)[-1]
-    if streaming_pays(list(reads), vector, llc):
-        return None
-    return (f"the vectors it streams would still be in the last-level cache ({llc / 2**20:.3g} MiB) when "
-            f"the step reads them again (n = {sc.n} on {sc.nodes} node{'s' if sc.nodes > 1 else ''})")
+class _Facts:
+    """What a pays hook reads about one variant in one scenario (specs.dimension.PayFacts)."""
+
+    def __init__(self, sc: Scenario, variant: Variant) -> None:
+        self._sc, self._variant = sc, variant
+        self.n, self.nodes = sc.n, sc.nodes
+
+    @cached_property
+    def vector_bytes(self) -> float:
+        return float(DOUBLE * math.ceil(self._sc.n / self._sc.nodes) * self._sc.ranks_per_node)
+
+    @cached_property
+    def llc_bytes(self) -> float:
+        return reuse.level_reach(self._sc.machine, self._sc.node_threads)[-1]
+
+    def next_reads(self) -> tuple[float, ...]:
+        return _next_reads(self._sc.method, tuple(getattr(self._variant, k) for k in step_keys()))
 
 
-# values that pay only in some scenarios: "key=value" -> why it does not pay in one (None: it may)
-VALUE_CHECKS: dict[str, Callable[[Scenario, Variant], str | None]] = {STREAMING: streaming_fails}
+def value_item(key: str, value: str) -> str:
+    return f"{key}={value}"
 
 
 def value_keys(variant: Variant) -> list[str]:
-    """The "key=value" items of a variant that a scenario may exclude (VALUE_CHECKS)."""
-    return [k for k in (f"{d}={v}" for d, v in variant.fields().items()) if k in VALUE_CHECKS]
+    """The "key=value" items of a variant that a scenario may exclude: its values, other than the
+    default, of the dimensions with a pays hook."""
+    return [value_item(k, getattr(variant, k)) for k, d in DIMENSIONS.items()
+            if d.pays and getattr(variant, k) != d.default]
+
+
+def is_value_item(key: str) -> bool:
+    """Whether an excluded entry names a value (key=value), not a communication scheme."""
+    name, sep, value = key.partition("=")
+    return bool(sep) and name in DIMENSIONS and value in DIMENSIONS[name].values
+
+
+def unpaid(sc: Scenario, variant: Variant) -> dict[str, str]:
+    """The items of `variant` that do not pay in `sc`, each with why ({}: none)."""
+    facts, out = _Facts(sc, variant), {}
+    for k, d in DIMENSIONS.items():
+        value = getattr(variant, k)
+        if d.pays and value != d.default and (why := d.pays(value, facts)):
+            out[value_item(k, value)] = why
+    return out
 
 
 def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], dict[str, str]]:
-    """The variants less those with a value that does not pay here (VALUE_CHECKS), and why per
-    value ({}: none dropped).  Where nothing else is left (a selection of such variants only),
-    all are kept."""
+    """The variants less those with a value that does not pay here, and why per value ({}: none
+    dropped).  Where nothing else is left (a selection of such variants only), all are kept."""
     kept, why = [], {}
     for v in variants:
-        reasons = {k: r for k in value_keys(v) if (r := VALUE_CHECKS[k](sc, v))}
+        reasons = unpaid(sc, v)
         if reasons:
             why = {**reasons, **why}
         else:

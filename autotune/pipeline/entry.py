@@ -10,7 +10,7 @@ from autotune.model.preselect import Rule
 from autotune.pipeline.predict import failure_cause, rank_scenario, require_predictions
 from autotune.request.scenario import ScenarioRequest
 from autotune.results.rank import ExplainResult, RankResult
-from autotune.pipeline.applicable import VALUE_CHECKS, applicable_pool, value_keys
+from autotune.pipeline.applicable import applicable_pool, is_value_item, value_keys
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant, parse_variant
 from autotune.storage.store import Store
@@ -46,7 +46,7 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = No
         return run_sweep(spec, rule, store, progress, jobs, selected_only)
     sc = req.scenario()
     variants, excluded = applicable_pool(sc, spec.comm, spec.variant_filter)
-    schemes = {k: why for k, why in excluded.items() if k not in VALUE_CHECKS}
+    schemes = {k: why for k, why in excluded.items() if not is_value_item(k)}
     if spec.comm and schemes:
         scheme, why = next(iter(schemes.items()))
         raise InputError(f"{scheme} with n = {sc.n} and {sc.nodes} nodes: {why}", field="comm")

@@ -15,9 +15,9 @@ from autotune.model import reuse
 from autotune.specs.ivp import IVP
 from autotune.specs.method import Method
 from autotune.specs.parts import KernelPart
-from autotune.specs.step import RHS_GROUPS, RHS_SWEEPS, Group, StepCounts, StepForm, step_keys
-from autotune.specs.stepvalues import step_form
-from autotune.specs.variants import Variant
+from autotune.specs.step import RHS_GROUPS, RHS_SWEEPS, Group, StepCounts, StepForm
+from autotune.specs.stepvalues import step_form, step_keys
+from autotune.specs.variants import DIMENSIONS, Variant
 
 
 LAYOUT_VERSION = 1      # bump where a layout's meaning changes without a change of code or specs
@@ -91,16 +91,32 @@ class Unit(NamedTuple):
     part: KernelPart
     distances: tuple
     spec: int | None        # the IVP's RHS part it evaluates (its size and halo); None: a method part
-    streams: tuple[str, ...] = ()   # its arrays written with non-temporal stores (store=nt)
-    block: str = "none"             # a fused sweep's tile (block=l1, l2: model.tiles prices it)
+    streams: tuple[str, ...] = ()   # its arrays written with non-temporal stores
+    tiling: tuple = ()              # (key, value) of the dimensions that tile it (tile_of)
 
     def result_key(self, code: int) -> tuple:
         """Key of its priced ECM result in one regime: the analysis of its code, and how its
-        writes (the same analysis without the write-allocate reads for store=nt) and its tile
+        writes (the same analysis without the write-allocate reads where it streams) and its tile
         are priced."""
         extra = (self.streams,) if self.streams else ()
-        extra += (self.block,) if self.block != "none" else ()
+        extra += (self.tiling,) if self.tiling else ()
         return (self.part.code, code) + extra
+
+
+def tiling(v: Variant) -> tuple[tuple[str, str], ...]:
+    """The values of `v` that tile its fused sweeps: (key, value) of each dimension with a tile
+    hook (specs.dimension) whose value is not its default (which tiles nothing)."""
+    return tuple((k, getattr(v, k)) for k, d in DIMENSIONS.items() if d.tile and getattr(v, k) != d.default)
+
+
+def tile_of(pairs: tuple[tuple[str, str], ...], machine, stages: int) -> int:
+    """Components per tile of a unit tiled by `pairs` on `machine` (0: untiled)."""
+    return max((DIMENSIONS[k].tile(value, machine, stages) for k, value in pairs), default=0)
+
+
+def overlaps(v: Variant) -> bool:
+    """Whether the sweeps after an exchange of `v` compute while it is in flight."""
+    return any(d.overlaps(getattr(v, k)) for k, d in DIMENSIONS.items() if d.overlaps)
 
 
 class Slot(NamedTuple):
@@ -138,11 +154,11 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     slot_list: list[Slot] = []
 
     def slot(part: KernelPart, dist: tuple, spec: int | None, executions: int, streams: tuple = (),
-             block: str = "none") -> int:
-        u = units.get((part.name, dist, streams, block))
+             tiles: tuple = ()) -> int:
+        u = units.get((part.name, dist, streams, tiles))
         if u is None:
-            u = units[(part.name, dist, streams, block)] = len(unit_list)
-            unit_list.append(Unit(part, dist, spec, streams, block))
+            u = units[(part.name, dist, streams, tiles)] = len(unit_list)
+            unit_list.append(Unit(part, dist, spec, streams, tiles))
         s = slots.get((u, executions))
         if s is None:
             s = slots[(u, executions)] = len(slot_list)
@@ -151,17 +167,17 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
 
     rhs_groups: dict[tuple, tuple[int, ...]] = {}
 
-    def rhs_slots(step: StepForm, dist: dict, execs: dict[str, int], block: str) -> tuple[int, ...]:
+    def rhs_slots(step: StepForm, dist: dict, execs: dict[str, int], tiles: tuple) -> tuple[int, ...]:
         """The RHS parts of one form: one argument vector's (the predictor's, and the corrector's s
         sweeps in the stage form), all s in one sweep; or the fused sweeps' parts (and their tile)."""
         sweeps = step.rhs_groups
         streamed = step.streamed_groups
-        key = sweeps + tuple(dist.get(g) for g in RHS_SWEEPS) + streamed + (block,)
+        key = sweeps + tuple(dist.get(g) for g in RHS_SWEEPS) + streamed + (tiles,)
         got = rhs_groups.get(key)
         if got is None:
             groups = [session.sweep_parts(ivp, method, g) for g in sweeps]
             got = rhs_groups[key] = tuple(slot(part, dist[part.kernel], spec, execs[part.kernel],
-                                               part.stores if part.kernel in streamed else (), block)
+                                               part.stores if part.kernel in streamed else (), tiles)
                                           for group in groups for part, spec in group)
         return got
 
@@ -172,7 +188,8 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     form_of, comm_of, barriers, overlap = [], [], [], []
     keys = step_keys()
     for v in variants:
-        f = tuple(getattr(v, k) for k in keys) + (v.block,)     # the tile prices the fused parts
+        tiles = tiling(v)
+        f = tuple(getattr(v, k) for k in keys) + (tiles,)     # the tile prices the fused parts
         fi = forms.get(f)
         if fi is None:
             step = step_form(method, v)
@@ -182,15 +199,15 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
             execs = dict(counts.executions, PACK=counts.comm_phases)
             own = [slot(part, dist[part.name], None, execs[part.kernel]) for part in kmod.method_parts(step)]
             method_slots += own
-            used = tuple(own) + rhs_slots(step, dist, execs, v.block)
+            used = tuple(own) + rhs_slots(step, dist, execs, tiles)
             fi = forms[f] = len(form_list)
             form_list.append(Form(used, tuple(s for s in used if unit_list[slot_list[s].unit].part.kernel
                                               in RHS_SWEEPS), counts))
         counts = form_list[fi].counts
-        laps = v.overlap != "none"
+        laps = overlaps(v)
         form_of.append(fi)
         comm_of.append(comm_keys.setdefault((v.comm, counts.comm_phases), len(comm_keys)))
-        # overlap=halo: the sweeps after each exchange run their interior while it is in flight,
+        # overlapping: the sweeps after each exchange run their interior while it is in flight,
         # in a parallel region of its own (one barrier more per exchange)
         barriers.append(counts.barriers + (counts.exchanges if laps else 0))
         overlap.append(laps)

@@ -22,11 +22,10 @@ from autotune.model.state import at_state, level_bandwidth
 from autotune.model.steptime import form_times, per_execution, regime_rate, variant_times
 from autotune.model.streaming import streamed
 from autotune.model.tiles import tiled
-from autotune.pipeline.layout import Layout, Session, Unit
+from autotune.pipeline.layout import Layout, Session, Unit, tile_of
 from autotune.specs.parts import DOUBLE, KernelPart
 from autotune.specs.scenario import Scenario
 from autotune.specs.schemes import PhaseContext
-from autotune.specs.tiles import tile_components
 
 NAN = float("nan")
 
@@ -140,7 +139,7 @@ def price(batch: Batch, result_of, session: Session) -> Priced:
     per_exec, tcomp = [], []
     for unit, mine, m in zip(layout.units, placed.levels, placed.m):
         alpha, divisor, tc = [NAN] * size, [NAN] * size, [NAN] * size
-        tile = tile_components(sc.machine, unit.block, sc.method.stages)
+        tile = tile_of(unit.tiling, sc.machine, sc.method.stages)
         for _, _, _, codes in mine:
             for c in codes:
                 key = unit.result_key(c)
@@ -175,7 +174,7 @@ def price(batch: Batch, result_of, session: Session) -> Priced:
 
 def _as_run(result: dict, unit: Unit, tile: int, sc: Scenario) -> dict:
     """An analysis of a unit's code as the variant runs it: its streams written without
-    write-allocate (store=nt), its tile's lines where the tile lives (block), then the machine's
+    write-allocate (where it streams), its tile's lines where the tile lives, then the machine's
     learned factors, which were fitted to results priced so (pipeline.learn); last, where the
     machine carries a tune run's measured state, the result at that state (model.state)."""
     m = sc.machine

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from autotune.specs.parts import Access, Loop
-from autotune.specs.variants import ONE_PASS_SUFFIX
+
+ONE_PASS_SUFFIX = "-onepass"   # an LC order of the one-pass form, e.g. "jl-onepass"
 
 
 @dataclass(frozen=True)

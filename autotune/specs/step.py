@@ -14,9 +14,9 @@ buffers B_l (By for y).
                 s RHS sweeps (or one over all s: rhs=onepass)
     finish:     APPROX; UPDATE (or both in one sweep: au=fused)
 
-Each value of a dimension that shapes the step contributes its part through CONTRIBUTIONS (the
-LC's parts, the predictor's tail, the corrector's RHS, the finish, where the RHS reads its
-arguments, the skeleton); a dimension without an entry there leaves the step as it is.
+Each value of a dimension that shapes the step contributes its part to a Draft (the LC's parts,
+the predictor's tail, the corrector's RHS, the finish, where the RHS reads its arguments, the
+skeleton: autotune.dimensions, one module each); specs.stepvalues builds the form from them.
 """
 from __future__ import annotations
 
@@ -229,11 +229,11 @@ def part_sweep(spec: PartSpec) -> Sweep:
     return Sweep(spec.group, spec.name, tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(writes)))
 
 
-def _kernel(group: Group, action: str, parts: tuple[PartSpec, ...], count: int = 1) -> Event:
+def kernel(group: Group, action: str, parts: tuple[PartSpec, ...], count: int = 1) -> Event:
     return Event(Kind.KERNEL, group, count, action, tuple(part_sweep(p) for p in parts))
 
 
-def _barrier(why: str) -> Event:
+def barrier(why: str) -> Event:
     return Event(Kind.BARRIER, why)
 
 
@@ -269,25 +269,4 @@ class Draft:
         pack = self.pack
         packs = tuple(Sweep(pack.group, pack.name, (v,), (self.ybuf if v == "y" else f"B{v[1:]}",))
                       for v in sources) if pack else ()
-        return (Event(Kind.COMM, "vector", len(sources), action, packs), _barrier("after comm"))
-
-
-Contribution = Callable[[Draft, str], None]
-CONTRIBUTIONS: dict[str, dict[str, Contribution]] = {}
-
-
-def contributes(key: str, *values: str):
-    """Register what these values of dimension `key` contribute to the step; twice is an error."""
-    def deco(fn: Contribution) -> Contribution:
-        table = CONTRIBUTIONS.setdefault(key, {})
-        for v in values:
-            if v in table:
-                raise ValueError(f"duplicate step contribution {key}={v}")
-            table[v] = fn
-        return fn
-    return deco
-
-
-def step_keys() -> tuple[str, ...]:
-    """The dimensions that shape the step (the others change only the code around it)."""
-    return tuple(CONTRIBUTIONS)
+        return (Event(Kind.COMM, "vector", len(sources), action, packs), barrier("after comm"))

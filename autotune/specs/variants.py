@@ -1,4 +1,7 @@
-"""The variant space: its dimensions as data, their product, and the names.  Pure.
+"""The variant space: the dimensions' product, and the names.  Pure.
+
+The dimensions are found, one module each (autotune.dimensions); this module makes the Variant
+type from them, enumerates the pool under their rules and parses names and filters.
 
 Names are stable and parseable key=value lists, e.g. "lc=jli,comm=neighbour".  A dimension
 with a default (the paper's form) is written only where a variant departs from it, so the
@@ -7,133 +10,17 @@ paper's 12 variants keep exactly their names and new forms add keys:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, make_dataclass
+from dataclasses import field, make_dataclass
 from functools import cached_property, lru_cache
-from itertools import permutations
 from typing import Iterator
 
+from autotune.dimensions import discover
 from autotune.errors import InputError
+from autotune.specs.dimension import Dimension
 from autotune.specs.schemes import SCHEMES
 
-LC_LOOPS = ("i", "j", "l")   # summand, component, argument vector
-ONE_PASS_SUFFIX = "-onepass"
-
-
-def lc_orders() -> list[str]:
-    """Every order of the LC loop set, outermost first (6 for three loops): the paper's forms,
-    which accumulate the stage sum over separate sweeps."""
-    return list(_LC_ORDERS)
-
-
-_LC_ORDERS = tuple(sorted("".join(p) for p in permutations(LC_LOOPS)))
-
-
-def one_pass_orders() -> list[str]:
-    """The one-pass forms: the orders of the argument-vector and component loops with the stage
-    sum rendered inside (s is a literal), each F_i and y read and each Y_l written in one sweep."""
-    return [f"{a}{b}{ONE_PASS_SUFFIX}" for a, b in (("j", "l"), ("l", "j"))]
-
-
-def lc_values() -> list[str]:
-    """Every value of the lc dimension: the paper's six orders, then the one-pass forms."""
-    return lc_orders() + one_pass_orders()
-
-
-@dataclass(frozen=True)
-class Value:
-    """One value of a dimension: what it renders (a macro of variants/kernels.j2 or step.j2, or a
-    template file under variants/) and where it applies (every other dimension's allowed values;
-    a variant that breaks a rule is not in the pool)."""
-    name: str
-    renders: str
-    requires: tuple[tuple[str, tuple[str, ...]], ...] = ()
-
-    def applies(self, fields: dict[str, str]) -> bool:
-        return all(fields[key] in allowed for key, allowed in self.requires)
-
-
-@dataclass(frozen=True)
-class Dimension:
-    key: str
-    choices: tuple[Value, ...]
-    default: str | None      # the paper's form (left out of names); None: always named
-    description: str
-
-    @property
-    def values(self) -> tuple[str, ...]:
-        return tuple(v.name for v in self.choices)
-
-    def value(self, name: str) -> Value:
-        return self._by_name[name]
-
-    @cached_property
-    def _by_name(self) -> dict[str, Value]:
-        return {v.name: v for v in self.choices}
-
-
-DIMENSIONS: dict[str, Dimension] = {}
-
-
-def register(dim: Dimension) -> Dimension:
-    if dim.key in DIMENSIONS:
-        raise ValueError(f"duplicate variant dimension {dim.key!r}")
-    if dim.default is not None and dim.default not in dim.values:
-        raise ValueError(f"dimension {dim.key!r}: default {dim.default!r} is not one of its values")
-    for v in dim.choices:
-        for key, allowed in v.requires:
-            if key == dim.key or (key in DIMENSIONS and set(allowed) - set(DIMENSIONS[key].values)):
-                raise ValueError(f"dimension {dim.key!r}, value {v.name!r}: bad rule {key}={allowed}")
-    DIMENSIONS[dim.key] = dim
-    return dim
-
-
-def _values(names, renders, **requires) -> tuple[Value, ...]:
-    rules = tuple((k, tuple(v.split("|"))) for k, v in requires.items())
-    return tuple(Value(n, renders.format(n), rules) for n in names)
-
-
-register(Dimension("lc", _values(lc_orders(), "kernels.j2:lc_first,lc_acc,lc_fin (order {})")
-                   + _values(one_pass_orders(), "kernels.j2:lc_onepass ({})"), None,
-                   "linear combination: loop order, or a one-pass form"))
-register(Dimension("comm", tuple(Value(n, SCHEMES[n].template) for n in SCHEMES), None,
-                   "communication scheme (those the IVP allows)"))
-register(Dimension("au", _values(["split"], "kernels.j2:approx_first,approx_acc,update")
-                   + _values(["fused"], "kernels.j2:approx_update_fused"), "split",
-                   "APPROX and UPDATE: dy = h sum b_i F_i then y += dy (split), or y += h sum b_i F_i in one pass"))
-register(Dimension("pred", _values(["copy"], "step.j2:copy_first") + _values(["direct"], "kernels.j2:lc_direct"),
-                   "copy",
-                   "predictor: F_l = F_1 copied for the first corrector iteration (copy), or its argument "
-                   "vectors y + h c_l F_1 computed from F_1 directly (direct)"))
-register(Dimension("buf", _values(["pack"], "kernels.j2:pack") + _values(["ghost"], "solver.c.j2:ghost"), "pack",
-                   "where the argument vectors live: copied into the communication buffer before every "
-                   "exchange (pack), or in it, with room for the halos, written there by LC (ghost)"))
-register(Dimension("rhs", _values(["stages"], "step.j2:rhs_all") + _values(["onepass"], "step.j2:rhs_onepass"),
-                   "stages",
-                   "RHS of the corrector's s argument vectors: one sweep per argument vector (stages), or "
-                   "all of them in one sweep of the components, the stage loop inside (onepass)"))
-register(Dimension("fuse", _values(["none"], "step.j2:lc")
-                   + _values(["rhs-lc"], "step.j2:rhs_lc", lc="jl-onepass", rhs="onepass", pred="direct",
-                             au="fused"), "none",
-                   "RHS-LC fusion: separate sweeps (none), or each RHS sweep followed tile by tile by the "
-                   "linear combination that consumes it (rhs-lc: the predictor's with the first LC, the "
-                   "last with APPROX+UPDATE); F lives in a tile buffer, never in memory"))
-register(Dimension("block", _values(["none"], "solver.c.j2:TILE", fuse="none")
-                   + _values(["l1", "l2"], "solver.c.j2:TILE ({})", fuse="rhs-lc"), "none",
-                   "cache blocking of the fused sweep: the component tile whose s stage derivatives stay in "
-                   "this cache level between RHS and LC (its size from the machine file and the threads)"))
-register(Dimension("overlap", _values(["none"], "step.j2:communicate_all")
-                   + _values(["halo"], "step.j2:sweep", comm="|".join(n for n, s in SCHEMES.items()
-                                                                         if s.halo_only)), "none",
-                   "communication-computation overlap: wait for the exchange, then the RHS (none), or post "
-                   "the halo exchange, evaluate the components that need no halo, wait, finish the boundary "
-                   "(halo; schemes that exchange halos only)"))
-
-register(Dimension("store", _values(["none"], "solver.c.j2:stores through the caches")
-                   + _values(["nt"], "solver.c.j2:stream_row", fuse="rhs-lc"), "none",
-                   "how a fused sweep writes the argument vectors it computes: through the caches (none: "
-                   "the hardware reads every line first, write-allocate), or with non-temporal stores "
-                   "that go to memory without that read (nt: where the step reads them again only after "
-                   "the last-level cache would have evicted them)"))
+# Every dimension, found (autotune.dimensions), by key in position order
+DIMENSIONS: dict[str, Dimension] = discover()
 
 
 class _VariantForms:
@@ -143,20 +30,19 @@ class _VariantForms:
     def is_paper_form(self) -> bool:
         """One of the paper's variants (its six LC loop orders, split APPROX/UPDATE, the predictor's
         copy): the baseline of the fast forms."""
-        return self.lc in _LC_ORDERS and all(getattr(self, d.key) == d.default for d in DIMENSIONS.values()
-                                              if d.default is not None)
+        return all(getattr(self, k) in d.paper_values for k, d in DIMENSIONS.items())
 
     @cached_property
     def name(self) -> str:
-        extra = "".join(f",{d.key}={getattr(self, d.key)}" for d in DIMENSIONS.values()
-                        if d.default is not None and getattr(self, d.key) != d.default)
-        return f"lc={self.lc},comm={self.comm}{extra}"
+        return ",".join(f"{k}={getattr(self, k)}" for k, d in DIMENSIONS.items()
+                        if d.default is None or getattr(self, k) != d.default)
 
     def fields(self) -> dict[str, str]:
         return {k: getattr(self, k) for k in DIMENSIONS}
 
 
-# One field per dimension, in registry order, with its default: a new dimension is its entry above
+# One field per dimension, in position order, with its default: a new dimension is a module of
+# autotune.dimensions
 Variant = make_dataclass("Variant", [(k, str) if d.default is None else (k, str, field(default=d.default))
                                      for k, d in DIMENSIONS.items()],
                          bases=(_VariantForms,), frozen=True, order=True,
