@@ -8,22 +8,11 @@ import json
 from autotune.errors import InputError
 
 
-def _space_text(ivp_name: str, space: dict) -> str:
-    """The dimensions (values, the paper's default, the rules), the count, then every name."""
-    lines = [f"{ivp_name}: {space['count']} variants", "",
-             f"  {'dimension':9}  {'values':44}  {'default':8}  rules"]
-    for d in space["dimensions"]:
-        rules = "; ".join(f"{v} needs " + ", ".join(f"{k}={'|'.join(a)}" for k, a in r.items())
-                          for v, r in d["rules"].items())
-        lines.append(f"  {d['key']:9}  {' '.join(d['values']):44}  {d['default'] or '(named)':8}  {rules}")
-    lines += ["", *(f"  {name}" for name in space["variants"])]
-    return "\n".join(lines)
-
-
 def cmd_list(args) -> int:
     if args.what in ("variants", "ivps"):
         from autotune.specs.ivp import ivp_names, load_ivp
     if args.what == "variants":
+        from autotune.report.space import space_text
         from autotune.specs.variants import describe_space
         names = [args.ivp] if args.ivp else ivp_names()
         spaces = {ivp.name: describe_space(ivp.comm) for ivp in map(load_ivp, names)}
@@ -31,7 +20,7 @@ def cmd_list(args) -> int:
             print(json.dumps(spaces, indent=2))
         else:
             for ivp_name, space in spaces.items():
-                print(_space_text(ivp_name, space))
+                print(space_text(ivp_name, space))
         return 0
     if args.what == "ivps":
         items = {n: load_ivp(n).description.split(". ")[0].rstrip(".") for n in ivp_names()}

@@ -34,7 +34,7 @@ def _pays(value: str, facts: PayFacts) -> str | None:
 DIMENSION = Dimension(
     "store", 100,
     values(["none"], "solver.c.j2:streaming (false: stores through the caches)")
-    + values(["nt"], "solver.c.j2:streaming,stream_row", fuse="rhs-lc"), "none",
+    + values(["nt"], "solver.c.j2:streaming (true: each row through stream_row)", fuse="rhs-lc"), "none",
     "how a fused sweep writes the argument vectors it computes: through the caches (none: "
     "the hardware reads every line first, write-allocate), or with non-temporal stores "
     "that go to memory without that read (nt: where the step reads them again only after "

@@ -33,7 +33,8 @@ NT_KERNELS = ("copy_nt", "triad_nt")
 NT_LEVELS = ("MEM",)
 NT_NOTE = ("copy and triad with non-temporal stores (no write-allocate read: the bytes the kernels "
            "name are the bytes they move), median of {repeats} runs at 1, 2, ... threads{spread}; "
-           "store=nt parts are priced by them against the write-allocated kernels in benchmarks")
+           "parts that stream their stores are priced by them against the write-allocated kernels in "
+           "benchmarks")
 NT_SPREAD = " (their spread beside the level's results: benchmarks.measurements.<level>.1.spread)"
 # runs of the chain of dependent adds (the clock under load) per thread count; the median is kept
 CLOCK_RUNS = 7

@@ -103,6 +103,12 @@ def _unbroken(keys: list[str], values: list) -> Iterator[dict[str, str]]:
     return extend(0)
 
 
+def _example() -> str:
+    """A name of the paper's form: each always-named dimension at its first value of the paper's."""
+    return ",".join(f"{k}={next(v for v in d.values if v in d.paper_values)}" for k, d in DIMENSIONS.items()
+                    if d.default is None)
+
+
 def _optional() -> list[str]:
     return [f"{k}=..." for k, d in DIMENSIONS.items() if d.default is not None]
 
@@ -116,7 +122,7 @@ def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
         key, value = key.strip(), value.strip()
         if not sep or key not in DIMENSIONS or key in fields:
             raise InputError(f"{text!r}: expected lc=<order>,comm=<scheme>[,{'][,'.join(_optional())}], "
-                             f"e.g. lc=jli,comm=neighbour", field=field)
+                             f"e.g. {_example()}", field=field)
         fields[key] = value
     missing = [k for k, d in DIMENSIONS.items() if d.default is None and k not in fields]
     if missing:

@@ -153,8 +153,8 @@ def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float 
         exe = build_stream(Path(tmp), cc)
         nt = NT_KERNELS if stream_has_nt(exe) else ()
         if not nt:
-            progress("the streaming benchmark has no non-temporal stores on this target: store=nt is "
-                     "priced as assumed (no write-allocate read, the same bandwidth)")
+            progress("the streaming benchmark has no non-temporal stores on this target: streamed "
+                     "stores are priced as assumed (no write-allocate read, the same bandwidth)")
         sizes = working_sets(host)
         for level, per_thread in sizes.items():
             shared = next((c.shared_by for c in host.caches if f"L{c.level}" == level), host.cores)

@@ -1,0 +1,130 @@
+"""A new variant dimension changes no file of the project: one defined here, installed as a plug-in
+(the entry point group autotune.dimensions), doubles the pool; with its default value every
+prediction and every solver is byte for byte what it is without it; its other value's solvers
+compile and compute the same numbers."""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import autotune
+from autotune.codegen.solver import solver_source
+from autotune.specs.ivp import load_ivp
+from autotune.specs.method import load_method
+from autotune.specs.variants import enumerate_variants
+
+TOY = '''
+"""toy: the solver's loops unrolled by the compiler, or not."""
+from autotune.specs.dimension import Dimension, values
+
+UNROLL = '#pragma GCC optimize ("unroll-loops")'
+
+
+def _render(value, _):
+    return {"preamble": [UNROLL] if value == "unrolled" else []}
+
+
+DIMENSION = Dimension("toy", 1000, values(["plain", "unrolled"], "solver.c.j2:preamble ({})"), "plain",
+                      "a toy: the solver compiled with its loops unrolled (unrolled), or not (plain)",
+                      render=_render)
+'''
+
+# In the child: the pool, every solver's digest, and the ranking, with the toy dimension found
+CHILD = '''
+import hashlib, json, sys
+import autotune
+from autotune.codegen.solver import solver_source
+from autotune.specs.ivp import load_ivp
+from autotune.specs.method import load_method
+from autotune.specs.variants import DIMENSIONS, enumerate_variants
+
+ivp, method = load_ivp("heat2d"), load_method("radauIIA7")
+pool = enumerate_variants(ivp.comm)
+ranked = autotune.rank("heat2d", nodes=8, store=sys.argv[1])
+print(json.dumps({
+    "dimensions": list(DIMENSIONS),
+    "pool": [v.name for v in pool],
+    "sources": {v.name: hashlib.sha256(solver_source(ivp, method, v, 4096).encode()).hexdigest() for v in pool},
+    "ranked": {r.variant.name: r.prediction.total_s for r in ranked.ordered},
+    "bound_s": ranked.bound_s,
+}))
+'''
+
+
+@pytest.fixture()
+def plugin(tmp_path):
+    """A folder holding the toy dimension's module and the metadata that names it as a plug-in."""
+    (tmp_path / "toydim.py").write_text(TOY)
+    info = tmp_path / "toydim-0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toydim\nVersion: 0\n")
+    (info / "entry_points.txt").write_text("[autotune.dimensions]\ntoy = toydim\n")
+    return tmp_path
+
+
+def _with_plugin(plugin, script: str, *args: str) -> str:
+    import os
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")]))
+    got = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert got.returncode == 0, got.stderr[-3000:]
+    return got.stdout
+
+
+def test_a_dimension_kept_outside_changes_nothing_else(plugin, own_replay_store):
+    ivp, method = load_ivp("heat2d"), load_method("radauIIA7")
+    pool = enumerate_variants(ivp.comm)
+    today = autotune.rank("heat2d", nodes=8, store=own_replay_store)
+    child = json.loads(_with_plugin(plugin, CHILD, str(own_replay_store)))
+
+    assert child["dimensions"][-1] == "toy" and len(child["pool"]) == 2 * len(pool)
+    plain = [name for name in child["pool"] if "toy=" not in name]
+    assert sorted(plain) == sorted(v.name for v in pool)        # the default is left out of names
+    for v in pool:      # the default's solvers: byte for byte today's
+        assert child["sources"][v.name] == hashlib.sha256(solver_source(ivp, method, v, 4096).encode()).hexdigest()
+        assert child["sources"][v.name + ",toy=unrolled"] != child["sources"][v.name]
+    # the default's predictions: exactly today's; the toy prices nothing, so its other value's too
+    assert {n: child["ranked"][n] for n in plain} == {r.variant.name: r.prediction.total_s for r in today.ordered}
+    assert all(child["ranked"][n + ",toy=unrolled"] == child["ranked"][n] for n in plain)
+    assert child["bound_s"] == today.bound_s
+
+
+BUILD = '''
+import json, sys
+import numpy as np
+from autotune.codegen.solver import solver_source
+from autotune.request.run import RunOptions
+from autotune.specs.ivp import load_ivp
+from autotune.specs.method import load_method
+from autotune.specs.variants import parse_variant
+from autotune.tools.build import build, run
+from autotune.tools.launcher import parse_launcher
+
+ivp, method, n = load_ivp("heat2d"), load_method("radauIIA7"), 64
+out = {}
+for name in sys.argv[2:]:
+    v = parse_variant(name, ivp.comm)
+    source = solver_source(ivp, method, v, n)
+    exe = build(source, RunOptions().plan(1.0).flags)
+    path = sys.argv[1] + "/" + str(len(out)) + ".bin"
+    run(exe, parse_launcher(None), 1, 2, n, ivp.size_value(n), 3, 1e-3, 0, path)
+    out[name] = {"unrolled": "unroll-loops" in source, "y": np.fromfile(path).tolist()}
+print(json.dumps(out))
+'''
+
+
+def test_the_toy_value_compiles_and_computes_the_same_numbers(plugin, private_builds, tmp_path):
+    names = ["lc=jli,comm=neighbour", "lc=jli,comm=neighbour,toy=unrolled",
+             "lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1,toy=unrolled"]
+    got = json.loads(_with_plugin(plugin, BUILD, str(tmp_path), *names))
+    assert [got[n]["unrolled"] for n in names] == [False, True, True]
+    ref = got[names[0]]["y"]
+    scale = max(map(abs, ref))
+    assert scale > 0
+    for n in names[1:]:
+        assert max(abs(a - b) for a, b in zip(got[n]["y"], ref)) <= 1e-12 * scale, n
