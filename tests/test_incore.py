@@ -116,7 +116,7 @@ def test_parts_are_measured_on_this_host_stored_and_reused(tmp_path, compiler, m
     from autotune.tools.cpuprobe import host_cpu
     here = {"cpu": cpu_key(host_cpu()), "when": "disagree", "tolerance": 0.15}
     machine = load_machine(str(_file_with(tmp_path, here, "-O3 -march=native -fopenmp")))
-    part = render_part(approx_update_specs(4, "fused")[0])      # y += h sum_l b_l F_l
+    part = render_part(approx_update_specs(4, fused=True)[0])      # y += h sum_l b_l F_l
     store = Store(tmp_path / "store.sqlite")
     seen = []
     got = pinc.ensure_incore([part, part], machine, store, lambda d, t, n: seen.append(n))
@@ -175,7 +175,7 @@ def test_a_harness_that_fails_is_priced_by_the_port_model_and_not_kept(tmp_path,
     from autotune.storage.store import Store
     from autotune.tools import incore_bench
     from autotune.tools.cpuprobe import host_cpu
-    fused, first = (render_part(s) for s in approx_update_specs(4, "fused") + approx_update_specs(4, "split")[:1])
+    fused, first = (render_part(s) for s in approx_update_specs(4, fused=True) + approx_update_specs(4)[:1])
     here = {"cpu": cpu_key(host_cpu()), "when": "disagree", "tolerance": 0.15}
     machine = load_machine(str(_file_with(tmp_path, here, "-O3 -march=native -fopenmp")))
     real = incore_bench.run_once

@@ -11,7 +11,7 @@ from autotune.specs.shipped import shipped_dir
 from autotune.specs.step import CORE_CLASS, PHASE, Group, Kind
 from autotune.specs.stepvalues import step_keys
 from autotune.specs.stepvalues import step_form
-from autotune.dimensions.lc import all_values as lc_values
+from autotune.dimensions.lc import all_values as lc_values, specs as lc_specs
 from autotune.specs.variants import DIMENSIONS, enumerate_variants
 
 from .forms import form
@@ -21,8 +21,8 @@ _REF = re.compile(r"\b([A-Za-z]\w*)\[(\w+)\]\[j\]|\b([A-Za-z]\w*)\[j\]")
 
 
 def _all_specs(s):
-    out = [p for o in lc_values() for p in mp.lc_specs(s, o)]
-    out += [p for au in ("split", "fused") for p in mp.approx_update_specs(s, au)]
+    out = [p for o in lc_values() for p in lc_specs(s, o)]
+    out += [p for fused in (False, True) for p in mp.approx_update_specs(s, fused)]
     return out + [mp.lc_direct_spec(s), mp.pack_spec(), mp.copy_spec()]
 
 

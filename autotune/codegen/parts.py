@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import jinja2
 
+from autotune.dimensions.lc import specs as lc_specs
 from autotune.errors import InputError
 from autotune.specs.formula import FormulaError, evaluate
 from autotune.specs.shipped import shipped_dir
@@ -66,13 +67,13 @@ def _render_part(spec: PartSpec) -> KernelPart:
 
 
 def lc_parts(method: Method, order: str) -> list[KernelPart]:
-    """LC in the loop order `order` (specs.methodparts.lc_specs), rendered."""
-    return [render_part(p) for p in mp.lc_specs(method.stages, order)]
+    """LC of a value of lc (dimensions.lc: a loop order, or a one-pass form), rendered."""
+    return [render_part(p) for p in lc_specs(method.stages, order)]
 
 
-def approx_update_parts(method: Method, au: str = "split") -> list[KernelPart]:
-    """APPROX and UPDATE (split or fused), rendered."""
-    return [render_part(p) for p in mp.approx_update_specs(method.stages, au)]
+def approx_update_parts(method: Method, fused: bool = False) -> list[KernelPart]:
+    """APPROX and UPDATE (in two sweeps, or fused in one), rendered."""
+    return [render_part(p) for p in mp.approx_update_specs(method.stages, fused)]
 
 
 def lc_direct_part(method: Method) -> KernelPart:

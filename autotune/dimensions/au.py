@@ -7,17 +7,17 @@ from autotune.specs.step import Group
 
 
 def _split(d, _: str) -> None:
-    parts = mp.approx_update_specs(d.s, "split")
+    parts = mp.approx_update_specs(d.s)
     d.finish = ((Group.APPROX, "approx_update", tuple(p for p in parts if p.group == Group.APPROX)),
                 (Group.UPDATE, "", tuple(p for p in parts if p.group == Group.UPDATE)))
 
 
 def _fused(d, _: str) -> None:
-    d.finish = ((Group.APPROX, "approx_update", mp.approx_update_specs(d.s, "fused")),)
+    d.finish = ((Group.APPROX, "approx_update", mp.approx_update_specs(d.s, fused=True)),)
 
 
 def _render(value: str, r) -> dict:
-    return {"approx_parts": r.parts.approx_update_parts(r.method, value)}
+    return {"approx_parts": r.parts.approx_update_parts(r.method, value == "fused")}
 
 
 DIMENSION = Dimension(

@@ -7,8 +7,9 @@ from autotune.specs import methodparts as mp
 from autotune.specs.dimension import Dimension, values
 
 LOOPS = ("i", "j", "l")   # summand, component, argument vector
+ONE_PASS_SUFFIX = "-onepass"
 ORDERS = tuple(sorted("".join(p) for p in permutations(LOOPS)))
-ONE_PASS = tuple(f"{a}{b}{mp.ONE_PASS_SUFFIX}" for a, b in (("j", "l"), ("l", "j")))
+ONE_PASS = tuple(f"{a}{b}{ONE_PASS_SUFFIX}" for a, b in (("j", "l"), ("l", "j")))
 
 
 def orders() -> list[str]:
@@ -28,8 +29,15 @@ def all_values() -> list[str]:
     return orders() + one_pass_orders()
 
 
+def specs(s: int, value: str) -> tuple[mp.PartSpec, ...]:
+    """The LC's parts of a value: its loop order, one pass where it ends in -onepass."""
+    if value.endswith(ONE_PASS_SUFFIX):
+        return mp.lc_specs(s, value[:-len(ONE_PASS_SUFFIX)], one_pass=True)
+    return mp.lc_specs(s, value)
+
+
 def _step(d, order: str) -> None:
-    d.lc = mp.lc_specs(d.s, order)
+    d.lc = specs(d.s, order)
 
 
 def _render(order: str, r) -> dict:

@@ -13,9 +13,6 @@ from functools import lru_cache
 
 from autotune.specs.parts import Access, Loop
 
-ONE_PASS_SUFFIX = "-onepass"   # an LC order of the one-pass form, e.g. "jl-onepass"
-
-
 @dataclass(frozen=True)
 class PartSpec:
     name: str                                # e.g. "lc.acc.jli"
@@ -65,12 +62,13 @@ def _all_rows(array: str, s: int, mode: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=None)
-def lc_specs(s: int, order: str) -> tuple[PartSpec, ...]:
-    """LC in the loop order `order` (outermost first): first summand, the others, finish; or, for a
-    one-pass form ("jl-onepass"), one perfect nest with the stage sum written out."""
+def lc_specs(s: int, order: str, one_pass: bool = False) -> tuple[PartSpec, ...]:
+    """LC in the loop order `order` (outermost first): first summand, the others, finish; or, one
+    pass, one perfect nest of the loops `order` (argument vector and component) with the stage
+    sum written out."""
     YF = (("Y", s), ("F", s))
-    if order.endswith(ONE_PASS_SUFFIX):
-        outer = order[:-len(ONE_PASS_SUFFIX)]
+    if one_pass:
+        outer = order
         return (PartSpec(f"lc.onepass.{outer}", "LC", _loops(outer, s), "lc_onepass", (s,), YF + (("y", 1),),
                          ("a", "h"), _acc("Y[l]:w", "y:r", *_all_rows("F", s, "r"))),)
     outer = "".join(v for v in order if v != "i")
@@ -85,11 +83,11 @@ def lc_specs(s: int, order: str) -> tuple[PartSpec, ...]:
 
 
 @lru_cache(maxsize=None)
-def approx_update_specs(s: int, au: str) -> tuple[PartSpec, ...]:
-    """APPROX and UPDATE: dy = h sum_i b_i F_i, then y += dy (split, the paper's form), or
-    y += h sum_i b_i F_i in one pass with the sum written out (fused)."""
+def approx_update_specs(s: int, fused: bool = False) -> tuple[PartSpec, ...]:
+    """APPROX and UPDATE: dy = h sum_i b_i F_i, then y += dy (the paper's form), or, fused,
+    y += h sum_i b_i F_i in one pass with the sum written out."""
     j, ji = _loops("j", s), _loops("ji", s)
-    if au == "fused":
+    if fused:
         return (PartSpec("approx_update.fused", "APPROX", j, "approx_update_fused", (s,), (("y", 1), ("F", s)),
                          ("b", "h"), _acc("y:rw", *_all_rows("F", s, "r"))),)
     parts = [PartSpec("approx.first", "APPROX", j, "approx_first", (), (("dy", 1), ("F", s)), ("b", "h"),
