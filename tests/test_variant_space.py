@@ -4,7 +4,7 @@ import re
 import pytest
 
 from autotune.codegen.parts import fused_parts, pack_part
-from autotune.specs.tiles import tile_components
+from autotune.dimensions.block import tile_components
 from autotune.errors import InputError
 from autotune.model.bound import compulsory_vectors
 from autotune.model.ecm import interior_share

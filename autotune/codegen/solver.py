@@ -31,7 +31,7 @@ def _halo(ivp: IVP, n: int) -> int:
 def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None) -> str:
     """C source of the hybrid MPI+OpenMP solver.  The access distance H is a literal (it sizes
     the halo); the system size is a run-time argument.  machine: the target, whose cache sizes
-    set the tile of a fused sweep (specs.tiles.DEFAULT_CACHE_BYTES without)."""
+    set the tile of a fused sweep (dimensions.block.DEFAULT_CACHE_BYTES without)."""
     if variant.comm not in generated_schemes():
         raise InputError(f"variant {variant.name}: the solver for comm={variant.comm} is not generated yet "
                          f"(available: {', '.join(generated_schemes())})")
