@@ -188,24 +188,6 @@ def test_kerncraft_quantities_are_read(text, kind, value):
     assert quantity(text, kind) == pytest.approx(value) and kerncraft_form(text)
 
 
-def test_specs_import_nothing_of_the_layers_above():
-    """specs/ is the bottom layer: data and its validation.  One MPI operation is declared once
-    (its benchmark and its cost form, specs.schemes.OPERATIONS), so the machine file's network
-    section is checked without the model."""
-    import ast
-    from pathlib import Path
-
-    import autotune.specs
-    above = ("autotune.model", "autotune.pipeline", "autotune.tools", "autotune.codegen", "autotune.report",
-             "autotune.results", "autotune.cli", "autotune.storage", "autotune.request", "autotune.api")
-    for f in sorted(Path(autotune.specs.__file__).parent.glob("*.py")):
-        for node in ast.walk(ast.parse(f.read_text())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-            for name in names:
-                assert not name.startswith(above), f"{f.name} imports {name}"
-
-
 def test_every_operation_has_a_benchmark_and_a_cost_form():
     from autotune.specs.schemes import OPERATIONS
     assert set(OPERATIONS) == {"allgather", "neighbour", "pairwise"}
