@@ -64,6 +64,7 @@ def test_default_store_location(monkeypatch, tmp_path):
 # --- journal mode by file system --------------------------------------------------------------
 
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -140,8 +141,52 @@ def test_detection_on_this_machine_uses_the_nearest_existing_folder(tmp_path):
     missing = tmp_path / "not" / "yet" / "store.sqlite"
     assert filesystem_of(missing) == filesystem_of(tmp_path)
     assert choose_mode(missing, mounts=[Mount("/", "nfs4")]) == StoreMode("journal", "nfs4 at /")
+
+
+# statfs's f_type (linux/magic.h) -> the names the mount table gives that file system, and its kind
+STATFS_MAGIC = {
+    0xEF53: ({"ext2", "ext3", "ext4"}, "local"), 0x01021994: ({"tmpfs", "devtmpfs"}, "local"),
+    0x858458F6: ({"ramfs", "devtmpfs"}, "local"), 0x794C7630: ({"overlay"}, "local"),
+    0x58465342: ({"xfs"}, "local"), 0x9123683E: ({"btrfs"}, "local"), 0x2FC12FC1: ({"zfs"}, "local"),
+    0x9FA0: ({"proc"}, "local"), 0x62656572: ({"sysfs"}, "local"), 0x1CD1: ({"devpts"}, "local"),
+    0x27E0EB: ({"cgroup"}, "local"), 0x63677270: ({"cgroup2"}, "local"), 0x19800202: ({"mqueue"}, "local"),
+    0x6969: ({"nfs", "nfs4"}, "network"), 0x01021997: ({"9p"}, "network"), 0x0BD00BD0: ({"lustre"}, "network"),
+    0x47504653: ({"gpfs"}, "network"), 0xFF534D42: ({"cifs"}, "network"), 0xFE534D42: ({"smb3", "cifs"}, "network"),
+}
+
+
+def _statfs_magic(path) -> int | None:
+    """The kernel's own answer to which file system holds `path` (coreutils' stat -f), independent
+    of the mount table; None where it cannot be asked."""
+    try:
+        out = subprocess.run(["stat", "-f", "-c", "%t", str(path)], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return int(out.stdout, 16) if out.returncode == 0 and out.stdout.strip() else None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the mount table is Linux's")
+def test_the_mount_table_of_this_machine_agrees_with_the_kernel(tmp_path):
+    """Each mount point of this machine, /, the test's folder and the checkout: the mount found
+    for it has the file system the kernel's statfs names, and the kind that file system has;
+    the table read is /proc/mounts' (read here apart from the code's parser)."""
     rows = describe_mounts()
-    assert all(kind in ("network", "local", "unknown") for _, _, kind in rows)
+    with open("/proc/mounts", encoding="utf-8", errors="surrogateescape") as f:
+        plain = [tuple(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), v) for v in line.split()[1:3])
+                 for line in f if line.strip()]
+    assert rows and [(point, fstype) for point, fstype, _ in rows] == plain
+    assert ("/proc", "proc", "local") in rows
+    checked = []
+    points = [point for point, fstype, _ in rows if fstype != "autofs"]    # asking an automount point mounts it
+    for path in dict.fromkeys(points + ["/", str(tmp_path), str(Path(__file__).parent)]):
+        magic = _statfs_magic(path)
+        if magic not in STATFS_MAGIC:
+            continue
+        names, kind = STATFS_MAGIC[magic]
+        mount = filesystem_of(path)
+        assert mount.fstype in names and mount.kind == kind, (path, hex(magic), mount)
+        checked.append(path)
+    assert "/proc" in checked and len(checked) >= 3, checked
 
 
 def test_mode_override_by_environment(monkeypatch, tmp_path):
