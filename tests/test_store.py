@@ -174,7 +174,8 @@ def test_the_mount_table_of_this_machine_agrees_with_the_kernel(tmp_path):
     with open("/proc/mounts", encoding="utf-8", errors="surrogateescape") as f:
         plain = [tuple(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), v) for v in line.split()[1:3])
                  for line in f if line.strip()]
-    assert rows and [(point, fstype) for point, fstype, _ in rows] == plain
+    assert rows, "no mount table was read"
+    assert [(point, fstype) for point, fstype, _ in rows] == plain
     assert ("/proc", "proc", "local") in rows
     checked = []
     points = [point for point, fstype, _ in rows if fstype != "autofs"]    # asking an automount point mounts it
