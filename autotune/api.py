@@ -1,17 +1,27 @@
-"""The Python API: the commands of the command line as functions.
+"""The Python API: the commands of the command line as functions (docs/design.md#the-python-api).
 
     import autotune
     r = autotune.rank("heat2d", nodes=8)
     r.best.name, r.best.predicted_s
     r.to_frame()
 
-Each function builds the same request objects as the command line (defaults declared once in
-autotune.request), returns a typed result with to_dict() (what the CLI's JSON prints) and
-to_frame() (a pandas DataFrame), prints nothing, and reports progress through an optional
-callback: progress(done, total, name) for kerncraft analyses, and say(message) for runs.
-Bad input raises autotune.InputError; its `field` names the keyword (threads, not --threads).
-jobs: parallel kerncraft analyses, a number of local processes (default: the available cores)
-or 'mpi' for the other MPI ranks when started as `mpiexec -n P python -m mpi4py.futures script.py`.
+Each function takes what the command line builds: its first argument is an IVP name (a machine
+for calibrate) or a request object (ScenarioRequest, RankRequest, TuneRequest, CalibrateRequest;
+autotune.request), and keywords for the common fields, which replace the request's.  A rarer
+field goes through the request, built with the same keywords as the command line's options:
+
+    req = autotune.TuneRequest.of("heat2d", nodes=8, top=3, steps=20, reps="auto", budget="90s")
+    autotune.tune(req)                    # the same as `autotune tune --ivp heat2d --nodes 8 ...`
+    autotune.tune(req, nodes=16)          # the request with another node count
+
+A keyword left None is not given (the request's value, or the default, stands).  Each function
+returns a typed result (autotune.results, exported from autotune) with to_dict() (what the
+CLI's JSON prints) and to_frame() (a pandas DataFrame), prints nothing, and reports progress
+through an optional callback: progress(done, total, name) for kerncraft analyses, and
+say(message) for runs.  Bad input raises autotune.InputError; its `field` names the keyword
+(threads, not --threads).  jobs: parallel kerncraft analyses, a number of local processes
+(default: the available cores) or 'mpi' for the other MPI ranks when started as
+`mpiexec -n P python -m mpi4py.futures script.py`.
 """
 from __future__ import annotations
 
@@ -21,9 +31,11 @@ from typing import Callable
 
 from autotune.errors import InputError
 from autotune.pipeline import entry
+from autotune.request.calibrate import CalibrateRequest
+from autotune.request.commands import RankRequest, TuneRequest
 from autotune.request.run import RunOptions
-from autotune.request.scenario import DEFAULT_METHOD, ScenarioRequest
-from autotune.request.selection import sample_of, selection
+from autotune.request.scenario import ScenarioRequest
+from autotune.request.selection import selection
 from autotune.results.rank import ExplainResult, RankResult
 from autotune.results.rankset import RankSet
 from autotune.results.scale import ScaleResult
@@ -33,7 +45,13 @@ from autotune.storage.paths import check_output_path, default_store_path
 from autotune.storage.store import Store
 from autotune.tools.ecm_runner import check_jobs
 
+# the functions and the request types they take (autotune exports these and the result types)
+__all__ = ["rank", "sweep", "scale", "explain", "tune", "calibrate", "identify_cpu", "calibrate_node",
+           "import_kerncraft", "learn", "ScenarioRequest", "RankRequest", "TuneRequest", "CalibrateRequest",
+           "RunOptions"]
+
 Progress = Callable[[int, int, str], None] | None
+Request = str | list | tuple | ScenarioRequest
 
 
 @contextmanager
@@ -49,86 +67,86 @@ def _quiet(_msg: str) -> None:
     pass
 
 
-def rank(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = None, method: str = DEFAULT_METHOD,
-         comm=None, variant_filter: str | None = None, top: int | None = None, within: float | None = None,
-         store=None, jobs: int | str | None = None,
-         progress: Progress = None, model: str | None = None) -> RankResult | RankSet:
+def rank(request: Request | RankRequest, /, *, nodes=None, threads=None, n=None, machine: str | None = None,
+         method: str | None = None, variant_filter: str | None = None, top: int | None = None,
+         within: float | None = None, store=None, jobs: int | str | None = None,
+         progress: Progress = None) -> RankResult | RankSet:
     """Every applicable variant of one scenario (those variant_filter keeps: "key=a|b,...",
-    "paper"), best first, with the pre-selection.  model "ecm": without the factors the machine
-    learned from its runs (the default uses them where it has them; .model says which).
-    ivp "all": a RankSet, one such ranking per shipped IVP (.by_ivp())."""
-    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm, variant_filter, model)
-    spec = req.sweep_spec()
+    "paper"), best first, with the pre-selection (top K, or within PCT % of the best; default
+    within 10 %).  request: an IVP name, a ScenarioRequest (comm, model "ecm": without the factors
+    the machine learned from its runs) or a RankRequest.  IVP "all": a RankSet, one such ranking
+    per shipped IVP (.by_ivp())."""
+    req = RankRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine, method=method,
+                         variant_filter=variant_filter, top=top, within=within)
+    spec = req.scenario.sweep_spec()
     if spec.is_sweep and not spec.each_ivp:
         raise InputError(": rank takes one scenario, or 'all' IVPs at one value of the others; use autotune.sweep "
                          "for lists and ranges", field="ivp")
     check_jobs(jobs)
     with _store(store) as st:
-        return entry.rank(req, selection(top, within), st, progress, jobs)
+        return entry.rank(req.scenario, req.rule, st, progress, jobs, req.selected_only)
 
 
-def sweep(ivps, *, n=None, nodes=None, threads=None, machine: str | None = None, method: str = DEFAULT_METHOD,
-          comm=None, variant_filter: str | None = None, top: int | None = None, within: float | None = None,
-          store=None, jobs: int | str | None = None,
-          progress: Progress = None, selected_only: bool = False, model: str | None = None) -> SweepResult:
-    """Many scenarios at once (ivps: a name, a list or 'all'; n, nodes, threads: a value, a list or a
-    range such as "1e6:1e8:20log" or "1:64:x2"); .to_frame() is the long table."""
-    req = ScenarioRequest(ivps, n, nodes, threads, machine, method, comm, variant_filter, model)
-    spec = req.sweep_spec()
+def sweep(request: Request | RankRequest, /, *, n=None, nodes=None, threads=None, machine: str | None = None,
+          method: str | None = None, variant_filter: str | None = None, top: int | None = None,
+          selected_only: bool | None = None, store=None, jobs: int | str | None = None,
+          progress: Progress = None) -> SweepResult:
+    """Many scenarios at once (IVPs: a name, a list or 'all'; n, nodes, threads: a value, a list or a
+    range such as "1e6:1e8:20log" or "1:64:x2"); selected_only: the pre-selected variants' rows
+    only.  request: as for rank (a RankRequest for within or all).  .to_frame() is the long table."""
+    req = RankRequest.of(request, n=n, nodes=nodes, threads=threads, machine=machine, method=method,
+                         variant_filter=variant_filter, top=top, selected_only=selected_only)
+    spec = req.scenario.sweep_spec()
     from autotune.pipeline.sweep import run_sweep
     check_jobs(jobs)
     with _store(store) as st:
-        return run_sweep(spec, selection(top, within), st, progress, jobs, selected_only)
+        return run_sweep(spec, req.rule, st, progress, jobs, req.selected_only)
 
 
-def scale(ivp: str, *, n=None, nodes="1:64", threads=None, machine: str | None = None,
-          method: str = DEFAULT_METHOD, comm=None, variant_filter: str | None = None,
-          rule: str = "efficiency:0.5", store=None,
-          jobs: int | str | None = None, progress: Progress = None, model: str | None = None) -> ScaleResult:
-    """Predicted scalability over node counts: speedup, efficiency, bound, crossovers, advice."""
-    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, comm, variant_filter, model)
+def scale(request: Request, /, *, n=None, nodes=None, threads=None, machine: str | None = None,
+          method: str | None = None, variant_filter: str | None = None, rule: str = "efficiency:0.5",
+          store=None, jobs: int | str | None = None, progress: Progress = None) -> ScaleResult:
+    """Predicted scalability over node counts (default 1:64): speedup, efficiency, bound,
+    crossovers, advice by `rule`.  request: an IVP name or a ScenarioRequest."""
+    req = ScenarioRequest.of(request, n=n, nodes=nodes, threads=threads, machine=machine, method=method,
+                             variant_filter=variant_filter)
+    if req.nodes is None:
+        req = ScenarioRequest.of(req, nodes="1:64")
     check_jobs(jobs)
     with _store(store) as st:
         return entry.scale(req, rule, st, progress, jobs)
 
 
-def explain(ivp: str, *, variant: str, nodes=None, threads=None, n=None, machine: str | None = None,
-            method: str = DEFAULT_METHOD, store=None, jobs: int | str | None = None,
-            progress: Progress = None, model: str | None = None) -> ExplainResult:
+def explain(request: Request, /, *, variant: str, nodes=None, threads=None, n=None, machine: str | None = None,
+            method: str | None = None, model: str | None = None, store=None, jobs: int | str | None = None,
+            progress: Progress = None) -> ExplainResult:
     """One variant's prediction, kernel part by kernel part (with learned factors: each part's
-    time with and without them)."""
-    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, model=model)
+    time with and without them; model "ecm": without them).  request: an IVP name or a
+    ScenarioRequest."""
+    req = ScenarioRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine, method=method,
+                             model=model)
     check_jobs(jobs)
     with _store(store) as st:
         return entry.explain(req, variant, selection(), st, progress, jobs)
 
 
-def tune(ivp: str, *, nodes=None, threads=None, n=None, machine: str | None = None, method: str = DEFAULT_METHOD,
-         select: str = "preselected", variants: list[str] | None = None, variant_filter: str | None = None,
-         top: int | None = None,
-         within: float | None = None, steps: int = 10, warmup: int = 2, reps: int | str = 3, h: float | None = None,
-         flags: str | None = None, launcher: str | None = None, timeout: float = 600.0,
-         sample: int | None = None, seed: int = 0, store=None, jobs: int | str | None = None,
-         progress: Progress = None, say: Callable[[str], None] | None = None,
-         model: str | None = None, replay: bool = False, baseline: bool = False,
-         budget: str | None = None) -> TuneResult:
-    """Build and run variants for real and compare with the predictions.  select: 'preselected'
-    (top/within, default within 10 %) or 'all'; variants: names to run instead.  sample: also run
-    that many variants drawn at random (random.Random(seed)) from the others with a prediction;
-    .summary.check then says whether the pre-selection held against them.  replay: run nothing,
-    report the repetitions the store holds of each variant (InputError for one it does not hold).
-    baseline: also run the paper's forms not run already (rows marked baseline).  reps "auto":
-    race the repetitions (a variant runs on only while it could still be the best), within
-    budget ("N" runs or "Ns" seconds)."""
-    if select not in ("preselected", "all"):
-        raise InputError(f"{select!r}: expected 'preselected' or 'all'", field="select")
-    req = ScenarioRequest(ivp, n, nodes, threads, machine, method, None, variant_filter, model)
-    rule = selection(top, within, select == "all")
-    check = sample_of(sample, seed, rule, bool(variants))
-    run = RunOptions(steps, warmup, reps, h, flags, launcher, timeout, replay, budget)
+def tune(request: Request | TuneRequest, /, *, nodes=None, threads=None, n=None, machine: str | None = None,
+         top: int | None = None, variants: list[str] | None = None, reps: int | str | None = None,
+         store=None, jobs: int | str | None = None, progress: Progress = None,
+         say: Callable[[str], None] | None = None) -> TuneResult:
+    """Build and run variants for real and compare with the predictions: the top K of the
+    pre-selection (default: within 10 % of the best), or `variants` by name; reps: runs per
+    variant, or "auto" to race them.  request: an IVP name, a ScenarioRequest or a TuneRequest,
+    which holds the rest: all (every variant), sample and seed (also run that many variants drawn
+    at random from the others: .summary.check says whether the pre-selection held), baseline (the
+    paper's forms too), and how to run (steps, warmup, h, flags, launcher, timeout, budget,
+    replay: report the runs the store holds instead of running)."""
+    req = TuneRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine, top=top, variants=variants,
+                         reps=reps)
     check_jobs(jobs)
     with _store(store) as st:
-        return entry.tune(req, rule, run, st, say or _quiet, variants, progress, jobs, check, baseline)
+        return entry.tune(req.scenario, req.rule, req.run, st, say or _quiet, req.named, progress, jobs, req.sample,
+                          req.baseline)
 
 
 def learn(machine: str, *, store=None, folds: str = "scenario", holdout=(), dry_run: bool = False, out=None,
@@ -142,20 +160,18 @@ def learn(machine: str, *, store=None, folds: str = "scenario", holdout=(), dry_
                            dry_run, out)
 
 
-def calibrate(machine: str, *, procs="2", threads="1,2", ops=None, launcher: str | None = None,
-              min_bytes: int = 8, max_bytes: int = 64 * 2**20, factor: float = 2.0, max_seconds: float = 0.5,
-              timeout: float = 900.0, out=None, fresh: bool = False, store=None,
+def calibrate(request: str | Path | CalibrateRequest, /, *, procs=None, threads=None, ops=None,
+              launcher: str | None = None, out=None, fresh: bool | None = None, raw=None, store=None,
               say: Callable[[str], None] | None = None):
-    """Run the MPI micro-benchmarks, fit the communication model, write it into the machine file."""
+    """Run the MPI micro-benchmarks, fit the communication model, write it into the machine file
+    (or `out`; raw: every measurement as JSON Lines too).  request: a machine name or path, or a
+    CalibrateRequest (message sizes: min_bytes, max_bytes, factor, max_seconds; timeout)."""
     from autotune.pipeline.calibrate import calibrate as run_calibrate
-    from autotune.request.calibrate import calibration_plan
-    from autotune.specs.machine import load_machine
-    m = load_machine(machine)
-    target = Path(out) if out else Path(m.path)
-    check_output_path(target, "out", "machine")
-    plan = calibration_plan(m, procs, threads, ops, launcher, min_bytes, max_bytes, factor, max_seconds, timeout)
+    req = CalibrateRequest.of(request, procs=procs, threads=threads, ops=ops, launcher=launcher, out=out,
+                              fresh=fresh, raw=raw)
+    plan, target = req.resolve()
     with _store(store) as st:
-        return run_calibrate(plan, st, target, say or _quiet, fresh)
+        return run_calibrate(plan, st, target, say or _quiet, req.fresh, req.raw)
 
 
 def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None, port_model=None):

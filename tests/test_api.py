@@ -67,8 +67,15 @@ def test_progress_goes_to_the_callback(cold_heat2d, session_store, capsys):
     ({"n": 1000}, "n"), ({"top": 0}, "top"), ({"comm": "sparse"}, "comm"), ({"within": -1}, "within"),
 ])
 def test_bad_input_names_the_keyword(kwargs, field, replay_store):
+    """The same field named whether it is a keyword of rank or of the request (comm is only there)."""
     with pytest.raises(autotune.InputError) as e:
-        autotune.rank("heat2d", store=replay_store, **kwargs)
+        if "comm" in kwargs:
+            autotune.rank(autotune.ScenarioRequest("heat2d", **kwargs), store=replay_store)
+        else:
+            autotune.rank("heat2d", store=replay_store, **kwargs)
+    assert e.value.field == field and str(e.value).startswith(field) and "--" not in str(e.value)
+    with pytest.raises(autotune.InputError) as e:
+        autotune.rank(autotune.RankRequest.of("heat2d", **kwargs), store=replay_store)
     assert e.value.field == field and str(e.value).startswith(field) and "--" not in str(e.value)
 
 

@@ -100,10 +100,14 @@ def test_bad_sample_exits_2_with_one_line(argv, needle, capsys, tmp_path):
 
 def test_api_refuses_a_bad_sample(tmp_path):
     with pytest.raises(autotune.InputError) as e:
-        autotune.tune("heat2d", sample=0, store=tmp_path / "s.sqlite")
+        autotune.tune(autotune.TuneRequest.of("heat2d", sample=0), store=tmp_path / "s.sqlite")
     assert e.value.field == "sample" and str(e.value).startswith("sample 0:")
     with pytest.raises(autotune.InputError) as e:
-        autotune.tune("heat2d", sample=2, select="all", store=tmp_path / "s.sqlite")
+        autotune.tune(autotune.TuneRequest.of("heat2d", sample=2, all=True), store=tmp_path / "s.sqlite")
+    assert e.value.field == "sample"
+    request = autotune.TuneRequest.of("heat2d", sample=2)      # a sample, then every variant asked for
+    with pytest.raises(autotune.InputError) as e:
+        autotune.TuneRequest.of(request, all=True)
     assert e.value.field == "sample"
 
 

@@ -9,12 +9,10 @@ from pathlib import Path
 from autotune.errors import InputError
 from autotune.pipeline import entry
 from autotune.report.render import plot, render
-from autotune.request.run import RunOptions
+from autotune.request.commands import RankRequest, TuneRequest
 from autotune.request.scenario import ScenarioRequest
-from autotune.storage.paths import check_output_path
-from autotune.request.selection import sample_of, selection
-from autotune.specs.machine import load_machine
-from autotune.storage.paths import default_store_path
+from autotune.request.selection import selection
+from autotune.storage.paths import check_output_path, default_store_path
 from autotune.storage.store import Store
 
 
@@ -30,14 +28,11 @@ def progress_line(command: str):
     return say
 
 
-def scenario_request(args) -> ScenarioRequest:
-    return ScenarioRequest(args.ivp, args.n, args.nodes, args.threads, args.machine, args.method,
-                           getattr(args, "comm", None), getattr(args, "variant_filter", None),
-                           getattr(args, "model", None))
-
-
-def rule_of(args):
-    return selection(getattr(args, "top", None), getattr(args, "within", None), bool(getattr(args, "all", False)))
+def request_of(kind, args):
+    """The request of class `kind` from the options it takes (an option is named as the
+    request's keyword: --min-bytes is min_bytes); the request's own `of` builds it, as it does
+    for the Python API."""
+    return kind.of(**{k: getattr(args, k) for k in kind.keyword_names() if hasattr(args, k)})
 
 
 @contextmanager
@@ -50,28 +45,28 @@ def open_store(args):
 
 
 def cmd_rank(args, progress) -> int:
-    req, rule = scenario_request(args), rule_of(args)
+    req = request_of(RankRequest, args)
     table = {"every_row": True} if args.every_row and args.format == "table" else {}
-    spec = req.sweep_spec()
+    spec = req.scenario.sweep_spec()
     if args.every_row and spec.is_sweep and not spec.each_ivp:
         raise InputError(": not with a sweep (its table has one line per scenario; csv and json have every "
                          "variant)", field="all")
     with open_store(args) as store:
-        res = entry.rank(req, rule, store, progress, args.jobs, args.selected_only)
+        res = entry.rank(req.scenario, req.rule, store, progress, args.jobs, req.selected_only)
     emit(render(res, args.format, **table))
     return 0
 
 
 def cmd_explain(args, progress) -> int:
-    req = scenario_request(args)
+    req = request_of(ScenarioRequest, args)
     with open_store(args) as store:
-        res = entry.explain(req, args.variant, rule_of(args), store, progress, args.jobs)
+        res = entry.explain(req, args.variant, selection(), store, progress, args.jobs)
     emit(render(res, args.format))
     return 0
 
 
 def cmd_scale(args, progress) -> int:
-    req = scenario_request(args)
+    req = request_of(ScenarioRequest, args)
     if args.plot:
         from autotune.report.plots import check_plot_path
         check_plot_path(args.plot)
@@ -97,14 +92,10 @@ def cmd_tune(args, progress) -> int:
     if args.plot:
         from autotune.report.plots import check_plot_path
         check_plot_path(args.plot)
-    req, rule = scenario_request(args), rule_of(args)
-    variants = [x for x in args.variants.split(";") if x.strip()] if args.variants else None
-    sample = sample_of(args.sample, args.seed, rule, bool(variants))
-    run = RunOptions(args.steps, args.warmup, args.reps, args.h, args.flags, args.launcher, args.timeout,
-                     args.replay, args.budget)
+    req = request_of(TuneRequest, args)
     with open_store(args) as store:
-        res = entry.tune(req, rule, run, store, progress_line("tune"), variants, progress, args.jobs, sample,
-                         args.baseline)
+        res = entry.tune(req.scenario, req.rule, req.run, store, progress_line("tune"), req.named, progress,
+                         args.jobs, req.sample, req.baseline)
     if args.plot:
         plot(res, args.plot)
     emit(render(res, args.format))
@@ -234,15 +225,11 @@ def cmd_calibrate(args, progress) -> int:
         if getattr(args, flag) not in (None, "scenario"):
             raise InputError(f"{getattr(args, flag)}: only with --from-runs", field=flag)
     from autotune.pipeline.calibrate import calibrate
-    from autotune.request.calibrate import calibration_plan
-    machine = load_machine(args.machine, "ecm")
-    check_output_path(args.out or Path(machine.path), "out", "machine")
-    if args.raw:
-        check_output_path(args.raw, "raw", "raw")
-    plan = calibration_plan(machine, args.procs, args.threads, args.ops, args.launcher, args.min_bytes,
-                            args.max_bytes, args.factor, args.max_seconds, args.timeout)
+    from autotune.request.calibrate import CalibrateRequest
+    req = request_of(CalibrateRequest, args)
+    plan, target = req.resolve()
     with open_store(args) as store:
-        res = calibrate(plan, store, args.out or Path(machine.path), say, args.fresh, args.raw)
+        res = calibrate(plan, store, target, say, req.fresh, req.raw)
     if args.plot:
         plot(res, args.plot)
         res.plot = str(args.plot)

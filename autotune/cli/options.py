@@ -10,11 +10,6 @@ from pathlib import Path
 from autotune.model.preselect import DEFAULT_WITHIN_PCT
 from autotune.request.defaults import DEFAULT_METHOD, MODELS
 
-# the module each result type lives in (the --format choices are looked up there when needed)
-RESULT_MODULES = {"RankResult": "rank", "ExplainResult": "rank", "CalibrateResult": "calibrate",
-                  "TuneResult": "tune", "ScaleResult": "scale", "PlanResult": "plan"}
-
-
 def _reps_arg(text: str) -> int | str:
     """--reps: an integer, or auto."""
     if text == "auto":
@@ -66,9 +61,14 @@ def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required
                    "'mpi' for the other ranks of `mpiexec -n P python -m mpi4py.futures -m autotune ...`")
 
 
-def _formats(name: str):
+def _format_arg(p: argparse.ArgumentParser, result: str) -> None:
+    """--format: the formats the result type of that name is rendered in.  The type and its
+    renderers are found (results.registry, report.render) when a value is checked or the help is
+    shown, not when the option is added: argparse lists the choices of an option without a metavar
+    as it adds it, which would import every renderer for any subcommand."""
     from autotune.report.render import FormatChoices
-    return FormatChoices(f"autotune.results.{RESULT_MODULES[name]}", name)
+    p.add_argument("--format", choices=FormatChoices(result), metavar="FORMAT", default="table",
+                   help="output format: %(choices)s (default %(default)s)")
 
 
 def _rank_args(p: argparse.ArgumentParser) -> None:
@@ -84,13 +84,13 @@ def _rank_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all", dest="every_row", action="store_true",
                    help="the table lists every variant (default: the pre-selected ones, then the next up to "
                         "20 rows, and the best of the paper's forms; csv and json always have every one)")
-    p.add_argument("--format", choices=_formats("RankResult"), default="table")
+    _format_arg(p, "RankResult")
 
 
 def _explain_args(p: argparse.ArgumentParser) -> None:
     _scenario_args(p)
     p.add_argument("--variant", required=True, help="p.g. lc=jil,comm=neighbour")
-    p.add_argument("--format", choices=_formats("ExplainResult"), default="table")
+    _format_arg(p, "ExplainResult")
 
 
 def _generate_args(p: argparse.ArgumentParser) -> None:
@@ -143,7 +143,7 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--raw", type=Path, help="also write every measurement as Extra-P JSON Lines")
     p.add_argument("--plot", type=Path, help="write measured points and fitted curves (.png, .svg or .pdf)")
     p.add_argument("--store", type=Path)
-    p.add_argument("--format", choices=_formats("CalibrateResult"), default="table")
+    _format_arg(p, "CalibrateResult")
 
 
 def _tune_args(p: argparse.ArgumentParser) -> None:
@@ -187,7 +187,7 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
     b.add_argument("--account", help="sbatch --account")
     b.add_argument("--time", help="sbatch --time per job (default: from the predictions, at least 10 min)")
     b.add_argument("--sbatch-args", help="further sbatch options, e.g. \"--qos=short --exclusive\"")
-    p.add_argument("--format", choices=_formats("TuneResult"), default="table")
+    _format_arg(p, "TuneResult")
 
 
 def _scale_args(p: argparse.ArgumentParser) -> None:
@@ -198,7 +198,7 @@ def _scale_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rule", default="efficiency:0.5", help="node-count advice: efficiency:<min> (default "
                     "efficiency:0.5, the largest p that keeps it), fastest, or node-seconds")
     p.add_argument("--plot", type=Path, help="time and efficiency against nodes, one line per variant (.png/.svg)")
-    p.add_argument("--format", choices=_formats("ScaleResult"), default="table")
+    _format_arg(p, "ScaleResult")
 
 
 def _plan_args(p: argparse.ArgumentParser) -> None:
@@ -207,7 +207,7 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=Path("plan.json"), help="plan file to write (default plan.json)")
     p.add_argument("--store", type=Path)
     p.add_argument("--jobs", type=_jobs_arg, help="as for rank")
-    p.add_argument("--format", choices=_formats("PlanResult"), default="table")
+    _format_arg(p, "PlanResult")
 
 
 def _list_args(p: argparse.ArgumentParser) -> None:

@@ -1,7 +1,8 @@
 """Renderers registered by (result type, format).  A renderer module (report/rank.py, ...)
-registers its functions with the decorators here; report/render.py loads the modules by name and
-looks them up.  This module imports none of them, so no plug-in imports the module that loads it.
-A duplicate registration is an error, not a silent override."""
+registers its functions with the decorators here; report/render.py finds the modules (every
+module of the package, with pkgutil: none is listed by hand) and looks them up.  This module
+imports none of them, so no plug-in imports the module that loads it.  A duplicate
+registration is an error, not a silent override."""
 from __future__ import annotations
 
 from typing import Callable

@@ -1,14 +1,18 @@
 """A calibration request: which operations, process and thread counts and message sizes to
-measure, through which launcher; checked here, once, for every front end."""
+measure, through which launcher, and where the fit goes; checked here, once, for every front
+end (CalibrateRequest.of builds it from the command line's options or the API's keywords)."""
 from __future__ import annotations
 
 import hashlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from autotune.errors import InputError
-from autotune.request.scenario import values_of
-from autotune.specs.machine import Machine
+from autotune.request.keywords import Keywords
+from autotune.request.scenario import Values, values_of
+from autotune.specs.machine import Machine, load_machine
+from autotune.storage.paths import check_output_path
 from autotune.specs.schemes import OPERATIONS
 from autotune.tools.launcher import Launcher, parse_launcher
 
@@ -60,3 +64,42 @@ def calibration_plan(machine: Machine, procs="2", threads="1,2", ops=None, launc
     nodes = {q: 1 if machine.nodes == 1 else q for q in p}
     return Plan(machine, parse_launcher(launcher), p, t, names, min_bytes, max_bytes, factor, max_seconds, timeout,
                 nodes)
+
+
+@dataclass(frozen=True)
+class CalibrateRequest(Keywords):
+    """calibrate: the machine to calibrate (a name or YAML path) and what to measure; `out`: the
+    machine file to write (default: the one given), `raw`: every measurement as JSON Lines too,
+    `fresh`: measure again what the store holds."""
+    PRIMARY = "machine"
+
+    machine: str | Path
+    procs: Values = "2"
+    threads: Values = "1,2"
+    ops: str | list | tuple | None = None      # None: every operation
+    launcher: str | None = None
+    min_bytes: int = 8
+    max_bytes: int = 64 * 2**20
+    factor: float = 2.0
+    max_seconds: float = 0.5
+    timeout: float = 900.0
+    out: str | Path | None = None
+    fresh: bool = False
+    raw: str | Path | None = None
+
+    def __post_init__(self):
+        for name in ("out", "raw"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, Path(getattr(self, name)))
+
+    def resolve(self) -> tuple[Plan, Path]:
+        """The checked plan and the machine file it writes; the outputs are refused here, before
+        anything is measured.  The machine is read without its learned factors (a stale learned
+        section does not stop its calibration)."""
+        machine = load_machine(str(self.machine), "ecm")
+        target = Path(self.out) if self.out else Path(machine.path)
+        check_output_path(target, "out", "machine")
+        if self.raw:
+            check_output_path(Path(self.raw), "raw", "raw")
+        return calibration_plan(machine, self.procs, self.threads, self.ops, self.launcher, self.min_bytes,
+                                self.max_bytes, self.factor, self.max_seconds, self.timeout), target

@@ -9,10 +9,12 @@ the field; the front end names it its way (--nodes, scenarios[3].nodes, nodes).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from autotune.errors import InputError
 from autotune.request.defaults import DEFAULT_METHOD, MODELS
+from autotune.request.keywords import Keywords
 from autotune.request.values import asks_every, parse_names, parse_values
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine
@@ -89,8 +91,11 @@ class SweepSpec:
 
 
 @dataclass(frozen=True)
-class ScenarioRequest:
-    """One scenario or a sweep, as asked (names and raw values)."""
+class ScenarioRequest(Keywords):
+    """One scenario or a sweep, as asked (names and raw values); ScenarioRequest.of builds it
+    from keywords (request.keywords)."""
+    PRIMARY = "ivp"
+
     ivp: str | list | tuple
     n: Values = None
     nodes: Values = None
@@ -102,7 +107,7 @@ class ScenarioRequest:
     model: str | None = None      # "learned" (default: where the machine has them) or "ecm"
 
     def sweep_spec(self) -> SweepSpec:
-        ivps = self.ivp if isinstance(self.ivp, str) else ",".join(map(str, self.ivp))
+        ivps = str(self.ivp) if isinstance(self.ivp, (str, os.PathLike)) else ",".join(map(str, self.ivp))
         comm = comm_list(self.comm)
         return SweepSpec(parse_names(ivps, "ivp", ivp_names), values_of(self.n, "n"),
                          values_of(self.nodes, "nodes"), values_of(self.threads, "threads"),

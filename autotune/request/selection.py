@@ -25,6 +25,16 @@ def selection(top: int | None = None, within: float | None = None, all: bool = F
     return Rule("within", DEFAULT_WITHIN_PCT)
 
 
+RULE_KEYWORDS = ("top", "within", "all")     # selection's keywords: one of them is the rule
+
+
+def rule_keywords(rule: Rule) -> dict:
+    """The keyword that gives `rule` back through selection()."""
+    if rule.kind == "all":
+        return {"all": True}
+    return {"top": int(rule.value)} if rule.kind == "top" else {"within": rule.value}
+
+
 @dataclass(frozen=True)
 class Sample:
     """tune's check of the pre-selection: size variants drawn with random.Random(seed) from the
@@ -54,9 +64,17 @@ def sample_of(size=None, seed=0, rule: Rule | None = None, named: bool = False) 
     size = _integer(size, "sample")
     if size < 1:
         raise InputError(f"{size}: expected an integer >= 1", field="sample")
+    return check_sample(Sample(size, seed), rule, named)
+
+
+def check_sample(sample: Sample | None, rule: Rule | None = None, named: bool = False) -> Sample | None:
+    """The sample, where there is something to check with it (InputError where not)."""
+    if sample is None:
+        return None
     if rule is not None and rule.kind == "all":
-        raise InputError(f"{size}: every variant runs already (all), none is left to sample", field="sample")
-    if named:
-        raise InputError(f"{size}: not with named variants: the sample checks the pre-selection",
+        raise InputError(f"{sample.size}: every variant runs already (all), none is left to sample",
                          field="sample")
-    return Sample(size, seed)
+    if named:
+        raise InputError(f"{sample.size}: not with named variants: the sample checks the pre-selection",
+                         field="sample")
+    return sample

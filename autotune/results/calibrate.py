@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from autotune.results.frames import frame
+from autotune.results.registry import result_type
 
 
 def caveat(where: dict | None) -> str:
@@ -23,6 +24,7 @@ class OperationFit:
     measured_p: list[int]
 
 
+@result_type
 @dataclass
 class CalibrateResult:
     machine: str
@@ -61,6 +63,7 @@ class CalibrateResult:
         return frame(rows, ["operation", "p", "max_bytes", "latency_s", "per_byte_s"])
 
 
+@result_type
 @dataclass
 class HostMachineResult:
     """A cluster machine file made by calibrate --node (this host) or --from-kerncraft."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from autotune.results.frames import frame
+from autotune.results.registry import result_type
 
 
 @dataclass
@@ -32,6 +33,7 @@ class FoldRow:
 FOLD_COLUMNS = [f for f in FoldRow.__dataclass_fields__]
 
 
+@result_type
 @dataclass
 class LearnResult:
     machine: str

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from autotune.results.frames import frame
+from autotune.results.registry import result_type
 
 # 2: scenarios carry their partition (a reader of version 1 would send every job to one partition)
 PLAN_VERSION = 2
@@ -38,6 +39,7 @@ class PlannedScenario:
     method_path: str | None = None     # the method's file (None, in older plans: load `method` by name)
 
 
+@result_type
 @dataclass
 class PlanResult:
     source: str
@@ -77,6 +79,7 @@ class ScenarioStatus:
     log: str | None = None      # the latest job's output file
 
 
+@result_type
 @dataclass
 class PlanStatusResult:
     plan: str

@@ -10,6 +10,7 @@ from autotune.model.compare import predicted_phases, predicted_sweeps
 from autotune.model.ecm import Prediction
 from autotune.model.preselect import Rule
 from autotune.results.frames import frame
+from autotune.results.registry import result_type
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant
 
@@ -92,6 +93,7 @@ class RowSource(Protocol):
     def work(self, name: str) -> list[tuple]: ...
 
 
+@result_type
 class RankResult:
     """One scenario ranked: its variants best first (failed predictions last), the pre-selected
     ones, and what kept the others out.  `ordered` and `preselected` are given, or built by a
@@ -276,6 +278,7 @@ class RankResult:
         return ExplainResult(self, name)
 
 
+@result_type
 @dataclass
 class ExplainResult:
     """One variant's prediction, kernel part by kernel part, in its ranked scenario."""

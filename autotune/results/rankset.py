@@ -6,8 +6,10 @@ from dataclasses import dataclass
 
 from autotune.results.frames import frame
 from autotune.results.rank import COLUMNS, RankResult
+from autotune.results.registry import result_type
 
 
+@result_type
 @dataclass
 class RankSet:
     results: list[RankResult]     # one per IVP, in the order of `autotune list ivps`

@@ -5,10 +5,12 @@ from dataclasses import asdict, dataclass
 
 from autotune.model.scaling import ScaleAnalysis, ScaleRow
 from autotune.results.frames import frame
+from autotune.results.registry import result_type
 
 COLUMNS = [f for f in ScaleRow.__dataclass_fields__]
 
 
+@result_type
 @dataclass
 class ScaleResult:
     ivp: str

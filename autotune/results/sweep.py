@@ -9,6 +9,7 @@ from autotune.model.comm import comm_basis
 from autotune.model.preselect import Rule
 from autotune.results.frames import frame
 from autotune.results.rank import RankResult
+from autotune.results.registry import result_type
 from autotune.specs.scenario import comm_context
 from autotune.specs.schemes import PhaseContext
 
@@ -41,6 +42,7 @@ class SweepRow(NamedTuple):
 FIELDS = SweepRow._fields
 
 
+@result_type
 @dataclass
 class SweepResult:
     results: list[RankResult]

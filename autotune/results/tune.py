@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 from autotune.results.frames import frame
+from autotune.results.registry import result_type
 
 ROW_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
                "predicted_state_s", "deviation_state_pct",
@@ -93,6 +94,7 @@ class TuneSummary:
     intervals: dict | None = None          # bootstrap intervals of the figures (model.confidence)
 
 
+@result_type
 @dataclass
 class TuneResult:
     ivp: str
@@ -147,6 +149,7 @@ class PlanTotals:
     pending: int = 0                       # scenarios whose batch job is queued or running
 
 
+@result_type
 @dataclass
 class PlanRunResult:
     plan: str | None
