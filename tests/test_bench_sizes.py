@@ -1,5 +1,5 @@
 """The size benchmark's variant sets: the same names at every size, less what a size refuses."""
-from autotune.bench_sizes import runnable, variant_set
+from benchmarks.sizes import runnable, variant_set
 
 
 def test_the_cover_drops_store_nt_only_where_the_last_level_holds_what_it_streams():

@@ -1,7 +1,7 @@
 """Benchmark of a fresh port: how well a machine file that `calibrate --node` made predicts the
 runs on the host, with the ECM model alone (no learned factors), against the targets of a port.
 
-    python -m autotune.bench_node --machine FILE [--against FILE2 --against-code DIR]
+    python -m benchmarks.node --machine FILE [--against FILE2 --against-code DIR]
                                   [--scenarios in-cache,memory] [--top 5] [--sample 10]
                                   [--reps 3] [--json out.json]
 
@@ -94,7 +94,7 @@ def clock_check(machine: str) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m autotune.bench_node")
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.node")
     ap.add_argument("--machine", required=True, help="the machine file calibrate --node made")
     ap.add_argument("--against", help="another machine file, tuned back to back with the first")
     ap.add_argument("--against-code", help="a checkout whose autotune runs the --against side")

@@ -1,8 +1,8 @@
 """Benchmark of predictions across sizes: predicted against measured from "in cache" to "far
 beyond the last-level cache", on this host.
 
-    python -m autotune.bench_sizes measure --out DIR [--machine localhost] [--set cover|all]
-    python -m autotune.bench_sizes report DIR [--json out.json] [--learn loo|SIZES]
+    python -m benchmarks.sizes measure --out DIR [--machine localhost] [--set cover|all]
+    python -m benchmarks.sizes report DIR [--json out.json] [--learn loo|SIZES]
 
 `measure` runs `autotune tune` for every IVP x configuration (nodes x threads) x size and keeps
 each run's JSON in DIR (a run already there is not repeated: an interrupted benchmark resumes).
@@ -93,13 +93,13 @@ def measure(args) -> None:
                        "--steps", str(steps_for(n)), "--warmup", "1", "--reps", str(args.reps), "--format", "json"]
                 if args.store:
                     cmd += ["--store", str(args.store)]
-                print(f"bench_sizes: {ivp} {nodes}x{threads} n={n} ...", file=sys.stderr, flush=True)
+                print(f"benchmarks.sizes: {ivp} {nodes}x{threads} n={n} ...", file=sys.stderr, flush=True)
                 t0 = time.perf_counter()
                 proc = subprocess.run(cmd, capture_output=True, text=True)
                 if proc.returncode != 0:
-                    raise SystemExit(f"bench_sizes: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+                    raise SystemExit(f"benchmarks.sizes: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
                 write_text(path, proc.stdout, "out")      # whole or not at all: a file here is done
-                print(f"bench_sizes:   {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+                print(f"benchmarks.sizes:   {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
 
 def report_one(run: dict, machine: str, store) -> dict:
@@ -177,7 +177,7 @@ def _cell(key: tuple, rows: list[dict], learned) -> dict:
 def report(args) -> None:
     files = sorted(args.dir.glob("*.json"))
     if not files:
-        raise SystemExit(f"bench_sizes: {args.dir}: no measured runs (run `measure` first)")
+        raise SystemExit(f"benchmarks.sizes: {args.dir}: no measured runs (run `measure` first)")
     runs = [json.loads(f.read_text()) for f in files]
     if args.learn:
         out = learned_cells(runs, args.machine, args.store, args.learn)
@@ -205,7 +205,7 @@ def _configs(text: str) -> list[tuple[int, int]]:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m autotune.bench_sizes", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.sizes", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     m = sub.add_parser("measure")
     m.add_argument("--out", type=Path, required=True)

@@ -2,7 +2,7 @@
 each fused sweep predicted against measured, what the sweep timers cost, and the best against
 the floor with the memory bandwidth measured in the same run.
 
-    python -m autotune.bench_stores [--ivp heat2d] [--n 4000000] [--nodes 1] [--threads 2]
+    python -m benchmarks.stores [--ivp heat2d] [--n 4000000] [--nodes 1] [--threads 2]
                                     [--machine localhost] [--reps 7] [--steps 12] [--json out.json]
 
 Builds the fused variant (block=l1, buf=ghost) with store=none and store=nt, and the store=none
@@ -26,7 +26,7 @@ FUSED = "lc=jl-onepass,comm={comm},au=fused,pred=direct,buf=ghost,rhs=onepass,fu
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m autotune.bench_stores")
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.stores")
     ap.add_argument("--ivp", default="heat2d")
     ap.add_argument("--n", type=int, default=4_000_000)
     ap.add_argument("--nodes", type=int, default=1)

@@ -1,7 +1,7 @@
 """Benchmark of tuning on a shared machine: does tune give the same answer twice, and what does
 racing save?
 
-    python -m autotune.bench_tuning --machine FILE [--apart-min 30] [--pairs 10] [--json out.json]
+    python -m benchmarks.tuning --machine FILE [--apart-min 30] [--pairs 10] [--json out.json]
                                     [--ivps heat2d,inverterchain] [--n 4e6] [--threads 2]
 
 Two parts, in one run:
@@ -75,7 +75,7 @@ def race_pair(a, ivp: str, auto_first: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m autotune.bench_tuning", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.tuning", description=__doc__.split("\n")[0])
     p.add_argument("--machine", required=True)
     p.add_argument("--ivps", default="heat2d,inverterchain")
     p.add_argument("--n", type=lambda t: int(float(t)), default=4_000_000)

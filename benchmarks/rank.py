@@ -1,6 +1,6 @@
 """Benchmark of the prediction spine: cold and warm `rank`, store reuse, and a full analysis check.
 
-    python -m autotune.bench [--repeats 5] [--json out.json] [--check-all] [--sweep]
+    python -m benchmarks.rank [--repeats 5] [--json out.json] [--check-all] [--sweep]
 
 Runs the real command line in subprocesses on a fresh store and prints wall
 times and how many kerncraft analyses each run needed, then the everyday
@@ -39,7 +39,7 @@ def _autotune(store: Path | None, *args: str) -> tuple[float, str]:
     proc = subprocess.run(cmd, capture_output=True, text=True, env=_env())
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
-        raise SystemExit(f"bench: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+        raise SystemExit(f"benchmarks.rank: {' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
     return wall, proc.stdout
 
 
@@ -181,7 +181,7 @@ def _print(res: dict) -> None:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m autotune.bench", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.rank", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--json", type=Path, help="also write the figures to this file")
