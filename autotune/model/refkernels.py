@@ -21,7 +21,7 @@ term analysed at the design's rate is rescaled to any other; the in-core terms a
 factor to the kernel's measured L1 time (model.incore).  Per rule, each level's rate is fitted
 to the references of that level, L2 first; the rule whose fitted model errs least is chosen.
 
-A measured kernel names B bytes per iteration (benchmarks_mpi/stream.c counts no write-allocate)
+A measured kernel names B bytes per iteration (autotune/tools/stream.c counts no write-allocate)
 and runs G GB/s: one cache line of work (line / 8 iterations of doubles) takes 8 B / G ns, that
 times the file's clock in cycles; kerncraft's prediction is per the same line of work, its
 write-allocate reads and evictions included in its terms.
@@ -56,7 +56,7 @@ def _loop(decl: str, statement: str) -> str:
 
 @dataclass(frozen=True)
 class RefKernel:
-    """One streaming kernel as benchmarks_mpi/stream.c runs it and kerncraft reads it."""
+    """One streaming kernel as autotune/tools/stream.c runs it and kerncraft reads it."""
     name: str
     view: str                          # kerncraft C code of the loop: its data transfers
     arrays: int                        # arrays the benchmark splits its working set over

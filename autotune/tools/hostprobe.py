@@ -74,7 +74,7 @@ def working_sets(host: HostInfo) -> dict[str, int]:
 
 
 def _build(source: str, folder: Path, cc: str, what: str) -> Path:
-    src = Path(str(resources.files("benchmarks_mpi") / source))
+    src = Path(str(resources.files("autotune.tools") / source))
     exe = folder / Path(source).stem
     try:
         subprocess.run([cc, "-O3", "-march=native", "-fopenmp", str(src), "-o", str(exe)],
@@ -85,12 +85,12 @@ def _build(source: str, folder: Path, cc: str, what: str) -> Path:
 
 
 def build_stream(folder: Path, cc: str = "gcc") -> Path:
-    """The built-in streaming benchmark (benchmarks_mpi/stream.c), built in `folder`."""
+    """The built-in streaming benchmark (stream.c, beside this module), built in `folder`."""
     return _build("stream.c", folder, cc, "streaming benchmark")
 
 
 def build_chain(folder: Path, cc: str = "gcc") -> Path:
-    """The chain of dependent adds that measures the clock (benchmarks_mpi/clockchain.c)."""
+    """The chain of dependent adds that measures the clock (clockchain.c, beside this module)."""
     return _build("clockchain.c", folder, cc, "clock benchmark")
 
 
