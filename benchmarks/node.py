@@ -39,7 +39,10 @@ def tune(machine: str, ivp: str, n: int, a, store: Path, code: str | None) -> di
     env = dict(os.environ)
     if code:
         env["PYTHONPATH"] = code + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    cmd = [sys.executable, "-m", "autotune", "tune", "--ivp", ivp, "--machine", machine, "--nodes", "1",
+    # -P where `code` is given: python -m puts the folder it runs in (this checkout) ahead of
+    # PYTHONPATH, which would run this checkout's autotune on both sides
+    python = [sys.executable, "-P"] if code else [sys.executable]
+    cmd = [*python, "-m", "autotune", "tune", "--ivp", ivp, "--machine", machine, "--nodes", "1",
            "--threads", str(a.threads), "--n", str(n), "--top", str(a.top), "--sample", str(a.sample),
            "--reps", str(a.reps), "--model", "ecm", "--format", "json", "--store", str(store)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
