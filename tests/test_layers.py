@@ -31,11 +31,6 @@ FLOORS = (
 KNOWN_EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
-def _is_benchmark(path: Path) -> bool:
-    """The benchmarks (autotune/bench*.py): leaving the package for benchmarks/."""
-    return path.parent == PACKAGE and path.name.startswith("bench")
-
-
 def module_name(path: Path) -> tuple[str, bool]:
     """autotune/specs/ivp.py -> ("autotune.specs.ivp", False); a package's __init__ -> (its name, True)."""
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -109,7 +104,7 @@ def _floors() -> dict[str, tuple[int, str]]:
 
 
 def package_modules() -> list[Path]:
-    return [f for f in sorted(PACKAGE.rglob("*.py")) if not _is_benchmark(f)]
+    return sorted(PACKAGE.rglob("*.py"))
 
 
 def all_imports() -> list[tuple[str, str, int, str]]:
@@ -191,10 +186,7 @@ def test_every_import_points_down_the_floors():
 
 
 def test_the_package_imports_no_benchmark():
-    """The benchmarks (benchmarks/, and autotune/bench*.py until they have moved there) use the
-    package; the package never imports them."""
-    benches = {module_name(f)[0] for f in sorted(PACKAGE.glob("bench*.py"))}
+    """The benchmarks (benchmarks/) use the package; the package never imports them."""
     found = [f"{where}:{line} imports {t}" for _, where, line, t in all_imports()
-             if t == "benchmarks" or t.startswith("benchmarks.") or t in benches
-             or any(t.startswith(b + ".") for b in benches)]
+             if t == "benchmarks" or t.startswith("benchmarks.")]
     assert found == []
