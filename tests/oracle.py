@@ -1,4 +1,4 @@
-"""The model written out plainly, one scenario at a time, as METHOD.md states it: what the tests
+"""The model written out plainly, one scenario at a time, as docs/method.md states it: what the tests
 check the production model (model.steptime over numbers and arrays, model.reuse, model.regime)
 against.  Not used by the package.  Sums run left to right (autotune.arith.ordered_sum), the
 order the model promises, so an oracle's bits are the same on every Python.
@@ -15,7 +15,7 @@ from autotune.specs.parts import KernelPart
 
 @dataclass(frozen=True)
 class Term:
-    """One kernel part in one regime on the slowest node (METHOD.md section 5)."""
+    """One kernel part in one regime on the slowest node (docs/method.md#the-time-of-a-step)."""
     alpha: float                     # cycles per cache line of work, one core
     sigma: float                     # saturation point in cores
     beta: float                      # loop iterations per execution

@@ -1,6 +1,6 @@
 """The floor of one time step on one node: what no implementation of the step can beat.  Pure.
 
-Compulsory traffic (METHOD.md section 8), in vectors of the node's n_p components, for an
+Compulsory traffic (docs/method.md#the-floor), in vectors of the node's n_p components, for an
 s-stage corrector iterated m times, when the step's live data does not stay cached:
 
     each of the m iterations reads the s argument vectors it evaluates f on    m s

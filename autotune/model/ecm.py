@@ -1,4 +1,4 @@
-"""The prediction model of METHOD.md section 5 (eqs 8-11): what a prediction is made of, and the
+"""The prediction model of docs/method.md#ecm-composition (eqs 8-11): what a prediction is made of, and the
 per-kernel breakdown of one.  Pure.
 
     zeta  = alpha * beta / delta                     cycles            (8)
