@@ -141,3 +141,21 @@ def test_a_key_or_position_used_twice_or_a_bad_rule_is_an_error():
         Dimension("c", 3, values(["x"], "f:{}"), "z", "c")
     with pytest.raises(ValueError, match="step contributions"):
         Dimension("c", 3, values(["x", "y"], "f:{}"), "x", "c", step={"x": print})
+
+
+def test_the_docs_table_is_the_dimensions_own_description():
+    """The table between the markers is made from each dimension's values, rules and one-line
+    description (report.space), the text `list variants` prints them from: where they differ, the
+    failure shows the table to paste."""
+    from autotune.report.space import dimension_table
+    from autotune.specs.schemes import SCHEMES
+    from autotune.specs.variants import describe_space
+
+    root = PACKAGE.parent
+    found = {}
+    for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        found.update({doc.name: m for m in re.findall(r"<!-- dimensions -->\n(.*?)\n<!-- /dimensions -->",
+                                                       doc.read_text(), re.S)})
+    assert len(found) == 1, f"one table between <!-- dimensions --> markers expected, found in {sorted(found)}"
+    want = dimension_table(describe_space(tuple(SCHEMES)))
+    assert next(iter(found.values())) == want, f"{next(iter(found))}: the table should read\n{want}"
