@@ -133,11 +133,8 @@ def module_problem(dotted: str) -> str | None:
         if _module_file(parts[:k]):
             found = k
             break
-    if not found:       # a module of another distribution
-        try:
-            return None if importlib.util.find_spec(".".join(parts)) else "no such module"
-        except ImportError:
-            return "no such module"
+    if not found:
+        return "no such module"
     if found == len(parts):
         return None
     module, attr = parts[:found], parts[found]
@@ -157,10 +154,24 @@ def module_problem(dotted: str) -> str | None:
         return f"{'.'.join(module)} has no {attr!r}"
 
 
+def installed(name: str) -> bool:
+    """Whether another distribution's module is installed, found without importing it (nor its
+    package: `mpi4py.futures` must not import mpi4py here)."""
+    top, *rest = name.split(".")
+    spec = importlib.util.find_spec(top)
+    if spec is None or not rest:
+        return spec is not None
+    for folder in spec.submodule_search_locations or ():
+        base = Path(folder).joinpath(*rest)
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return True
+    return False
+
+
 def run_module_problem(name: str) -> str | None:
     if name.split(".")[0] in ("autotune", "benchmarks", "benchmarks_mpi"):
         return None if _module_file(name.split(".")) else "no such module to run"
-    return None if importlib.util.find_spec(name) else "not installed"
+    return None if installed(name) else "not installed"
 
 
 @lru_cache(maxsize=None)
