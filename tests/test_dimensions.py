@@ -52,7 +52,8 @@ def _key_of(node: ast.AST) -> str | None:
             and isinstance(node.args[0], ast.Name) and node.args[0].id in VARIANT_NAMES:
         return node.args[1].value
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value in DIMENSIONS \
-            and isinstance(node.value, ast.Name) and node.value.id in ("fields", "values"):
+            and ((isinstance(node.value, ast.Name) and node.value.id in ("fields", "values"))
+                 or (isinstance(node.value, ast.Attribute) and node.value.attr in ("fields", "values"))):
         return node.slice.value
     return None
 
@@ -107,6 +108,7 @@ def test_no_module_outside_a_dimension_names_its_values():
     ('def f(r):\n    return r.variant.block\n', "reads the value of block"),
     ('def f(v):\n    return getattr(v, "fuse") != "none"\n', "compares fuse"),
     ('def f(fields):\n    return fields["buf"] == "ghost"\n', "compares buf"),
+    ('def f(d):\n    return d.values["buf"] == "ghost"\n', "compares buf"),
     ('def f(Variant):\n    return Variant("jli", "neighbour", store="nt")\n', "store='nt' as a keyword"),
     ('CHECKS = {"store=nt": None}\n', "names store=nt"),
     ('def f(v):\n    return v.comm == "neighbour"\n', "compares comm"),
@@ -151,7 +153,7 @@ def test_the_docs_table_is_the_dimensions_own_description():
     from autotune.specs.schemes import SCHEMES
     from autotune.specs.variants import describe_space
 
-    root = PACKAGE.parent
+    root = Path(__file__).resolve().parents[1]      # the checkout (the package may be installed)
     found = {}
     for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
         found.update({doc.name: m for m in re.findall(r"<!-- dimensions -->\n(.*?)\n<!-- /dimensions -->",

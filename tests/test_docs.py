@@ -1,7 +1,7 @@
 """The documentation names what exists.  In docs/*.md and README.md:
 
 - every module named (`autotune.model.reuse`, `model.reuse.level_reach`, `python -m X`) and every
-  path of the checkout (`autotune/model/reuse.py`, `benchmarks_mpi/stream.c`) exists: a module as a
+  path of the checkout (`autotune/model/reuse.py`, `autotune/tools/stream.c`) exists: a module as a
   file of the checkout (or, outside it, an installed module), an attribute as a top-level name of
   its module (or one it exports on demand);
 - every command (`autotune <cmd>`) is a subcommand of the command line, and every option given
@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
-CODE_DIRS = ("autotune", "tests", "variants", "benchmarks", "benchmarks_mpi")
+CODE_DIRS = ("autotune", "tests", "variants", "benchmarks", "benchmarks_mpi", "machines", "ivps")
 # paths checked (machines/ and ivps/ also stand for a user's own folders in examples)
 FOLDERS = ("autotune", "benchmarks", "benchmarks_mpi", "variants", "tests", "docs")
 SUBPACKAGES = ("cli", "codegen", "dimensions", "model", "pipeline", "report", "request", "results",
@@ -264,7 +264,7 @@ def code_files():
         base = ROOT / folder
         if base.is_dir():
             yield from (p for p in sorted(base.rglob("*")) if p.is_file() and p.resolve() != me
-                        and "__pycache__" not in p.parts and p.suffix in (".py", ".j2", ".c", ".sh", ""))
+                        and "__pycache__" not in p.parts and p.suffix in (".py", ".j2", ".c", ".sh", ".yaml", ""))
 
 
 # ---- the tests ----

@@ -51,7 +51,7 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
     constants = [c for c in constants if c["name"] in names]
     context = dimension_context(ivp, method, variant, machine)
     rhs, offset = [], "0"
-    bodies_all = context.pop("rhs_bodies_all", None) or [None] * len(parts)
+    bodies_all = context.pop(BODIES_ALL, None) or [None] * len(parts)
     for i, (p, part) in enumerate(zip(parts, ivp.rhs)):
         if blocked:
             other = ivp.rhs[1 - i] if len(parts) == 2 else None
@@ -86,18 +86,26 @@ class _Render:
     parts: object = kmod
 
 
+# the template context the solver itself gives (a dimension's render hook may not give these)
+SOLVER_KEYS = frozenset({"ivp_name", "method_name", "variant", "values", "S", "iterations", "H", "A", "b", "c",
+                         "rhs", "schedule", "timers", "block0_c", "pack_body", "constants", "size_parameter",
+                         "initial"})
+PREAMBLE = "preamble"          # lines before the solver's code: every dimension may add to them
+BODIES_ALL = "rhs_bodies_all"  # per RHS part of the IVP, its body over all s argument vectors
+
+
 def dimension_context(ivp: IVP, method: Method, variant: Variant, machine: Machine | None) -> dict:
-    """Every dimension's part of the solver template's context, for the variant's values: a key
-    two dimensions give is an error, but for "preamble" (lines before the solver's code), which
-    they add to in position order."""
+    """Every dimension's part of the solver template's context, for the variant's values
+    (specs.dimension: render): a key two dimensions give, or one the solver gives itself
+    (SOLVER_KEYS), is an error, but for PREAMBLE, which they add to in position order."""
     inputs = _Render(ivp, method, machine)
-    out: dict = {"preamble": []}
+    out: dict = {PREAMBLE: []}
     for key, dim in DIMENSIONS.items():
         if dim.render is None:
             continue
         got = dict(dim.render(getattr(variant, key), inputs))
-        out["preamble"] += got.pop("preamble", [])
-        clash = set(got) & set(out)
+        out[PREAMBLE] += got.pop(PREAMBLE, [])
+        clash = set(got) & (set(out) | SOLVER_KEYS)
         if clash:
             raise ValueError(f"dimension {key!r}: template context {sorted(clash)} is given twice")
         out.update(got)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from importlib.metadata import entry_points
 
 from autotune.specs.dimension import Dimension, ordered
@@ -22,6 +23,11 @@ def _modules():
         yield importlib.import_module(f"{__name__}.{info.name}")
     for ep in entry_points(group=GROUP):
         yield ep.load()
+
+
+def plugin_modules() -> list:
+    """The modules of the dimensions kept outside this package (those the entry points name)."""
+    return [sys.modules[ep.module] for ep in entry_points(group=GROUP) if ep.module in sys.modules]
 
 
 def discover() -> dict[str, Dimension]:

@@ -43,7 +43,11 @@ def _fused_blocks(d) -> tuple[Block, ...]:
     """Every RHS sweep carries the kernel that consumes its F (the predictor's the first LC, from
     F_1 alone; the corrector's the next iteration's LC; the last one APPROX and UPDATE): 1 + m s
     RHS evaluations and communication phases as before, m + 1 sweeps.  A fused corrector sweep
-    reads one set of argument vectors and writes the other (Y_l')."""
+    reads one set of argument vectors and writes the other (Y_l').  Where the RHS reads the
+    argument vectors in place (no packed copy), a sweep cannot overwrite them while its
+    neighbours' tiles still read them: the step alternates two sets (decided here, once every
+    value has contributed where the RHS reads)."""
+    d.sets = 1 if d.pack else 2
     every = range(1, d.s + 1)
     args = tuple(d.arg(l) for l in every)
     comm_all = d.communicate(tuple(f"Y{l}" for l in every), "communicate_all")
@@ -69,9 +73,6 @@ def _separate(d, _: str) -> None:
 
 def _fused(d, _: str) -> None:
     d.skeleton, d.own_parts = _fused_blocks, lambda d: (d.pack,) if d.pack else ()
-    # where the RHS reads the argument vectors in place (no packed copy), a fused sweep cannot
-    # overwrite them while its neighbours' tiles still read them: it writes the other set
-    d.sets = 1 if d.pack else 2
 
 
 def _render(value: str, _) -> dict:

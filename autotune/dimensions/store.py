@@ -25,7 +25,7 @@ def streaming_pays(next_reads, vector_bytes: float, llc_reach: float) -> bool:
 
 
 def _pays(value: str, facts: PayFacts) -> str | None:
-    if value == "none" or streaming_pays(facts.next_reads(), facts.vector_bytes, facts.llc_bytes):
+    if streaming_pays(facts.next_reads(), facts.vector_bytes, facts.llc_bytes):
         return None
     return (f"the vectors it streams would still be in the last-level cache ({facts.llc_bytes / 2**20:.3g} MiB) "
             f"when the step reads them again (n = {facts.n} on {facts.nodes} node{'s' if facts.nodes > 1 else ''})")

@@ -43,11 +43,15 @@ def value_item(key: str, value: str) -> str:
     return f"{key}={value}"
 
 
+def _refusable(variant: Variant):
+    """(key, dimension) of the variant's values that a scenario may refuse: other than the
+    default, of a dimension with a pays hook."""
+    return [(k, d) for k, d in DIMENSIONS.items() if d.pays and getattr(variant, k) != d.default]
+
+
 def value_keys(variant: Variant) -> list[str]:
-    """The "key=value" items of a variant that a scenario may exclude: its values, other than the
-    default, of the dimensions with a pays hook."""
-    return [value_item(k, getattr(variant, k)) for k, d in DIMENSIONS.items()
-            if d.pays and getattr(variant, k) != d.default]
+    """The "key=value" items of a variant that a scenario may exclude (_refusable)."""
+    return [value_item(k, getattr(variant, k)) for k, _ in _refusable(variant)]
 
 
 def is_value_item(key: str) -> bool:
@@ -59,9 +63,9 @@ def is_value_item(key: str) -> bool:
 def unpaid(sc: Scenario, variant: Variant) -> dict[str, str]:
     """The items of `variant` that do not pay in `sc`, each with why ({}: none)."""
     facts, out = _Facts(sc, variant), {}
-    for k, d in DIMENSIONS.items():
+    for k, d in _refusable(variant):
         value = getattr(variant, k)
-        if d.pays and value != d.default and (why := d.pays(value, facts)):
+        if why := d.pays(value, facts):
             out[value_item(k, value)] = why
     return out
 

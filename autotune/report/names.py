@@ -15,7 +15,7 @@ NOTHING = "-"    # a row with exactly the shared values
 
 def shared_values(variants: list[Variant]) -> dict[str, str]:
     """The values that every one of `variants` has and its name says (a value at its dimension's
-    default is left out of names, so of this too), in registry order; {} for none."""
+    default is left out of names, so of this too), in position order; {} for none."""
     if not variants:
         return {}
     first = variants[0].fields()
@@ -25,6 +25,6 @@ def shared_values(variants: list[Variant]) -> dict[str, str]:
 
 def short_name(variant: Variant, shared: dict[str, str]) -> str:
     """The variant's key=value items that differ from the shared values (and, for a dimension they
-    do not name, from its default), in registry order; NOTHING where none does."""
+    do not name, from its default), in position order; NOTHING where none does."""
     items = [f"{k}={v}" for k, v in variant.fields().items() if v != shared.get(k, DIMENSIONS[k].default)]
     return ",".join(items) or NOTHING

@@ -8,11 +8,16 @@ one of its values (docs/design.md#variant-dimensions):
 
 - step:    per value, its contribution to the step form (specs.step.Draft); a dimension without
            one leaves the step as it is
-- render:  its part of the solver template's context (variants/solver.c.j2)
-- tile:    the components per tile of the fused sweep a value asks for (0: none), which the
-           pricing turns into where the tile lives (model.tiles)
+- render:  its part of the solver template's context (variants/solver.c.j2); two keys are the
+           solver's to place: "preamble" (lines before its code, which every dimension may add
+           to) and "rhs_bodies_all" (per RHS part of the IVP, its body over all s argument
+           vectors, for the parts' entries)
+- tile:    the components per tile of the fused sweep a value asks for (0: none; asked only of
+           values other than the default), which the pricing turns into where the tile lives
+           (model.tiles)
 - overlaps: whether the sweeps after an exchange compute while it is in flight
-- pays:    why a value does not pay in a scenario (None: it may), from facts the pipeline offers
+- pays:    why a value does not pay in a scenario (None: it may), from facts the pipeline offers;
+           asked only of values other than the default
 - paper:   the values of the paper's form (the baseline of the fast forms)
 """
 from __future__ import annotations

@@ -31,4 +31,5 @@ def form_of(method: Method, values: tuple[str, ...]) -> StepForm:
         if contribution is None:
             raise ValueError(f"no step contribution for {key}={value}")
         contribution(d, value)
-    return StepForm(method.stages, tuple(fields.items()), d.skeleton(d), d.own_parts(d), d.sets)
+    blocks = d.skeleton(d)      # after every contribution: it may settle what several decide (the sets)
+    return StepForm(method.stages, tuple(fields.items()), blocks, d.own_parts(d), d.sets)

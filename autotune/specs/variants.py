@@ -24,12 +24,12 @@ DIMENSIONS: dict[str, Dimension] = discover()
 
 
 class _VariantForms:
-    """What a variant is besides its values (the fields: one per registered dimension)."""
+    """What a variant is besides its values (the fields: one per dimension, in position order)."""
 
     @property
     def is_paper_form(self) -> bool:
-        """One of the paper's variants (its six LC loop orders, split APPROX/UPDATE, the predictor's
-        copy): the baseline of the fast forms."""
+        """One of the paper's variants (every dimension at one of its paper values: the six LC loop
+        orders, any scheme, every other dimension at its default): the baseline of the fast forms."""
         return all(getattr(self, k) in d.paper_values for k, d in DIMENSIONS.items())
 
     @cached_property
@@ -73,7 +73,7 @@ def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, 
         if bad:
             raise InputError(f"{','.join(bad)}: not applicable (this IVP allows {', '.join(allowed_comm)})", field="comm")
     # the communication scheme outermost, the LC form innermost, the other dimensions between
-    # (the last registered outermost); combinations that break a value's rule are left out
+    # (the highest position outermost); combinations that break a value's rule are left out
     keys = ["comm"] + [k for k in reversed(DIMENSIONS) if k not in ("comm", "lc")] + ["lc"]
     values = [schemes if k == "comm" else DIMENSIONS[k].values for k in keys]
     return tuple(Variant(**f) for f in _unbroken(keys, values) if broken_rule(f) is None)
@@ -103,10 +103,11 @@ def _unbroken(keys: list[str], values: list) -> Iterator[dict[str, str]]:
     return extend(0)
 
 
-def _example() -> str:
-    """A name of the paper's form: each always-named dimension at its first value of the paper's."""
-    return ",".join(f"{k}={next(v for v in d.values if v in d.paper_values)}" for k, d in DIMENSIONS.items()
-                    if d.default is None)
+def _example(allowed_comm) -> str:
+    """A name of the paper's form: each always-named dimension at its first value of the paper's
+    (the scheme: one the IVP allows)."""
+    return ",".join(f"{k}={next(v for v in d.values if v in d.paper_values and (k != 'comm' or v in allowed_comm))}"
+                    for k, d in DIMENSIONS.items() if d.default is None)
 
 
 def _optional() -> list[str]:
@@ -122,7 +123,7 @@ def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
         key, value = key.strip(), value.strip()
         if not sep or key not in DIMENSIONS or key in fields:
             raise InputError(f"{text!r}: expected lc=<order>,comm=<scheme>[,{'][,'.join(_optional())}], "
-                             f"e.g. {_example()}", field=field)
+                             f"e.g. {_example(allowed_comm)}", field=field)
         fields[key] = value
     missing = [k for k, d in DIMENSIONS.items() if d.default is None and k not in fields]
     if missing:

@@ -40,11 +40,14 @@ def loads(data: bytes):
 
 @lru_cache(maxsize=1)
 def code_digest() -> str:
-    """A digest of this installation's modules and templates."""
+    """A digest of this installation's modules and templates, and of the variant dimensions kept
+    outside the package (their modules' folders: autotune.dimensions.plugin_modules)."""
     from importlib import resources
 
+    from autotune.dimensions import plugin_modules
     from autotune.specs.shipped import shipped_dir
-    return files_digest((Path(str(resources.files("autotune"))), shipped_dir("variants")))
+    plugins = sorted({Path(m.__file__).parent for m in plugin_modules() if getattr(m, "__file__", None)})
+    return files_digest((Path(str(resources.files("autotune"))), shipped_dir("variants"), *plugins))
 
 
 def files_digest(folders) -> str:
