@@ -60,7 +60,7 @@ def variant_set(ivp: str, kind: str, sample: int = 12, seed: int = 0) -> list[st
 
 def runnable(names: list[str], ivp: str, machine: str, n: int, nodes: int, threads: int) -> list[str]:
     """The names that run at this scenario: a value that does not pay there (store=nt where the
-    last level holds what it streams, pipeline.applicable.VALUE_CHECKS) is refused by tune."""
+    last level holds what it streams: the store dimension's pays hook) is refused by tune."""
     from autotune.pipeline.applicable import applicable_pool
     from autotune.specs.ivp import load_ivp
     from autotune.specs.machine import load_machine
