@@ -91,6 +91,13 @@ class Asked(Exception):
     """Raised by a stand-in of the pipeline with what it was asked."""
 
 
+def _ask(call, *args, **kwargs):
+    """What the stood-in pipeline step was asked when `call` reached it."""
+    with pytest.raises(Asked) as e:
+        call(*args, **kwargs)
+    return e.value.args
+
+
 @pytest.fixture()
 def asked_to_tune(monkeypatch):
     """tune's pipeline without building: what it is asked to run (the ranking's scenario and
@@ -103,11 +110,7 @@ def asked_to_tune(monkeypatch):
                     sorted(ranked.preselected), list(chosen), plan, sample, baseline)
     monkeypatch.setattr(pipeline_tune, "tune", stand_in)
 
-    def ask(call, *args, **kwargs):
-        with pytest.raises(Asked) as e:
-            call(*args, **kwargs)
-        return e.value.args
-    return ask
+    return _ask
 
 
 def test_tune_takes_a_request(replay_store, asked_to_tune, capsys):
@@ -154,11 +157,7 @@ def asked_to_calibrate(monkeypatch):
                     raw_out and str(raw_out))
     monkeypatch.setattr(pipeline_calibrate, "calibrate", stand_in)
 
-    def ask(call, *args, **kwargs):
-        with pytest.raises(Asked) as e:
-            call(*args, **kwargs)
-        return e.value.args
-    return ask
+    return _ask
 
 
 def test_calibrate_takes_a_request(asked_to_calibrate, tmp_path, capsys):
