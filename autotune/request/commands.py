@@ -17,6 +17,7 @@ from autotune.request.keywords import Keywords, pick
 from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
 from autotune.request.selection import RULE_KEYWORDS, Sample, check_sample, rule_keywords, sample_of, selection
+from autotune.request.values import name_list
 
 SCENARIO_KEYWORDS = ScenarioRequest.keyword_names()
 RUN_KEYWORDS = tuple(f.name for f in fields(RunOptions))
@@ -50,15 +51,6 @@ class RankRequest(Keywords):
         return {**self.scenario.as_keywords(), **rule_keywords(self.rule), "selected_only": self.selected_only}
 
 
-def named_variants(value: str | list | tuple | None) -> tuple[str, ...] | None:
-    """Variant names: a list, or the command line's semicolon-separated text (None: none named)."""
-    if value is None:
-        return None
-    items = value.split(";") if isinstance(value, str) else list(value)
-    names = tuple(str(x).strip() for x in items if str(x).strip())
-    return names or None
-
-
 @dataclass(frozen=True)
 class TuneRequest(Keywords):
     """tune: the one scenario; the variants to build and run (the rule's pre-selection, or
@@ -75,7 +67,7 @@ class TuneRequest(Keywords):
     baseline: bool = False
 
     def __post_init__(self):
-        object.__setattr__(self, "variants", named_variants(self.variants))
+        object.__setattr__(self, "variants", name_list(self.variants, ";"))
         if self.scenario.comm is not None:
             raise InputError(f"{self.scenario.comm}: tune takes no comm schemes; name variants or give "
                              "variant_filter comm=...", field="comm")
@@ -94,7 +86,7 @@ class TuneRequest(Keywords):
     def _build(cls, given: dict[str, Any]) -> TuneRequest:
         scenario = ScenarioRequest.of(**pick(given, SCENARIO_KEYWORDS))
         rule = _rule(given)
-        variants = named_variants(given.get("variants"))
+        variants = name_list(given.get("variants"), ";")
         sample = sample_of(given.get("sample"), given.get("seed"), rule, bool(variants))
         run = RunOptions(**pick(given, RUN_KEYWORDS))
         return cls(scenario, rule, run, variants, sample, bool(given.get("baseline", False)))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from autotune.errors import InputError
 from autotune.request.defaults import DEFAULT_METHOD, MODELS
 from autotune.request.keywords import Keywords
-from autotune.request.values import asks_every, parse_names, parse_values
+from autotune.request.values import asks_every, name_list, parse_names, parse_values
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
@@ -43,15 +43,6 @@ def values_of(value: Values, field: str) -> list[int] | None:
             raise InputError(f"{int(v)}: expected at least 1", field=field)
         out.append(int(v))
     return list(dict.fromkeys(out))
-
-
-def comm_list(value: str | list | tuple | None) -> tuple[str, ...] | None:
-    """Communication schemes to consider: a comma-separated string or a list (None: all)."""
-    if value is None:
-        return None
-    items = value.split(",") if isinstance(value, str) else list(value)
-    names = tuple(str(c).strip() for c in items if str(c).strip())
-    return names or None
 
 
 def model_of(model: str | None) -> str | None:
@@ -108,7 +99,7 @@ class ScenarioRequest(Keywords):
 
     def sweep_spec(self) -> SweepSpec:
         ivps = str(self.ivp) if isinstance(self.ivp, (str, os.PathLike)) else ",".join(map(str, self.ivp))
-        comm = comm_list(self.comm)
+        comm = name_list(self.comm)        # the schemes to consider (None: all)
         return SweepSpec(parse_names(ivps, "ivp", ivp_names), values_of(self.n, "n"),
                          values_of(self.nodes, "nodes"), values_of(self.threads, "threads"),
                          self.machine, self.method or DEFAULT_METHOD, list(comm) if comm else None,

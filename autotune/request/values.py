@@ -112,6 +112,15 @@ def parse_values(text: str, option: str, minimum: int = 1) -> list[int]:
     return out
 
 
+def name_list(value: str | list | tuple | None, sep: str = ",") -> tuple[str, ...] | None:
+    """Names given as text separated by `sep` or as a list, blanks dropped (None: none given)."""
+    if value is None:
+        return None
+    items = value.split(sep) if isinstance(value, str) else list(value)
+    names = tuple(str(x).strip() for x in items if str(x).strip())
+    return names or None
+
+
 def asks_every(text: str) -> bool:
     """Whether a names option asks for every known name (it is 'all')."""
     return [t.strip() for t in str(text).split(",") if t.strip()] == ["all"]
