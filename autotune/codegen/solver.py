@@ -28,6 +28,13 @@ def _halo(ivp: IVP, n: int) -> int:
     return max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
 
 
+def _reach(ivp: IVP, n: int) -> int:
+    """How far a component's RHS reads, at most: the access distance, and where a part reads the
+    coupled block w (N components away), that block's halo beyond it."""
+    coupled = any("w" in p.arrays for p in ivp.rhs)
+    return ivp.access_distance(n) + (_halo(ivp, n) if coupled else 0)
+
+
 def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None) -> str:
     """C source of the hybrid MPI+OpenMP solver.  The access distance H is a literal (it sizes
     the halo); the system size is a run-time argument.  machine: the target, whose cache sizes
@@ -69,7 +76,7 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
     form = step_form(method, variant)
     return kmod.env().get_template("solver.c.j2").render(
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, values=variant.fields(),
-        S=method.stages, iterations=method.iterations, H=_halo(ivp, n),
+        S=method.stages, iterations=method.iterations, H=_halo(ivp, n), D=_reach(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
         c=[fmt(ordered_sum(row)) for row in method.A],   # the row sums of A (= the nodes c, to rounding)
         rhs=rhs, schedule=form.blocks, timers=form.timers,
@@ -87,7 +94,7 @@ class _Render:
 
 
 # the template context the solver itself gives (a dimension's render hook may not give these)
-SOLVER_KEYS = frozenset({"ivp_name", "method_name", "variant", "values", "S", "iterations", "H", "A", "b", "c",
+SOLVER_KEYS = frozenset({"ivp_name", "method_name", "variant", "values", "S", "iterations", "H", "D", "A", "b", "c",
                          "rhs", "schedule", "timers", "block0_c", "pack_body", "constants", "size_parameter",
                          "initial"})
 PREAMBLE = "preamble"          # lines before the solver's code: every dimension may add to them

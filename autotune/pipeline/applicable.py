@@ -8,6 +8,7 @@ import math
 from functools import cached_property, lru_cache
 
 from autotune.model import reuse
+from autotune.pipeline.layout import tile_of, tiling
 from autotune.specs.method import Method
 from autotune.specs.parts import DOUBLE
 from autotune.specs.scenario import Scenario, applicable_variants
@@ -34,6 +35,30 @@ class _Facts:
     @cached_property
     def llc_bytes(self) -> float:
         return reuse.level_reach(self._sc.machine, self._sc.node_threads)[-1]
+
+    @property
+    def stages(self) -> int:
+        return self._sc.method.stages
+
+    @property
+    def iterations(self) -> int:
+        return self._sc.method.iterations
+
+    @cached_property
+    def distance(self) -> int:
+        return self._sc.ivp.access_distance(self._sc.n)
+
+    @property
+    def threads(self) -> int:
+        return self._sc.node_threads
+
+    @property
+    def region(self) -> float:
+        return self._sc.n / (self._sc.nodes * self._sc.ranks_per_node * self._sc.threads)
+
+    @cached_property
+    def tile(self) -> int:
+        return tile_of(tiling(self._variant), self._sc.machine, self._sc.method.stages)
 
     def next_reads(self) -> tuple[float, ...]:
         return _next_reads(self._sc.method, tuple(getattr(self._variant, k) for k in step_keys()))

@@ -63,6 +63,12 @@ class PayFacts(Protocol):
     nodes: int
     vector_bytes: float        # one of the node's vectors of n_p components
     llc_bytes: float           # what the last-level cache holds of the node's data
+    stages: int                # the method's s
+    iterations: int            # the method's m
+    distance: int              # the IVP's access distance at n
+    threads: int               # the node's busy cores
+    region: float              # components of one thread's share of its rank's block
+    tile: int                  # components per tile of the variant's fused sweeps (0: untiled)
 
     def next_reads(self) -> tuple[float, ...]:
         """The reuse distance (in vectors) at which the step next reads each vector its sweeps

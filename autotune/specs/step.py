@@ -85,6 +85,10 @@ class Sweep:
     reads: tuple[str, ...]
     writes: tuple[str, ...] = ()
     streams: tuple[str, ...] = ()   # of its writes, those written with non-temporal stores (store=nt)
+    window: tuple[str, ...] = ()    # of its vectors, those only a pipelined step's window of
+                                    # components holds at a time (pipe=wavefront: model.reuse)
+    extends: float = 0.0            # components it computes beyond each side of a thread's region,
+                                    # in access distances (pipe=wavefront: the neighbours' share)
     vectors: tuple[str, ...] = field(init=False, compare=False, repr=False)   # read or written, once each
 
     def __post_init__(self):
@@ -99,6 +103,7 @@ class Event:
     action: str = "" # its macro of variants/step.j2 ("" where another event's macro covers it)
     sweeps: tuple[Sweep, ...] = ()
     swaps: bool = False   # after it, the argument sets swap (fuse=rhs-lc with buf=ghost)
+    timed: bool = True    # a fused sweep with a timer of its own (not one inside a pipelined step)
 
 
 @dataclass(frozen=True)
@@ -145,7 +150,7 @@ class StepForm:
                 return names[k] + v[1:].rstrip(OTHER)
             touched = any(v[-1] == OTHER for sw in e.sweeps for v in sw.writes + sw.reads)
             out += [Sweep(sw.group, sw.part, tuple(map(real, sw.reads)), tuple(map(real, sw.writes)),
-                          tuple(map(real, sw.streams)))
+                          tuple(map(real, sw.streams)), tuple(map(real, sw.window)), sw.extends)
                     if touched or cur else sw for sw in e.sweeps]
             cur = (cur + e.swaps) % len(names)
         return tuple(out)
@@ -163,7 +168,7 @@ class StepForm:
         step has no fused sweep."""
         out, corr = [], 0
         for e in self.events():
-            what = SWEEP_TIMER.get(e.what) if e.kind is Kind.KERNEL else None
+            what = SWEEP_TIMER.get(e.what) if e.kind is Kind.KERNEL and e.timed else None
             if what == "corr":
                 corr += 1
                 what += str(corr)
@@ -205,7 +210,8 @@ class StepForm:
                 for sw in e.sweeps:
                     lines.append(f"      {sw.part or sw.group + ' parts of the IVP':<28} reads "
                                  f"{','.join(sw.reads) or '-'}  writes {','.join(sw.writes) or '-'}"
-                                 + ("  (non-temporal)" if sw.streams else ""))
+                                 + ("  (non-temporal)" if sw.streams else "")
+                                 + (f"  (window: {','.join(sw.window)})" if sw.window else ""))
         return "\n".join(lines)
 
 

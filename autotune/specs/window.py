@@ -1,0 +1,55 @@
+"""The window of a pipelined step (pipe=wavefront): what its levels hand on lives in rings of a
+few tiles, never in memory.  The solver (variants/solver.c.j2: wavefront) sizes them the same
+way; the model prices the rings where they fit and the neighbours' share each thread computes
+again.  Pure.
+
+The step's m + 1 levels (the predictor with the first LC, the m - 1 correctors with the next
+LC, the last RHS with APPROX+UPDATE) sweep a thread's region together, each `lag` components
+behind the one before (the access distance d in whole cache lines), one tile of T components
+each per position.  Level k reads what level k - 1 wrote from d before its tile to d after it,
+so a ring row holds the tile being written, the lag and the window read behind it, and room for
+the zeros beyond the system's ends:
+
+    ring row = T + 4 lag, rounded up to whole pages          (m rings of s rows per thread)
+
+A thread also computes the part of each level that its neighbours' regions need: level k
+reaches (m - k) d beyond its region on either side, so that no thread waits for another inside
+the step.
+"""
+from __future__ import annotations
+
+from autotune.specs.parts import DOUBLE
+
+PAGE_DOUBLES = 512      # 4 KiB pages: a ring row is mapped twice in a row, so whole pages
+
+
+def lag(distance: int) -> int:
+    """Components each level runs behind the one before: d in whole cache lines of 8 doubles."""
+    return -(-max(1, distance) // 8) * 8
+
+
+def ring_components(tile: int, distance: int) -> int:
+    """Components of one ring row (the solver's RL)."""
+    need = tile + 4 * lag(distance)
+    return -(-need // PAGE_DOUBLES) * PAGE_DOUBLES
+
+
+def window_bytes(tile: int, distance: int, stages: int, iterations: int) -> int:
+    """Bytes one thread's step keeps live: its m rings of s rows, and the span of y the levels
+    read between the first and the last (m lags and a tile)."""
+    rings = iterations * stages * ring_components(tile, distance)
+    return DOUBLE * (rings + iterations * lag(distance) + tile)
+
+
+def ghost(distance: int, iterations: int) -> int:
+    """Components of y each rank needs beyond its block on either side: (m + 1) d."""
+    return (iterations + 1) * distance
+
+
+def extra_share(distance: int, iterations: int, extends: float, region: float, ends: int = 0) -> float:
+    """The share of a level's components computed again for the neighbours: `extends` access
+    distances on either side of a region of `region` components (ends: of its two sides, those
+    at an end of the system, which reach nothing)."""
+    if region <= 0:
+        return 0.0
+    return extends * distance * (2 - ends) / region
