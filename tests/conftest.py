@@ -134,6 +134,16 @@ def cold_heat2d(session_store):
 def pool_size(ivp: str = "heat2d") -> int:
     """How many variants an IVP has: every combination of the registry's values (comm: those the
     IVP allows) that breaks no rule.  Tests take the count from here, never as a literal."""
+    return ranked_size(ivp)
+
+
+# what the reference cluster's rankings of heat2d at its default size leave out: the pipelined
+# step's windows (access distance 5984, 8 threads) exceed the 20 MiB last-level cache
+HEAT_DEFAULT_EXCLUDED = ("pipe=wavefront",)
+
+
+def ranked_size(ivp: str = "heat2d", excluded=()) -> int:
+    """How many variants a ranking lists where the values `excluded` ("key=value") do not pay."""
     from itertools import product
 
     from autotune.specs.ivp import load_ivp
@@ -141,7 +151,9 @@ def pool_size(ivp: str = "heat2d") -> int:
     allowed = load_ivp(ivp).comm
     keys = list(DIMENSIONS)
     values = [[v for v in DIMENSIONS[k].values if k != "comm" or v in allowed] for k in keys]
-    return sum(1 for combo in product(*values) if broken_rule(dict(zip(keys, combo))) is None)
+    drop = {tuple(item.split("=")) for item in excluded}
+    return sum(1 for combo in product(*values) if broken_rule(dict(zip(keys, combo))) is None
+               and not drop & set(zip(keys, combo)))
 
 
 def free_factor() -> int:

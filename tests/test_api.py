@@ -9,7 +9,7 @@ import autotune
 from autotune.results.rank import COLUMNS, RankResult
 from autotune.results.sweep import FIELDS, SweepResult
 
-from .conftest import free_factor, pool_size, run_cli
+from .conftest import HEAT_DEFAULT_EXCLUDED, free_factor, pool_size, ranked_size, run_cli
 
 
 def test_rank_is_the_cli_json_as_a_typed_result(replay_store, capsys):
@@ -23,22 +23,30 @@ def test_rank_is_the_cli_json_as_a_typed_result(replay_store, capsys):
     assert r.best.name == r.ordered[0].variant.name and r.best.predicted_s == min(
         v.predicted_s for v in r.ordered)
     df = r.to_frame()
-    assert isinstance(df, pd.DataFrame) and list(df.columns) == COLUMNS and len(df) == pool_size()
+    assert set(r.excluded) == set(HEAT_DEFAULT_EXCLUDED) and "exceed the last-level cache" in r.excluded["pipe=wavefront"]
+    assert isinstance(df, pd.DataFrame) and list(df.columns) == COLUMNS
+    assert len(df) == ranked_size(excluded=HEAT_DEFAULT_EXCLUDED) == pool_size() - 4
     assert list(df["name"]) == [v["name"] for v in json.loads(cli)["variants"]]
     assert df["predicted_s"].is_monotonic_increasing and df["preselected"].dtype == bool
-    # both floors: without write-allocate and with it (the same levels, 25 of 56 vectors written
-    # by s = 4, m = 6 read once more)
+    # every floor: the step's (y in, the new y out; with write-allocate the new y read first: 3 of
+    # 2 vectors) and the sweeps' (25 of 56 vectors written by s = 4, m = 6 read once more)
     b = r.bound
-    assert b.wa_bytes == pytest.approx(b.bytes * 81 / 56) and r.bound_wa_s == b.wa_total_s > r.bound_s
-    assert b.wa_mem_s == pytest.approx(b.mem_s * 81 / 56)
+    assert b.wa_bytes == pytest.approx(b.bytes * 3 / 2) and r.bound_wa_s == b.wa_total_s >= r.bound_s
+    assert b.sweep.wa_bytes == pytest.approx(b.sweep.bytes * 81 / 56) and b.sweep.bytes == pytest.approx(b.bytes * 28)
+    assert b.sweep.wa_mem_s == pytest.approx(b.sweep.mem_s * 81 / 56)
+    assert r.bound_sweep_wa_s == b.sweep.wa_total_s > r.bound_sweep_s == b.sweep.total_s > r.bound_s
     assert set(df["bound_wa_s"]) == {r.bound_wa_s} and json.loads(cli)["bound_wa_s"] == r.bound_wa_s
+    assert json.loads(cli)["bound_sweep_s"] == r.bound_sweep_s
 
 
 def test_sweep_scale_and_explain(replay_store):
     s = autotune.sweep(["heat2d", "inverterchain"], n="3e7:3.6e7:3log", nodes=[4, 8], store=replay_store)
     assert isinstance(s, SweepResult)
     df = s.to_frame()
-    assert list(df.columns) == list(FIELDS) and len(df) == 2 * 3 * 2 * pool_size()
+    # heat2d's 6 scenarios (4 and 8 nodes, n about 3e7) leave the pipelined step out, inverterchain's
+    # (access distance 1) keep it
+    assert list(df.columns) == list(FIELDS)
+    assert len(df) == 6 * ranked_size(excluded=HEAT_DEFAULT_EXCLUDED) + 6 * pool_size("inverterchain")
     assert set(df.groupby(["ivp", "n", "nodes"])["rank"].min()) == {1}
     top = autotune.sweep(["heat2d", "inverterchain"], n="3e7:3.6e7:3log", nodes=[4, 8], top=5, selected_only=True,
                          store=replay_store).to_frame()
@@ -57,8 +65,9 @@ def test_progress_goes_to_the_callback(cold_heat2d, session_store, capsys):
     calls = []
     r = autotune.rank("wave1d", nodes=8, store=session_store, progress=lambda *a: calls.append(a))
     assert capsys.readouterr() == ("", "")
-    # one RHS part: one argument vector, all s in one sweep, and the three fused sweeps
-    assert r.analyses_run == 5 and calls[0] == (0, 5, "") and calls[-1][:2] == (5, 5)
+    # one RHS part: one argument vector, all s in one sweep, and the three fused sweeps from memory;
+    # the pipelined step's three again with their rings in L2 (block=l1) and in L3 (block=l2)
+    assert r.analyses_run == 5 + 3 * 2 and calls[0] == (0, 11, "") and calls[-1][:2] == (11, 11)
     assert calls[-1][2].startswith(tuple(f"{k}.wave1d.interior" for k in ("rhs", "rhslcd", "rhslc", "rhsau")))
 
 
@@ -105,9 +114,11 @@ def test_every_output_carries_the_floor_and_no_prediction_beats_it(replay_store)
     d = r.to_dict()
     b = d["bound"]
     assert d["bound_s"] == r.bound_s == pytest.approx(max(b["mem_s"], b["core_s"]) + b["comm_s"])
-    assert b["bytes"] == 56 * 8 * 35808256 // 8   # 2ms+m+2 vectors of n/p
-    # the 20 MB L3 (2 MB of L2) keeps that much of the 9 live vectors of 35.8 MB at best
-    assert b["level"] == "L2 1% + L3 6% + MEM 93%"
+    assert b["bytes"] == 2 * 8 * 35808256 // 8                 # the step's own: y in, the new y out
+    assert b["sweep"]["bytes"] == 56 * 8 * 35808256 // 8      # a step of sweeps: 2ms+m+2 vectors of n/p
+    # the 20 MiB L3 (2 MiB of L2) keeps that much of the 2 (9) live vectors of 35.8 MB at best
+    assert b["level"] == "L2 3% + L3 26% + MEM 71%" and b["sweep"]["level"] == "L2 1% + L3 6% + MEM 93%"
+    assert d["bound_sweep_s"] > d["bound_s"]
     for v in d["variants"]:
         assert v["bound_ratio"] == pytest.approx(v["predicted_s"] / d["bound_s"]) and v["bound_ratio"] > 1
     s = autotune.sweep(["heat2d", "inverterchain"], n="3e7:3.6e7:3log", nodes=[4, 8], store=replay_store)
@@ -122,9 +133,9 @@ def test_variant_filter_keeps_the_matching_variants(replay_store, capsys):
     r = autotune.rank("heat2d", nodes=8, variant_filter="lc=jl-onepass|lj-onepass,comm=neighbour", store=replay_store)
     names = [v.name for v in r.ordered]
     # 2 LC forms x 8 (au, pred, rhs) x overlapped or not, and the 8 fused neighbour variants
-    # (jl-onepass; block l1 or l2, overlapped or not, streaming stores or not), each times the
-    # free dimensions (buf)
-    assert len(names) == (2 * 8 * 2 + 8) * free_factor() and all(n.startswith(("lc=jl-onepass,comm=neighbour", "lc=lj-onepass,comm=neighbour"))
+    # (jl-onepass; block l1 or l2, overlapped or not, streaming stores or not), each with buf=pack or
+    # ghost, times the free dimensions (the pipelined ones do not pay here)
+    assert len(names) == (2 * 8 * 2 + 8) * 2 * free_factor() and all(n.startswith(("lc=jl-onepass,comm=neighbour", "lc=lj-onepass,comm=neighbour"))
                                         for n in names)
     paper = autotune.sweep("heat2d,inverterchain", nodes=[4, 8], variant_filter="paper", store=replay_store)
     f = paper.to_frame()

@@ -11,6 +11,7 @@ from autotune.specs.shipped import shipped_dir
 from autotune.specs.step import CORE_CLASS, PHASE, Group, Kind
 from autotune.specs.stepvalues import step_keys
 from autotune.specs.stepvalues import step_form
+from autotune.specs.variants import parse_variant
 from autotune.dimensions.lc import all_values as lc_values, specs as lc_specs
 from autotune.specs.variants import DIMENSIONS, enumerate_variants
 
@@ -68,7 +69,7 @@ def test_every_event_names_a_macro_of_the_step_template_and_every_group_a_phase(
 def test_a_form_prints_its_events_parts_and_touches():
     text = form(RADAU, "jli").describe()
     assert text.splitlines()[0] == ("step of lc=jli, au=split, pred=copy, buf=pack, rhs=stages, fuse=none, "
-                                    "store=none (s = 4)")
+                                    "store=none, pipe=none (s = 4)")
     assert "  iteration  x6" in text and "kernel COPY x3     macro copy_first" in text
     assert re.search(r"lc\.acc\.jli +reads Y1,Y2,Y3,Y4,F2,F3,F4  writes Y1,Y2,Y3,Y4", text)
     assert re.search(r"comm\.pack +reads Y3  writes B3", text)
@@ -92,3 +93,24 @@ def test_counts_follow_the_method_and_the_form():
         assert copy.executions.get("COPY", 0) == s - 1 and "LCD" not in copy.executions
         assert direct.executions["LCD"] == 1 and direct.executions.get("LC", 0) == method.iterations - 1
         assert copy.comm_phases == direct.comm_phases == 1 + method.iterations * s
+
+
+def test_the_pipelined_form_is_one_exchange_and_one_sweep_whose_levels_hand_on_in_the_window():
+    v = parse_variant("lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,"
+                      "block=l1,pipe=wavefront", ("allgather", "neighbour"))
+    f = step_form(RADAU, v)
+    c = f.counts
+    # the predictor, m - 1 = 5 correctors and the last level, as the fused form; one exchange of y with
+    # (m + 1) d ghost components; no sweep timers of their own (one parallel region runs them all)
+    assert c.executions == {"RHSLCD": 1, "RHSLC": 5, "RHSAU": 1} and c.comm_phases == 1 and c.ghost == 7
+    assert c.barriers == 2 and f.timers == () and [e.action for e in f.events() if e.action] == [
+        "communicate_y", "wavefront"]
+    sweeps = f.sweeps()
+    # only y (read first) and the new y are the node's vectors; the 6 rings of 4 rows and y's
+    # re-reads live in the window; level k reaches m - k access distances beyond a thread's region
+    assert [sw.reads for sw in sweeps][:2] == [("y",), ("P1_1", "P1_2", "P1_3", "P1_4", "y")]
+    assert sweeps[-1].writes == ("yn",) and "yn" not in sweeps[-1].window and "y" in sweeps[-1].window
+    assert {v for sw in sweeps for v in sw.window} == {f"P{k}_{l}" for k in range(1, 7) for l in range(1, 5)} | {"y"}
+    assert [sw.extends for sw in sweeps] == [6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0]
+    assert f.extends == {"RHSLCD": 6.0, "RHSLC": 3.0}
+    assert "(window: P1_1,P1_2,P1_3,P1_4)" in f.describe()

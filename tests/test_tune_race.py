@@ -77,7 +77,7 @@ def test_racing_drops_the_slower_variants_and_prices_each_at_its_state(own_repla
         assert r["state_factor"]["total"] == pytest.approx(r["predicted_s"] / r["predicted_state_s"])
     assert any(r["predicted_state_s"] > 1.2 * r["predicted_s"] for r in rows.values())
     s = res["summary"]
-    assert s["state"]["file_bandwidth_gbs"] == pytest.approx(ref_bw / 1e9) and s["bound_state_s"] > s["bound_s"]
+    assert s["state"]["file_bandwidth_gbs"] == pytest.approx(ref_bw / 1e9) and s["bound_state_s"] >= s["bound_s"]
     assert s["state"]["file_spread_pct"] is None      # a file kerncraft's benchmark wrote keeps no spreads
     assert s["median_abs_deviation_state_pct"] is not None and s["intervals"]["top1_loss_pct"] is not None
     code, table, _ = run_cli(capsys, "tune", *SCENARIO, "--steps", "10", "--warmup", "2", "--reps", "auto",

@@ -32,11 +32,14 @@ def test_pool_is_large_and_every_value_occurs(ivp):
         assert {getattr(v, key) for v in pool} == set(dim.values) - ({"sparse"} if key == "comm" else set()), key
     assert all(broken_rule(v.fields()) is None for v in pool)
     # fused: block l1 or l2, on two schemes of which one overlaps, stores through the caches or
-    # streaming; halo: the neighbour scheme's 64 unfused and 2 x 2 fused forms; each times the
-    # dimensions no rule names (buf)
-    assert sum(v.fuse == "rhs-lc" for v in pool) == 6 * 2 * free_factor()
-    assert sum(v.store == "nt" for v in pool) == 6 * free_factor()
-    assert sum(v.overlap == "halo" for v in pool) == (64 + 2 * 2) * free_factor()
+    # streaming, the argument vectors packed or in their buffers; and pipelined: block l1 or l2 on
+    # the two schemes (buf=ghost, no overlap, no streaming); halo: the neighbour scheme's 64
+    # unfused and 2 x 2 fused forms, packed or not; each times the dimensions no rule names
+    assert sum(v.fuse == "rhs-lc" for v in pool) == (6 * 2 * 2 + 2 * 2) * free_factor()
+    assert sum(v.pipe == "wavefront" for v in pool) == 2 * 2 * free_factor()
+    assert all(v.buf == "ghost" and v.overlap == "none" and v.store == "none" for v in pool if v.pipe != "none")
+    assert sum(v.store == "nt" for v in pool) == 6 * 2 * free_factor()
+    assert sum(v.overlap == "halo" for v in pool) == (64 + 2 * 2) * 2 * free_factor()
 
 
 def test_rules_keep_combinations_that_cannot_run_out():
@@ -49,11 +52,14 @@ def test_rules_keep_combinations_that_cannot_run_out():
     for bad, why in [("lc=jli,comm=neighbour,fuse=rhs-lc", "fuse=rhs-lc needs lc=jl-onepass"),
                      ("lc=jli,comm=allgather,overlap=halo", "overlap=halo needs comm=neighbour"),
                      ("lc=jli,comm=neighbour,block=l1", "block=l1 needs fuse=rhs-lc"),
-                     ("lc=jli,comm=neighbour,store=nt", "store=nt needs fuse=rhs-lc")]:
+                     ("lc=jli,comm=neighbour,store=nt", "store=nt needs fuse=rhs-lc"),
+                     (FUSED.replace("buf=ghost,", "") + ",pipe=wavefront", "pipe=wavefront needs buf=ghost"),
+                     (FUSED + ",store=nt,pipe=wavefront", "pipe=wavefront needs store=none")]:
         with pytest.raises(InputError, match=re.escape(why)):
             parse_variant(bad, heat.comm)
     flt = parse_filter("fuse=rhs-lc,comm=neighbour")
-    assert len([v for v in enumerate_variants(heat.comm) if matches(v, flt)]) == 4 * 2 * free_factor()
+    # block l1 or l2, overlapped or not, streaming or not, packed or not; and pipelined (l1 or l2)
+    assert len([v for v in enumerate_variants(heat.comm) if matches(v, flt)]) == (4 * 2 * 2 + 2) * free_factor()
 
 
 def _missing_code(dim, value) -> list[str]:

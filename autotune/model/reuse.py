@@ -26,6 +26,16 @@ replacement in real caches keeps part of a stream that does not fit, and the siz
 sweep cross these borders gradually).  The share a level L serves is h(R_L) - h(R_{L-1}), the
 rest comes from memory.  A part's level shares are the mean over the vectors it touches in all
 its sweeps of the step.
+
+A pipelined step (pipe=wavefront, specs.window) touches some vectors only in its window: rings
+of a few tiles per thread, and y again a few lags after its first read (Sweep.window).  Such a
+touch is at distance -W, where W is the number of distinct window vectors of the step: the
+window holds them all, so between two touches of one row the others pass once.  Its share is
+the same ramp with V the bytes of one window row on the node (all busy cores' rings):
+
+    h(R) = clamp((R - W V_w) / V_w, 0, 1)
+
+Window touches leave the vectors' own distances alone: they never sweep the node's vectors.
 """
 from __future__ import annotations
 
@@ -49,14 +59,16 @@ def reuse_distances(sweeps: list[Sweep]) -> list[tuple[float, ...]]:
     vectors between are those the k - 1 sweeps in between touch; each other vector of those two
     sweeps counts 1/2 per sweep.  Sets of vectors are bit masks."""
     n = len(sweeps)
-    bit = {v: 1 << i for i, v in enumerate(dict.fromkeys(v for sw in sweeps for v in sw.vectors))}
+    own = [tuple(v for v in sw.vectors if v not in sw.window) for sw in sweeps]
+    window = -float(len({v for sw in sweeps for v in sw.window}))
+    bit = {v: 1 << i for i, v in enumerate(dict.fromkeys(v for vs in own for v in vs))}
     masks = [0] * n
-    for t, sw in enumerate(sweeps):
-        for v in sw.vectors:
+    for t, vs in enumerate(own):
+        for v in vs:
             masks[t] |= bit[v]
     last, streamed = {}, set()
     for p, sw in enumerate(sweeps):       # the step before: the last touch of every vector
-        for v in sw.vectors:
+        for v in own[p]:
             last[v] = p - n
         streamed = (streamed - set(sw.vectors)) | set(sw.streams)
     out = []
@@ -65,6 +77,9 @@ def reuse_distances(sweeps: list[Sweep]) -> list[tuple[float, ...]]:
         between = [0]      # between[k - 1]: what the sweeps 1 .. k - 1 back touched
         dists = []
         for a in sw.vectors:
+            if a in sw.window:                     # the pipelined step's window (module docstring)
+                dists.append(window)
+                continue
             if a in sw.streams or a in streamed:   # a non-temporal store, or the read after one
                 dists.append(math.inf)             # bypasses every cache: memory
                 continue
@@ -76,7 +91,7 @@ def reuse_distances(sweeps: list[Sweep]) -> list[tuple[float, ...]]:
             halves = (masks[(t - k) % n] & outside).bit_count() + (here & outside).bit_count()
             dists.append(inside.bit_count() + 0.5 * halves)
         out.append(tuple(dists))
-        for v in sw.vectors:
+        for v in own[t]:
             last[v] = t
         streamed = (streamed - set(sw.vectors)) | set(sw.streams)
     return out
@@ -125,12 +140,13 @@ def _reach(caches: tuple, cores: int) -> tuple[float, ...]:
 
 
 def level_shares_of(ops: Ops, distances: tuple[tuple[float, int], ...], vector_bytes,
-                    reach: tuple[float, ...], steps: dict | None = None) -> list:
+                    reach: tuple[float, ...], steps: dict | None = None, window_bytes=None) -> list:
     """Share of the data served by each cache level and memory (len(reach) + 1 values, summing to
     1), for the vectors at these (distance, count) pairs, with vector_bytes a number or an array
     over scenarios (ops: model.ops); shares below MIN_SHARE go to their neighbour level.
+    window_bytes: one window row on the node, for the window's touches (negative distances).
     steps: a dict that keeps each distance's per-level increments for the next call with the same
-    vector_bytes and reach."""
+    vector_bytes, window_bytes and reach."""
     if steps is None:
         steps = {}
     shares = [0.0] * (len(reach) + 1)
@@ -138,8 +154,9 @@ def level_shares_of(ops: Ops, distances: tuple[tuple[float, int], ...], vector_b
         step = steps.get(d)
         if step is None:
             step, above = [], 0.0
+            size = vector_bytes if d >= 0 else window_bytes
             for r in reach:
-                held = ops.minimum(1.0, ops.maximum(0.0, (r - d * vector_bytes) / vector_bytes))
+                held = ops.minimum(1.0, ops.maximum(0.0, (r - abs(d) * size) / size))
                 step.append(held - above)
                 above = held
             step = steps[d] = step + [1.0 - above]

@@ -93,6 +93,7 @@ class Unit(NamedTuple):
     spec: int | None        # the IVP's RHS part it evaluates (its size and halo); None: a method part
     streams: tuple[str, ...] = ()   # its arrays written with non-temporal stores
     tiling: tuple = ()              # (key, value) of the dimensions that tile it (tile_of)
+    extends: float = 0.0            # access distances it computes beyond a thread's region (Sweep)
 
     def result_key(self, code: int) -> tuple:
         """Key of its priced ECM result in one regime: the analysis of its code, and how its
@@ -136,7 +137,7 @@ class Layout(NamedTuple):
     forms: tuple[Form, ...]
     variants: tuple[Variant, ...]
     form_of: tuple[int, ...]          # per variant: its form
-    comm_keys: tuple[tuple[str, int], ...]   # (scheme, communication phases), in first use
+    comm_keys: tuple[tuple[str, int, int], ...]   # (scheme, phases, halo in access distances), in first use
     comm_of: tuple[int, ...]          # per variant: index into comm_keys
     barriers: tuple[int, ...]         # per variant: thread barriers per step (the overlap's included)
     overlap: tuple[bool, ...]
@@ -154,11 +155,12 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     slot_list: list[Slot] = []
 
     def slot(part: KernelPart, dist: tuple, spec: int | None, executions: int, streams: tuple = (),
-             tiles: tuple = ()) -> int:
-        u = units.get((part.name, dist, streams, tiles))
+             tiles: tuple = (), extends: float = 0.0) -> int:
+        key = (part.name, dist, streams, tiles, extends)
+        u = units.get(key)
         if u is None:
-            u = units[(part.name, dist, streams, tiles)] = len(unit_list)
-            unit_list.append(Unit(part, dist, spec, streams, tiles))
+            u = units[key] = len(unit_list)
+            unit_list.append(Unit(part, dist, spec, streams, tiles, extends))
         s = slots.get((u, executions))
         if s is None:
             s = slots[(u, executions)] = len(slot_list)
@@ -172,12 +174,14 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
         sweeps in the stage form), all s in one sweep; or the fused sweeps' parts (and their tile)."""
         sweeps = step.rhs_groups
         streamed = step.streamed_groups
-        key = sweeps + tuple(dist.get(g) for g in RHS_SWEEPS) + streamed + (tiles,)
+        extends = step.extends
+        key = sweeps + tuple(dist.get(g) for g in RHS_SWEEPS) + streamed + (tiles,) + tuple(extends.items())
         got = rhs_groups.get(key)
         if got is None:
             groups = [session.sweep_parts(ivp, method, g) for g in sweeps]
             got = rhs_groups[key] = tuple(slot(part, dist[part.kernel], spec, execs[part.kernel],
-                                               part.stores if part.kernel in streamed else (), tiles)
+                                               part.stores if part.kernel in streamed else (), tiles,
+                                               extends.get(part.kernel, 0.0))
                                           for group in groups for part, spec in group)
         return got
 
@@ -206,7 +210,7 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
         counts = form_list[fi].counts
         laps = overlaps(v)
         form_of.append(fi)
-        comm_of.append(comm_keys.setdefault((v.comm, counts.comm_phases), len(comm_keys)))
+        comm_of.append(comm_keys.setdefault((v.comm, counts.comm_phases, counts.ghost), len(comm_keys)))
         # overlapping: the sweeps after each exchange run their interior while it is in flight,
         # in a parallel region of its own (one barrier more per exchange)
         barriers.append(counts.barriers + (counts.exchanges if laps else 0))

@@ -9,11 +9,11 @@ only for the scenarios and rows that are asked for.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autotune.model import regime as regmod
 from autotune.model import reuse
-from autotune.model.bound import Bound, live_vectors, source_shares, step_bound
+from autotune.model.bound import STEP_VECTORS, Bound, live_vectors, source_shares, step_bound
 from autotune.model.comm import barrier_seconds, phase_seconds
 from autotune.model.ecm import as_sigma, interior_share
 from autotune.model.learned import adjust
@@ -23,6 +23,7 @@ from autotune.model.steptime import form_times, per_execution, regime_rate, vari
 from autotune.model.streaming import streamed
 from autotune.model.tiles import tiled
 from autotune.pipeline.layout import Layout, Session, Unit, tile_of
+from autotune.specs import window
 from autotune.specs.parts import DOUBLE, KernelPart
 from autotune.specs.scenario import Scenario
 from autotune.specs.schemes import PhaseContext
@@ -78,18 +79,27 @@ def place(batch: Batch) -> list[tuple[KernelPart, regmod.Regime]]:
     shares, steps = {}, {}
     sized: dict[tuple, tuple] = {None: (batch.column(n_local), 0)}
     levels, ms, needs = [], [], {}
+    regions = [s.nodes * rpn * s.threads for s in batch.scenarios]
     for unit in layout.units:
         part = unit.part
-        if unit.distances not in shares:
-            shares[unit.distances] = reuse.level_shares_of(ops, unit.distances, vector_bytes, reach, steps)
+        windowed = any(d < 0 for d, _ in unit.distances)
+        tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if windowed else 0
+        if (unit.distances, tile) not in shares:
+            ring = batch.column([float(DOUBLE * window.ring_components(tile, sizes[s.n][0]) * sc.node_threads)
+                                 for s in batch.scenarios]) if windowed else None
+            shares[(unit.distances, tile)] = reuse.level_shares_of(ops, unit.distances, vector_bytes, reach,
+                                                                   steps.setdefault(tile, {}), ring)
         key = None if unit.spec is None else (unit.spec, part.step)
         if key not in sized:
             sized[key] = (batch.column([math.ceil(sizes[s.n][1][unit.spec][0] / s.nodes) * part.step
                                         for s in batch.scenarios]),
                           batch.column([sizes[s.n][1][unit.spec][1] for s in batch.scenarios]))
         m, halo = sized[key]
+        if unit.extends:     # pipe=wavefront: the neighbours' share computed again (specs.window)
+            m = m * batch.column([1.0 + window.extra_share(sizes[s.n][0], unit.extends, r, s.n)
+                                  for s, r in zip(batch.scenarios, regions)])
         mine = []
-        for level, w in enumerate(shares[unit.distances]):
+        for level, w in enumerate(shares[(unit.distances, tile)]):
             used = w > 0
             if not ops.any(used):
                 continue
@@ -159,8 +169,9 @@ def price(batch: Batch, result_of, session: Session) -> Priced:
     forms = [form_times(slot_seconds, f.slots, f.rhs_slots) for f in layout.forms]
     barrier_s = barrier_seconds(sc.threads, sc.machine.barrier["per_doubling_s"])
     op_seconds = session.network(sc.machine.network)
-    comm = [batch.column([phase_seconds(scheme, ctx, op_seconds) * phases for ctx in placed.ctx])
-            for scheme, phases in layout.comm_keys]
+    comm = [batch.column([phase_seconds(scheme, replace(ctx, distance=ctx.distance * ghost), op_seconds) * phases
+                          for ctx in placed.ctx])
+            for scheme, phases, ghost in layout.comm_keys]
     interior = batch.column([interior_share(n, ctx.distance) for n, ctx in zip(placed.n_local, placed.ctx)])
     times = [variant_times(ops, forms[f], b, barrier_s, comm[c], lap, interior)
              for f, c, b, lap in zip(layout.form_of, layout.comm_of, layout.barriers, layout.overlap)]
@@ -242,14 +253,14 @@ def _bounds(batch: Batch, cycles, failed, comm: list) -> list[Bound | None]:
     for i, n_local in enumerate(batch.placed.n_local):
         components = n_local * rpn
         # a floor assumes ideal caches: a level keeps as much of the live data as it holds
-        shares = source_shares(live_vectors(method.stages) * DOUBLE * components, reach)
-        sources = [(name, w, bandwidth[name]) for name, w in zip(lv.names, shares)]
-        if any(w > 0 and b is None for _, w, b in sources) or failed[i]:
+        sources = [[(name, w, bandwidth[name]) for name, w in zip(lv.names, source_shares(
+            live * DOUBLE * components, reach))] for live in (STEP_VECTORS, live_vectors(method.stages))]
+        if any(w > 0 and b is None for src in sources for _, w, b in src) or failed[i]:
             out.append(None)
             continue
         comm_s = min((c[i] for c in comm), default=0.0)
-        out.append(step_bound(components, method.stages, method.iterations, sources, cycles[i],
-                              clock, threads, comm_s))
+        out.append(step_bound(components, method.stages, method.iterations, sources[0], cycles[i],
+                              clock, threads, comm_s, sources[1]))
     return out
 
 

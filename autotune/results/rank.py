@@ -166,6 +166,15 @@ class RankResult:
         return self.bound.wa_total_s if self.bound else None
 
     @property
+    def bound_sweep_s(self) -> float | None:
+        """The floor of a step whose iterations each sweep the node's block (model.bound)."""
+        return self.bound.sweep.total_s if self.bound and self.bound.sweep else None
+
+    @property
+    def bound_sweep_wa_s(self) -> float | None:
+        return self.bound.sweep.wa_total_s if self.bound and self.bound.sweep else None
+
+    @property
     def best(self) -> VariantResult | None:
         """The variant with the shortest predicted time (None if none could be predicted)."""
         return self.ordered[0] if self.ordered and self.ordered[0].prediction else None
@@ -245,6 +254,8 @@ class RankResult:
             "excluded_values": {k: why for k, why in self.excluded.items() if "=" in k},
             "bound_s": self.bound_s,
             "bound_wa_s": self.bound_wa_s,
+            "bound_sweep_s": self.bound_sweep_s,
+            "bound_sweep_wa_s": self.bound_sweep_wa_s,
             "bound": self.bound.to_dict() if self.bound else None,
             "variants": [r.to_dict(i + 1, r.variant.name in self.preselected, self.bound_s)
                          for i, r in enumerate(self.ordered)],

@@ -104,6 +104,7 @@ class Event:
     sweeps: tuple[Sweep, ...] = ()
     swaps: bool = False   # after it, the argument sets swap (fuse=rhs-lc with buf=ghost)
     timed: bool = True    # a fused sweep with a timer of its own (not one inside a pipelined step)
+    ghost: int = 1        # an exchange's halo in access distances (pipe=wavefront: m + 1, once per step)
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class StepCounts:
     comm_phases: int             # argument vectors communicated per step
     barriers: int
     exchanges: int = 0           # communication events (each followed by the sweep that reads them)
+    ghost: int = 1               # the widest exchange's halo, in access distances
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,16 @@ class StepForm:
         return tuple(out)
 
     @cached_property
+    def extends(self) -> dict[str, float]:
+        """Per kernel group whose sweeps compute beyond a thread's region (pipe=wavefront), the
+        mean of how far, in access distances (Sweep.extends)."""
+        out: dict[str, list[float]] = {}
+        for sw in self._sweeps:
+            if sw.extends:
+                out.setdefault(str(sw.group), []).append(sw.extends)
+        return {g: sum(v) / len(v) for g, v in out.items()}
+
+    @cached_property
     def rhs_groups(self) -> tuple[Group, ...]:
         """The groups of the sweeps that evaluate the IVP's RHS parts, in RHS_SWEEPS order."""
         run = {e.what for b in self.blocks for e in b.events if e.kind is Kind.KERNEL}
@@ -186,15 +198,17 @@ class StepForm:
     def counts(self) -> StepCounts:
         execs: Counter = Counter()
         comm = barriers = exchanges = 0
+        ghost = 1
         for e in self.events():
             if e.kind is Kind.KERNEL:
                 execs[str(e.what)] += e.count
             elif e.kind is Kind.COMM:
                 comm += e.count
                 exchanges += 1
+                ghost = max(ghost, e.ghost)
             else:
                 barriers += e.count
-        return StepCounts(dict(execs), comm, barriers, exchanges)
+        return StepCounts(dict(execs), comm, barriers, exchanges, ghost)
 
     def describe(self) -> str:
         """The step as text: blocks, events with their macro, sweeps with what they read and write."""
@@ -271,8 +285,8 @@ class Draft:
     def ybuf(self) -> str:
         return "By" if self.pack else "y"
 
-    def communicate(self, sources: tuple[str, ...], action: str) -> tuple[Event, ...]:
+    def communicate(self, sources: tuple[str, ...], action: str, ghost: int = 1) -> tuple[Event, ...]:
         pack = self.pack
         packs = tuple(Sweep(pack.group, pack.name, (v,), (self.ybuf if v == "y" else f"B{v[1:]}",))
                       for v in sources) if pack else ()
-        return (Event(Kind.COMM, "vector", len(sources), action, packs), barrier("after comm"))
+        return (Event(Kind.COMM, "vector", len(sources), action, packs, ghost=ghost), barrier("after comm"))

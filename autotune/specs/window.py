@@ -46,10 +46,8 @@ def ghost(distance: int, iterations: int) -> int:
     return (iterations + 1) * distance
 
 
-def extra_share(distance: int, iterations: int, extends: float, region: float, ends: int = 0) -> float:
-    """The share of a level's components computed again for the neighbours: `extends` access
-    distances on either side of a region of `region` components (ends: of its two sides, those
-    at an end of the system, which reach nothing)."""
-    if region <= 0:
-        return 0.0
-    return extends * distance * (2 - ends) / region
+def extra_share(distance: int, extends: float, regions: int, n: int) -> float:
+    """The share of a level's n components computed again for the neighbours, where the system is
+    split into `regions` (threads of all ranks) and the level reaches `extends` access distances
+    beyond each side of a region that has a neighbour there (2 regions - 2 sides)."""
+    return extends * distance * max(0, 2 * regions - 2) / n if n > 0 else 0.0
