@@ -85,7 +85,7 @@ def place(batch: Batch) -> list[tuple[KernelPart, regmod.Regime]]:
         windowed = any(d < 0 for d, _ in unit.distances)
         tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if windowed else 0
         if (unit.distances, tile) not in shares:
-            ring = batch.column([float(DOUBLE * window.ring_components(tile, sizes[s.n][0]) * sc.node_threads)
+            ring = batch.column([float(DOUBLE * window.ring_components(tile, sizes[s.n][0], sc.method.stages) * sc.node_threads)
                                  for s in batch.scenarios]) if windowed else None
             shares[(unit.distances, tile)] = reuse.level_shares_of(ops, unit.distances, vector_bytes, reach,
                                                                    steps.setdefault(tile, {}), ring)

@@ -10,7 +10,10 @@ each per position.  Level k reads what level k - 1 wrote from d before its tile 
 so a ring row holds the tile being written, the lag and the window read behind it, and room for
 the zeros beyond the system's ends:
 
-    ring row = T + 4 lag, rounded up to whole pages          (m rings of s rows per thread)
+    ring row = T + 4 lag + 8 s, rounded up to whole pages    (m rings of s rows per thread)
+
+(the 8 s: each row starts 8 doubles further into its mapping than the one before, so that the
+rows do not share cache sets).
 
 A thread also computes the part of each level that its neighbours' regions need: level k
 reaches (m - k) d beyond its region on either side, so that no thread waits for another inside
@@ -28,16 +31,16 @@ def lag(distance: int) -> int:
     return -(-max(1, distance) // 8) * 8
 
 
-def ring_components(tile: int, distance: int) -> int:
+def ring_components(tile: int, distance: int, stages: int) -> int:
     """Components of one ring row (the solver's RL)."""
-    need = tile + 4 * lag(distance)
+    need = tile + 4 * lag(distance) + 8 * stages
     return -(-need // PAGE_DOUBLES) * PAGE_DOUBLES
 
 
 def window_bytes(tile: int, distance: int, stages: int, iterations: int) -> int:
     """Bytes one thread's step keeps live: its m rings of s rows, and the span of y the levels
     read between the first and the last (m lags and a tile)."""
-    rings = iterations * stages * ring_components(tile, distance)
+    rings = iterations * stages * ring_components(tile, distance, stages)
     return DOUBLE * (rings + iterations * lag(distance) + tile)
 
 
