@@ -47,6 +47,12 @@ def traffic(step, vector_bytes: float, window_bytes: float, reach: tuple[float, 
     return out
 
 
+def _deviations(names, by_name: dict, got: dict) -> dict:
+    return {v: {"measured_s": got[v], "predicted_s": by_name[v].prediction.total_s,
+                "deviation_pct": 100 * (by_name[v].prediction.total_s - got[v]) / got[v]}
+            for v in names if v in by_name}
+
+
 def _measure(exes: dict, cfg, ivp, n: int, steps: int, rounds: int, label: str) -> dict[str, float]:
     from autotune.tools.build import run
     from autotune.tools.launcher import parse_launcher
@@ -112,9 +118,10 @@ def main(argv=None) -> int:
                    "bound_s": ranked.bound_s, "bound_sweep_s": ranked.bound_sweep_s,
                    "after_over_bound": got[best_after] / ranked.bound_s if ranked.bound_s else None,
                    "measured_s": got,
-                   "pipelined": {v: {"measured_s": got[v], "predicted_s": by_name[v].prediction.total_s,
-                                     "deviation_pct": 100 * (by_name[v].prediction.total_s - got[v]) / got[v]}
-                                 for v in sorted(after) if v in by_name}}
+                   "pipelined": _deviations(sorted(after), by_name, got),
+                   "before": _deviations(sorted(before), by_name, got)}
+            pick = min((v for v in got if v in by_name), key=lambda v: by_name[v].prediction.total_s)
+            row["model_pick"], row["top1_loss_pct"] = pick, 100 * (got[pick] / min(got.values()) - 1)
             # the traffic of one pipelined step, by level, against the floor's
             v = parse_variant(best_after, ivp.comm)
             step = step_form(method, v)
@@ -134,16 +141,17 @@ def main(argv=None) -> int:
             print(f"{name} {cfg[0]}x{cfg[1]}: before {got[best_before]:.4e} s ({best_before}), after "
                   f"{got[best_after]:.4e} s ({best_after}): {row['ratio']:.2f} x; floor bound_s {ranked.bound_s:.4e} s "
                   f"({row['after_over_bound']:.2f} x), per-sweep floor {ranked.bound_sweep_s:.4e} s")
-            for k, p in row["pipelined"].items():
-                print(f"    {k.split('fuse=rhs-lc,')[1]}: predicted {p['predicted_s']:.4e} s, measured "
-                      f"{p['measured_s']:.4e} s ({p['deviation_pct']:+.1f} %)")
+            for k, p in {**row["pipelined"], **row["before"]}.items():
+                print(f"    {k.split('fuse=rhs-lc,')[1] if 'fuse=rhs-lc,' in k else k}: predicted "
+                      f"{p['predicted_s']:.4e} s, measured {p['measured_s']:.4e} s ({p['deviation_pct']:+.1f} %)")
+            print(f"    the model's pick of these: {pick}, top-1 loss {row['top1_loss_pct']:.1f} %")
             print("    one pipelined step moves " + ", ".join(f"{k} {x / 1e9:.3g} GB" for k, x in moved.items())
                   + f" (predicted); the floor {row['floor_bytes'] / 1e9:.3g} GB from {row['floor_level']}")
         if a.small_n:
             report["small"].append(_small(name, ivp, method, machine, flags, a))
     print(_table(report))
     if a.json:
-        write_text(a.json, json.dumps(report, indent=1) + "\n")
+        write_text(a.json, json.dumps(report, indent=1) + "\n", "--json")
     return 0
 
 
@@ -171,12 +179,15 @@ def _small(name, ivp, method, machine, flags, a) -> dict:
 
 
 def _table(report: dict) -> str:
-    lines = ["", "| IVP | nodes x threads | best before (s) | best pipelined (s) | after/before | floor bound_s (s) | after/floor | model dev. |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["", "| IVP | nodes x threads | best before (s) | best pipelined (s) | after/before | floor bound_s (s) "
+             "| after/floor | model dev. pipelined (l1, l2) | model dev. before | top-1 loss |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in report["rows"]:
         dev = ", ".join(f"{p['deviation_pct']:+.0f} %" for p in r["pipelined"].values())
+        old = [p["deviation_pct"] for p in r["before"].values()]
         lines.append(f"| {r['ivp']} | {r['nodes']} x {r['threads']} | {r['before_s']:.4f} | {r['after_s']:.4f} | "
-                     f"{r['ratio']:.2f} | {r['bound_s']:.4f} | {r['after_over_bound']:.2f} | {dev} |")
+                     f"{r['ratio']:.2f} | {r['bound_s']:.4f} | {r['after_over_bound']:.2f} | {dev} | "
+                     f"{min(old):+.0f} .. {max(old):+.0f} % | {r['top1_loss_pct']:.1f} % |")
     return "\n".join(lines)
 
 
