@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from autotune.specs.dimension import Dimension, PayFacts, values
 from autotune.specs.step import Block, Event, Group, Kind, Sweep, barrier
-from autotune.specs.window import ghost, window_bytes
+from autotune.specs.window import ghost, in_registers, window_bytes
 
 MAX_EXTRA = 0.25    # the neighbours' share a thread may compute again before the form cannot pay
 
@@ -47,8 +47,17 @@ def _wavefront(d, _: str) -> None:
     d.skeleton, d.own_parts, d.sets = _pipelined_blocks, lambda d: (), 1
 
 
-def _render(value: str, _) -> dict:
-    return {"pipe": value != "none"}
+def _render(value: str, r) -> dict:
+    """pipe; and where the stage derivatives stay in registers (specs.window.in_registers), the
+    RHS of each argument vector i of a level as an expression of row i (wave_exprs)."""
+    if value == "none":
+        return {"pipe": False}
+    exprs = None
+    if in_registers(r.ivp):
+        part = r.ivp.rhs[0]
+        every = r.parts.all_stages(part.expr, part.arrays)
+        exprs = [every.replace("[l][", f"[{i}][") for i in range(r.method.stages)]
+    return {"pipe": True, "wave_exprs": exprs}
 
 
 def _pays(value: str, f: PayFacts) -> str | None:

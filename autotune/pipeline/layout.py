@@ -18,6 +18,7 @@ from autotune.specs.parts import KernelPart
 from autotune.specs.step import RHS_GROUPS, RHS_SWEEPS, Group, StepCounts, StepForm
 from autotune.specs.stepvalues import step_form, step_keys
 from autotune.specs.variants import DIMENSIONS, Variant
+from autotune.specs.window import in_registers
 
 
 LAYOUT_VERSION = 1      # bump where a layout's meaning changes without a change of code or specs
@@ -94,13 +95,19 @@ class Unit(NamedTuple):
     streams: tuple[str, ...] = ()   # its arrays written with non-temporal stores
     tiling: tuple = ()              # (key, value) of the dimensions that tile it (tile_of)
     extends: float = 0.0            # access distances it computes beyond a thread's region (Sweep)
+    stores_f: bool = True           # its tile of F is stored and read back (False: F in registers)
+
+    @property
+    def windowed(self) -> bool:
+        """Whether it touches a pipelined step's window (model.reuse: negative distances)."""
+        return any(d < 0 for d, _ in self.distances)
 
     def result_key(self, code: int) -> tuple:
         """Key of its priced ECM result in one regime: the analysis of its code, and how its
         writes (the same analysis without the write-allocate reads where it streams) and its tile
         are priced."""
         extra = (self.streams,) if self.streams else ()
-        extra += (self.tiling,) if self.tiling else ()
+        extra += (self.tiling,) if self.tiling and self.stores_f else ()
         return (self.part.code, code) + extra
 
 
@@ -156,11 +163,13 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
 
     def slot(part: KernelPart, dist: tuple, spec: int | None, executions: int, streams: tuple = (),
              tiles: tuple = (), extends: float = 0.0) -> int:
-        key = (part.name, dist, streams, tiles, extends)
+        # a pipelined level keeps F in registers where the IVP is one part over every component
+        stores_f = not (any(d < 0 for d, _ in dist) and in_registers(ivp))
+        key = (part.name, dist, streams, tiles, extends, stores_f)
         u = units.get(key)
         if u is None:
             u = units[key] = len(unit_list)
-            unit_list.append(Unit(part, dist, spec, streams, tiles, extends))
+            unit_list.append(Unit(part, dist, spec, streams, tiles, extends, stores_f))
         s = slots.get((u, executions))
         if s is None:
             s = slots[(u, executions)] = len(slot_list)

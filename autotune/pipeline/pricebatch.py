@@ -82,7 +82,7 @@ def place(batch: Batch) -> list[tuple[KernelPart, regmod.Regime]]:
     regions = [s.nodes * rpn * s.threads for s in batch.scenarios]
     for unit in layout.units:
         part = unit.part
-        windowed = any(d < 0 for d, _ in unit.distances)
+        windowed = unit.windowed
         tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if windowed else 0
         if (unit.distances, tile) not in shares:
             ring = batch.column([float(DOUBLE * window.ring_components(tile, sizes[s.n][0], sc.method.stages) * sc.node_threads)
@@ -149,7 +149,7 @@ def price(batch: Batch, result_of, session: Session) -> Priced:
     per_exec, tcomp = [], []
     for unit, mine, m in zip(layout.units, placed.levels, placed.m):
         alpha, divisor, tc = [NAN] * size, [NAN] * size, [NAN] * size
-        tile = tile_of(unit.tiling, sc.machine, sc.method.stages)
+        tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if unit.stores_f else 0
         for _, _, _, codes in mine:
             for c in codes:
                 key = unit.result_key(c)

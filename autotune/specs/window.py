@@ -54,3 +54,10 @@ def extra_share(distance: int, extends: float, regions: int, n: int) -> float:
     split into `regions` (threads of all ranks) and the level reaches `extends` access distances
     beyond each side of a region that has a neighbour there (2 regions - 2 sides)."""
     return extends * distance * max(0, 2 * regions - 2) / n if n > 0 else 0.0
+
+
+def in_registers(ivp) -> bool:
+    """Whether a level's stage derivatives stay in registers: one RHS part over every component
+    (no coupled block), so that a level is one loop that evaluates f of the s argument vectors
+    at a component and combines them at once (no tile of F to store and read back)."""
+    return len(ivp.rhs) == 1 and ivp.rhs[0].step == 1 and "w" not in ivp.rhs[0].arrays
