@@ -8,7 +8,7 @@ from autotune.report.rank import TABLE_ROWS
 from autotune.specs.ivp import load_ivp
 from autotune.specs.variants import Variant, parse_variant
 
-from .conftest import HEAT_DEFAULT_EXCLUDED, pool_size, ranked_size, run_cli
+from .conftest import HEAT_DEFAULT_EXCLUDED, ranked_size, run_cli
 
 # at each IVP's default size on the reference cluster the pipelined step does not pay where the
 # access distance grows with n (heat2d: N; medakzo, string-row: the coupled block N away)
