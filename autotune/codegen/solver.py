@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from autotune.arith import ordered_sum
 from autotune.codegen import parts as kmod
 from autotune.errors import InputError
+from autotune.specs import window
 from autotune.specs.formula import FormulaError, to_c
 from autotune.specs.ivp import IVP
 from autotune.specs.machine import Machine
@@ -26,13 +27,6 @@ def generated_schemes() -> list[str]:
 def _halo(ivp: IVP, n: int) -> int:
     """Ghost/halo width of the RHS input buffers: the largest index offset of any part."""
     return max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
-
-
-def _reach(ivp: IVP, n: int) -> int:
-    """How far a component's RHS reads, at most: the access distance, and where a part reads the
-    coupled block w (N components away), that block's halo beyond it."""
-    coupled = any("w" in p.arrays for p in ivp.rhs)
-    return ivp.access_distance(n) + (_halo(ivp, n) if coupled else 0)
 
 
 def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None) -> str:
@@ -76,7 +70,7 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
     form = step_form(method, variant)
     return kmod.env().get_template("solver.c.j2").render(
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, values=variant.fields(),
-        S=method.stages, iterations=method.iterations, H=_halo(ivp, n), D=_reach(ivp, n),
+        S=method.stages, iterations=method.iterations, H=_halo(ivp, n), D=window.reach(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
         c=[fmt(ordered_sum(row)) for row in method.A],   # the row sums of A (= the nodes c, to rounding)
         rhs=rhs, schedule=form.blocks, timers=form.timers,

@@ -9,6 +9,7 @@ from functools import cached_property, lru_cache
 
 from autotune.model import reuse
 from autotune.pipeline.layout import tile_of, tiling
+from autotune.specs import window
 from autotune.specs.method import Method
 from autotune.specs.parts import DOUBLE
 from autotune.specs.scenario import Scenario, applicable_variants
@@ -46,7 +47,7 @@ class _Facts:
 
     @cached_property
     def distance(self) -> int:
-        return self._sc.ivp.access_distance(self._sc.n)
+        return window.reach(self._sc.ivp, self._sc.n)
 
     @property
     def threads(self) -> int:
@@ -54,7 +55,7 @@ class _Facts:
 
     @property
     def region(self) -> float:
-        return self._sc.n / (self._sc.nodes * self._sc.ranks_per_node * self._sc.threads)
+        return self._sc.n / (self._sc.nodes * self._sc.threads)
 
     @cached_property
     def tile(self) -> int:

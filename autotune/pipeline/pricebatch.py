@@ -79,14 +79,15 @@ def place(batch: Batch) -> list[tuple[KernelPart, regmod.Regime]]:
     shares, steps = {}, {}
     sized: dict[tuple, tuple] = {None: (batch.column(n_local), 0)}
     levels, ms, needs = [], [], {}
-    regions = [s.nodes * rpn * s.threads for s in batch.scenarios]
+    regions = [s.nodes * s.threads for s in batch.scenarios]      # threads of all ranks
     for unit in layout.units:
         part = unit.part
         windowed = unit.windowed
         tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if windowed else 0
         if (unit.distances, tile) not in shares:
-            ring = batch.column([float(DOUBLE * window.ring_components(tile, sizes[s.n][0], sc.method.stages) * sc.node_threads)
-                                 for s in batch.scenarios]) if windowed else None
+            stages = sc.method.stages
+            ring = batch.column([float(DOUBLE * window.ring_components(tile, window.reach(ivp, s.n), stages)
+                                       * sc.node_threads) for s in batch.scenarios]) if windowed else None
             shares[(unit.distances, tile)] = reuse.level_shares_of(ops, unit.distances, vector_bytes, reach,
                                                                    steps.setdefault(tile, {}), ring)
         key = None if unit.spec is None else (unit.spec, part.step)

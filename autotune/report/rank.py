@@ -80,9 +80,9 @@ def _floor_lines(res: RankResult, best: float | None) -> list[str]:
              + (f"; the best variant is {best / res.bound_s:.2f} x the floor" if best else "")]
     if b.get("sweep"):
         sw = b["sweep"]
-        lines.append(f"floor of a step of sweeps (bound_sweep_s): {res.bound_sweep_s:.4e} s ({sw['bytes'] / 1e9:.3g} GB "
-                     f"from {sw['level']}; with write-allocate, every written vector read first, "
-                     f"bound_sweep_wa_s {res.bound_sweep_wa_s:.4e} s)")
+        lines.append(f"floor of a step of sweeps (bound_sweep_s): {res.bound_sweep_s:.4e} s "
+                     f"({sw['bytes'] / 1e9:.3g} GB from {sw['level']}; with write-allocate, every written "
+                     f"vector read first, bound_sweep_wa_s {res.bound_sweep_wa_s:.4e} s)")
     return lines
 
 

@@ -61,3 +61,12 @@ def in_registers(ivp) -> bool:
     (no coupled block), so that a level is one loop that evaluates f of the s argument vectors
     at a component and combines them at once (no tile of F to store and read back)."""
     return len(ivp.rhs) == 1 and ivp.rhs[0].step == 1 and "w" not in ivp.rhs[0].arrays
+
+
+def reach(ivp, n: int) -> int:
+    """How far a component's RHS reads at system size n: the access distance, and where a part
+    reads the coupled block w (N components away), that block's halo beyond it (string-row's
+    v_j reads u_(j-1), N + 1 away)."""
+    coupled = any("w" in p.arrays for p in ivp.rhs)
+    halo = max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
+    return ivp.access_distance(n) + (halo if coupled else 0)
