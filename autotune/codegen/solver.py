@@ -24,11 +24,6 @@ def generated_schemes() -> list[str]:
     return [name for name, s in SCHEMES.items() if (folder / s.template).is_file()]
 
 
-def _halo(ivp: IVP, n: int) -> int:
-    """Ghost/halo width of the RHS input buffers: the largest index offset of any part."""
-    return max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
-
-
 def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None) -> str:
     """C source of the hybrid MPI+OpenMP solver.  The access distance H is a literal (it sizes
     the halo); the system size is a run-time argument.  machine: the target, whose cache sizes
@@ -70,7 +65,7 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
     form = step_form(method, variant)
     return kmod.env().get_template("solver.c.j2").render(
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, values=variant.fields(),
-        S=method.stages, iterations=method.iterations, H=_halo(ivp, n), D=window.reach(ivp, n),
+        S=method.stages, iterations=method.iterations, H=ivp.halo(n), D=window.reach(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
         c=[fmt(ordered_sum(row)) for row in method.A],   # the row sums of A (= the nodes c, to rounding)
         rhs=rhs, schedule=form.blocks, timers=form.timers,

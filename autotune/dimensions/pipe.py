@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from autotune.specs.dimension import Dimension, PayFacts, values
 from autotune.specs.step import Block, Event, Group, Kind, Sweep, barrier
-from autotune.specs.window import ghost, in_registers, window_bytes
+from autotune.specs.window import ghost_distances, in_registers, window_bytes
 
 MAX_EXTRA = 0.25    # the neighbours' share a thread may compute again before the form cannot pay
 
@@ -26,7 +26,7 @@ def _pipelined_blocks(d) -> tuple[Block, ...]:
         Kind.KERNEL, group, 1, "wavefront" if level == 0 else "",
         (Sweep(group, None, reads, writes, window=window, extends=float(m - level)),), timed=False)
     blocks = [Block("pipelined step: the exchange of y, then every level in one wavefront per thread",
-                    d.communicate(("y",), "communicate_y", ghost(1, m))
+                    d.communicate(("y",), "communicate_y", ghost_distances(m))
                     + (sweep(Group.RHSLCD, ("y",), _ring(1, s), _ring(1, s), 0),))]
     for k in range(1, m):
         ring_in, ring_out = _ring(k, s), _ring(k + 1, s)

@@ -97,6 +97,11 @@ def reuse_distances(sweeps: list[Sweep]) -> list[tuple[float, ...]]:
     return out
 
 
+def windowed(distances: tuple[tuple[float, int], ...]) -> bool:
+    """Whether (distance, count) pairs include a touch of a pipelined step's window (negative)."""
+    return any(d < 0 for d, _ in distances)
+
+
 def next_read_distances(sweeps: list[Sweep]) -> list[float]:
     """For every vector a sweep writes with non-temporal stores (Sweep.streams), the distance D of
     its next touch had it been written through the caches: whether any cache would still hold it

@@ -100,7 +100,7 @@ class Unit(NamedTuple):
     @property
     def windowed(self) -> bool:
         """Whether it touches a pipelined step's window (model.reuse: negative distances)."""
-        return any(d < 0 for d, _ in self.distances)
+        return reuse.windowed(self.distances)
 
     def result_key(self, code: int) -> tuple:
         """Key of its priced ECM result in one regime: the analysis of its code, and how its
@@ -164,7 +164,7 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     def slot(part: KernelPart, dist: tuple, spec: int | None, executions: int, streams: tuple = (),
              tiles: tuple = (), extends: float = 0.0) -> int:
         # a pipelined level keeps F in registers where the IVP is one part over every component
-        stores_f = not (any(d < 0 for d, _ in dist) and in_registers(ivp))
+        stores_f = not (reuse.windowed(dist) and in_registers(ivp))
         key = (part.name, dist, streams, tiles, extends, stores_f)
         u = units.get(key)
         if u is None:

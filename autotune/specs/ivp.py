@@ -130,6 +130,11 @@ class IVP:
         """The largest index offset of one RHS part at system size n."""
         return _eval_int(part.halo, self.size_parameter, self.size_value(n))
 
+    def halo(self, n: int) -> int:
+        """The largest index offset of any part at system size n (at least 1): the halo width of
+        the RHS input buffers."""
+        return max(1, max(self.part_halo(p, n) for p in self.rhs))
+
     def part_components(self, part: RhsPart, n: int) -> int:
         return _eval_int(part.components, self.size_parameter, self.size_value(n))
 

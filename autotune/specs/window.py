@@ -44,9 +44,10 @@ def window_bytes(tile: int, distance: int, stages: int, iterations: int) -> int:
     return DOUBLE * (rings + iterations * lag(distance) + tile)
 
 
-def ghost(distance: int, iterations: int) -> int:
-    """Components of y each rank needs beyond its block on either side: (m + 1) d."""
-    return (iterations + 1) * distance
+def ghost_distances(iterations: int) -> int:
+    """y's ghost on either side of a rank's block, in access distances: m + 1 (the predictor's
+    level reads d beyond the first level's reach of m d)."""
+    return iterations + 1
 
 
 def extra_share(distance: int, extends: float, regions: int, n: int) -> float:
@@ -68,5 +69,4 @@ def reach(ivp, n: int) -> int:
     reads the coupled block w (N components away), that block's halo beyond it (string-row's
     v_j reads u_(j-1), N + 1 away)."""
     coupled = any("w" in p.arrays for p in ivp.rhs)
-    halo = max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
-    return ivp.access_distance(n) + (halo if coupled else 0)
+    return ivp.access_distance(n) + (ivp.halo(n) if coupled else 0)
