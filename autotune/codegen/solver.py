@@ -28,6 +28,14 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
     """C source of the hybrid MPI+OpenMP solver.  The access distance H is a literal (it sizes
     the halo); the system size is a run-time argument.  machine: the target, whose cache sizes
     set the tile of a fused sweep (dimensions.block.DEFAULT_CACHE_BYTES without)."""
+    return variant_module(ivp, method, variant, n, machine)
+
+
+def variant_module(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None,
+                   symbol: str = "") -> str:
+    """The variant's module (variants/solver.c.j2): its step and its buffers, named `symbol` for
+    a driver of its own part (codegen.online); without a symbol, the whole program with its own
+    driver (variants/driver.c.j2)."""
     if variant.comm not in generated_schemes():
         raise InputError(f"variant {variant.name}: the solver for comm={variant.comm} is not generated yet "
                          f"(available: {', '.join(generated_schemes())})")
@@ -63,7 +71,9 @@ def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: M
                         "blocked": False, "offset": "0", "comps_c": "n", "w_offset": None, "w_comps_c": None})
     fmt = lambda x: repr(float(x))  # noqa: E731 - exact decimal round trip of the coefficients
     form = step_form(method, variant)
+    own = {"symbol": "variant_0", "name": variant.name}
     return kmod.env().get_template("solver.c.j2").render(
+        symbol=symbol or own["symbol"], part=bool(symbol), candidates=[own], online=False,
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, values=variant.fields(),
         S=method.stages, iterations=method.iterations, H=ivp.halo(n), D=window.reach(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
@@ -85,7 +95,7 @@ class _Render:
 # the template context the solver itself gives (a dimension's render hook may not give these)
 SOLVER_KEYS = frozenset({"ivp_name", "method_name", "variant", "values", "S", "iterations", "H", "D", "A", "b", "c",
                          "rhs", "schedule", "timers", "block0_c", "pack_body", "constants", "size_parameter",
-                         "initial"})
+                         "initial", "symbol", "part", "candidates", "online"})
 PREAMBLE = "preamble"          # lines before the solver's code: every dimension may add to them
 BODIES_ALL = "rhs_bodies_all"  # per RHS part of the IVP, its body over all s argument vectors
 
