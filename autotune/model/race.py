@@ -75,7 +75,7 @@ class Verdict:
     out: str | None              # "slower", "equivalent", None: still in the race
 
 
-def _t_quantile(confidence: float, df: int) -> float:
+def t_quantile(confidence: float, df: int) -> float:
     from scipy.stats import t
     return float(t.ppf(confidence, df))
 
@@ -100,7 +100,7 @@ def compare_to(name: str, lead: str, runs: dict[str, dict[int, float]], policy: 
     if k < max(2, policy.min_rounds):
         return Verdict(name, k, math.exp(mean), 0.0, math.inf, None)
     se = statistics.stdev(d) / math.sqrt(k)
-    q = _t_quantile(policy.confidence, k - 1)
+    q = t_quantile(policy.confidence, k - 1)
     low, high = mean - q * se, mean + q * se
     delta = math.log1p(policy.margin_pct / 100.0)
     out = "slower" if low > 0 else "equivalent" if -delta < low and high < delta else None

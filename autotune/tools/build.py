@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from autotune.errors import ToolError
@@ -32,14 +33,16 @@ def _cpu() -> str:
         return ""
 
 
-def build(source: str, flags: tuple[str, ...], cc: str | None = None) -> Path:
+def build(source: str, flags: tuple[str, ...], cc: str | None = None, parts: int = 0) -> Path:
     """Compile once per (source, compiler, flags, and the CPU where the flags tune for the host);
     return the executable.  Batch jobs on several nodes may share the build directory and build
-    the same solver at once: each writes files of its own and moves the result into place."""
+    the same solver at once: each writes files of its own and moves the result into place.
+    parts: a source of that many parts (codegen.online), each compiled on its own (-DAUTOTUNE_PART=k,
+    as many at once as there are CPUs), then linked; 0: one unit."""
     cc = cc or find_mpicc()
     native = _cpu() if any(f.startswith(("-march=native", "-mtune=native", "-mcpu=native")) for f in flags) else ""
     key = hashlib.sha256(json.dumps([source, cc, compiler_version(cc), list(flags)] + ([native] if native else [])
-                                    ).encode()).hexdigest()[:20]
+                                    + ([parts] if parts else [])).encode()).hexdigest()[:20]
     out_dir = build_dir() / key
     exe = out_dir / "solver"
     if exe.exists():
@@ -50,7 +53,7 @@ def build(source: str, flags: tuple[str, ...], cc: str | None = None) -> Path:
         with os.fdopen(fd, "w") as f:
             f.write(source)
         tmp = Path(src_tmp).with_suffix(".tmp")
-        proc = subprocess.run([cc, *flags, src_tmp, "-o", str(tmp), "-lm"], capture_output=True, text=True)
+        proc = _compile(cc, flags, src_tmp, tmp, parts)
         if proc.returncode != 0:
             log = out_dir / "build.log"
             log.write_text(proc.stdout + proc.stderr)
@@ -61,6 +64,25 @@ def build(source: str, flags: tuple[str, ...], cc: str | None = None) -> Path:
     except OSError as e:
         raise ToolError(f"building in {out_dir}: {e.strerror}: {e.filename}") from None
     return exe
+
+
+def _compile(cc: str, flags, src: str, exe: Path, parts: int) -> subprocess.CompletedProcess:
+    if not parts:
+        return subprocess.run([cc, *flags, src, "-o", str(exe), "-lm"], capture_output=True, text=True)
+    objs = [exe.with_suffix(f".{k}.o") for k in range(parts)]
+
+    def one(k: int) -> subprocess.CompletedProcess:
+        return subprocess.run([cc, *flags, f"-DAUTOTUNE_PART={k}", "-c", src, "-o", str(objs[k])],
+                              capture_output=True, text=True)
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, min(parts, os.cpu_count() or 1))) as pool:
+            done = list(pool.map(one, range(parts)))
+        failed = next((p for p in done if p.returncode != 0), None)
+        return failed or subprocess.run([cc, *flags, *map(str, objs), "-o", str(exe), "-lm"],
+                                        capture_output=True, text=True)
+    finally:
+        for o in objs:
+            o.unlink(missing_ok=True)
 
 
 def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: int, steps: int,
@@ -91,6 +113,7 @@ def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: i
     if not lines:
         raise ToolError(f"solver printed no result: {' '.join(argv)}")
     result = json.loads(lines[-1])
+    result["log"] = [ln for ln in proc.stdout.splitlines() if ln.startswith("autotune ")]   # an online run's trial
     if len(lines) > 1 or result.get("ranks") != procs:
         raise ToolError(world_size_error("solver", len(lines), result.get("ranks", "?"), procs, argv))
     result["placement"] = placement(result.get("placement"), nodes)
