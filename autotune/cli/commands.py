@@ -79,6 +79,15 @@ def cmd_scale(args, progress) -> int:
 
 
 def cmd_tune(args, progress) -> int:
+    if args.ingest:
+        from autotune.pipeline.online import ingest
+        if args.ivp or args.online or args.plan:
+            raise InputError(f"{args.ingest}: not with --ivp, --plan or --online (the file says what it ran)", field="ingest")
+        with open_store(args) as store:
+            emit(render(ingest(args.ingest, store, progress_line("tune")), args.format))
+        return 0
+    if args.recheck and not args.online:
+        raise InputError(f"{args.recheck}: only with --online", field="recheck")
     if args.plan:
         if args.sample is not None:
             raise InputError(f"{args.sample}: not with --plan, which runs the planned variants", field="sample")
@@ -89,6 +98,8 @@ def cmd_tune(args, progress) -> int:
         return cmd_tune_plan(args, progress)
     if not args.ivp:
         raise InputError("tune: give --ivp (and the scenario) or --plan")
+    if args.plot and args.online:
+        raise InputError(f"{args.plot}: not with --online (its report is the trial)", field="plot")
     if args.plot:
         from autotune.report.plots import check_plot_path
         check_plot_path(args.plot)
@@ -125,7 +136,7 @@ def cmd_tune_plan(args, progress) -> int:
         if getattr(args, opt) is not None and not args.submit:
             raise InputError(f"{getattr(args, opt)}: only with --submit", field=opt)
     opts = sub.SubmitOptions(args.submit, args.partition, args.account, args.time, args.sbatch_args or "",
-                             args.launcher) if args.submit else None
+                             args.launcher, args.online, args.recheck) if args.submit else None
     state = None if only is not None else sub.read_state(plan_path, plan)
     if args.status and state is None:
         raise InputError(f"{plan_path}: has no batch jobs to report (submit it with --submit slurm)", field="plan")
@@ -143,7 +154,7 @@ def cmd_tune_plan(args, progress) -> int:
                 batch = {s.index: (s.status, s.job) for s in res.scenarios}
                 res = run_plan(plan, store, say, args.jobs, batch=batch)
         else:
-            res = run_plan(plan, store, say, args.jobs, args.launcher, only)
+            res = run_plan(plan, store, say, args.jobs, args.launcher, only, online=args.online, recheck=args.recheck)
     finally:
         store.close()
     emit(render(res, args.format if args.format in ("table", "json", "csv") else "table"))
@@ -166,7 +177,12 @@ def cmd_plan(args, progress) -> int:
 def cmd_generate(args, progress) -> int:
     from autotune.pipeline.generate import generate
     check_output_path(args.out, "out", "folder")
-    res = generate(args.ivp, args.method, args.out, args.n)
+    if args.online is not None:
+        return _generate_online(args, progress)
+    for opt in ("within", "recheck"):
+        if getattr(args, opt):
+            raise InputError(f"{getattr(args, opt)}: only with --online", field=opt)
+    res = generate(args.ivp, args.method, args.out, args.n, args.machine)
     print(f"wrote {res.parts} kernel parts and {res.solvers} solvers (n = {res.n:,}) for {len(res.variants)} "
           f"variants of {res.ivp} to {res.out} (variants.json: parts, executions, build commands)")
     return 0
@@ -245,3 +261,18 @@ def dispatch(args, progress) -> int:
     from autotune.tools.ecm_runner import check_jobs
     check_jobs(getattr(args, "jobs", None))  # --jobs mpi without MPI workers: say so before any work
     return COMMANDS[args.command](args, progress)
+
+
+def _generate_online(args, progress) -> int:
+    from autotune.codegen.online import MAX_CANDIDATES
+    if args.online and args.within is not None:
+        raise InputError(f"{args.online}: give K or --within, not both", field="online")
+    if not 0 <= args.online <= MAX_CANDIDATES:
+        raise InputError(f"{args.online}: expected K from 1 to {MAX_CANDIDATES}", field="online")
+    rule = selection(top=args.online or None, within=args.within)
+    req = request_of(ScenarioRequest, args)
+    with open_store(args) as store:
+        res = entry.generate_online(req, rule, args.out, store, progress_line("generate"), progress, args.jobs,
+                                    args.recheck)
+    emit(render(res, "table"))
+    return 0

@@ -94,11 +94,16 @@ def _explain_args(p: argparse.ArgumentParser) -> None:
 
 
 def _generate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--ivp", required=True)
-    p.add_argument("--method", default=DEFAULT_METHOD)
+    _scenario_args(p)
     p.add_argument("--out", type=Path, default=Path("variants-out"))
-    p.add_argument("--n", type=_int_arg, help="system size the solvers are made for (default: the IVP's; "
-                                               "a growing halo is a literal in the solver)")
+    o = p.add_argument_group("online (docs/online.md): one solver of the pre-selected few, ranked in the scenario")
+    o.add_argument("--online", type=_int_arg, nargs="?", const=0, metavar="K",
+                   help="write one solver (online.c) that carries the K best variants (at most 8; without K: "
+                        "those --within selects) and picks the fastest while it runs")
+    o.add_argument("--within", type=float, help=f"with --online: the variants within PCT %% of the best "
+                                                f"(default {DEFAULT_WITHIN_PCT:g}, at most 8)")
+    o.add_argument("--recheck", type=_int_arg, default=0, metavar="M",
+                   help="with --online: the solver's default re-check: a trial again every M steps (default 0)")
 
 
 def _calibrate_args(p: argparse.ArgumentParser) -> None:
@@ -176,6 +181,14 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", metavar="S", default="0", help="seed of the --sample draw (default 0)")
     p.add_argument("--baseline", action="store_true", help="also run the paper's forms (six loop orders "
                    "for each scheme) that are not run already, as the baseline of the fast forms")
+    o = p.add_argument_group("online (docs/online.md)")
+    o.add_argument("--online", action="store_true", help="build one solver that carries the chosen variants "
+                   "(at most 8: --top K, --within PCT or --variants), run it once for --steps: its trial picks the "
+                   "fastest while it runs; the trial's timings go to the store as runs of each, marked online")
+    o.add_argument("--recheck", type=_int_arg, default=0, metavar="M",
+                   help="with --online: a trial again every M steps, to follow drift (default 0: the first only)")
+    o.add_argument("--ingest", type=Path, metavar="FILE", help="take the JSON an online solver wrote "
+                   "(AUTOTUNE_ONLINE_JSON, or its last output line) into the store; runs nothing")
     b = p.add_argument_group("batch jobs (with --plan)")
     what = b.add_mutually_exclusive_group()
     what.add_argument("--submit", choices=["slurm"], help="submit one batch job per scenario of the plan "

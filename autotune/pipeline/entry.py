@@ -22,6 +22,7 @@ if TYPE_CHECKING:       # each command imports what only it needs when it runs
     from autotune.results.scale import ScaleResult
     from autotune.results.sweep import SweepResult
     from autotune.results.tune import TuneResult
+    from autotune.results.online import OnlineResult
 
 Progress = Callable[[int, int, str], None] | None
 
@@ -86,11 +87,15 @@ def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = No
 
 def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: Callable[[str], None],
          variants: list[str] | None = None, progress: Progress = None, jobs: int | None = None,
-         sample: Sample | None = None, baseline: bool = False) -> TuneResult:
+         sample: Sample | None = None, baseline: bool = False) -> TuneResult | OnlineResult:
     """Build and run variants: the named ones, else those the rule selects (Rule('all'): every one);
     sample (request.selection.sample_of): also a random draw of the others, to check the selection;
-    baseline: the paper's forms too."""
+    baseline: the paper's forms too.  run.online: one solver carries the chosen variants and picks
+    among them while it runs (pipeline.online): an OnlineResult."""
     from autotune.pipeline.tune import tune as run_tune
+    if run.online and (sample or baseline):
+        raise InputError(": not with --online, which runs the chosen variants in one solver",
+                         field="sample" if sample else "baseline")
     sc = req.scenario()
     applicable, excluded = applicable_pool(sc, select=req.sweep_spec().variant_filter)
     named = [parse_variant(x.strip(), sc.ivp.comm, "variants") for x in variants] if variants else []
@@ -105,7 +110,21 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: C
         chosen = [v.name for v in named]
     else:
         chosen = [r.variant.name for r in ranked.ordered if r.variant.name in ranked.preselected]
+    if run.online:
+        from autotune.pipeline.online import tune_online
+        return tune_online(ranked, chosen, plan, store, say, run.recheck)
     return run_tune(ranked, chosen, plan, store, say, sample=sample, baseline=baseline)
+
+
+def generate_online(req: ScenarioRequest, rule: Rule, out, store: Store, say: Callable[[str], None],
+                    progress: Progress = None, jobs: int | None = None, recheck: int = 0):
+    """generate --online: one solver of the variants the rule pre-selects in the scenario (at most
+    codegen.online.MAX_CANDIDATES), written to out/online.c (pipeline.online)."""
+    from autotune.pipeline.online import generate_online as write
+    sc = req.scenario()
+    applicable, excluded = applicable_pool(sc, select=req.sweep_spec().variant_filter)
+    ranked = rank_scenario(sc, applicable, rule, store, excluded, progress, jobs)
+    return write(ranked, out, say, recheck)
 
 
 def learn(machine_name: str, store: Store, say: Callable[[str], None], folds: str = "scenario",

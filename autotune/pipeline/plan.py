@@ -213,13 +213,14 @@ def read_plan(path: Path) -> dict:
 
 
 def run_plan(plan: dict, store, say, jobs: int | None = None, launcher: str | None = None,
-             only: Collection[int] | None = None, batch: dict[int, tuple[str, str | None]] | None = None
-             ) -> PlanRunResult:
+             only: Collection[int] | None = None, batch: dict[int, tuple[str, str | None]] | None = None,
+             online: bool = False, recheck: int = 0) -> PlanRunResult:
     """Run every planned variant the store has no measurement of; report all of them (reused
     ones from the store).  A failing scenario or variant is reported and the rest go on.
     launcher: overrides the plan's; only: the scenario indices to run (a batch job runs one);
     batch: index -> (status, job id) of a submitted plan: its scenarios are never run here: a
-    queued or running one is reported as pending, the others are collected from the store."""
+    queued or running one is reported as pending, the others are collected from the store.
+    online: each scenario runs one online solver of its variants (pipeline.online), once."""
     results, totals = [], PlanTotals(len(plan["scenarios"]))
     for i, entry in enumerate(plan["scenarios"]):
         if only is not None and i not in only:
@@ -244,11 +245,19 @@ def run_plan(plan: dict, store, say, jobs: int | None = None, launcher: str | No
             run = RunOptions(**dict(entry["run"], **({"launcher": launcher} if launcher else {})))
             rp = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n), sc.machine.isa_flags)
             say(label)
-            res = tune(ranked, names, rp, store, say, resume=True, run_missing=batch is None)
+            if online and batch is None:
+                from autotune.pipeline.online import tune_online
+                res = tune_online(ranked, names, rp, store, say, recheck)
+            else:
+                res = tune(ranked, names, rp, store, say, resume=True, run_missing=batch is None)
         except (InputError, ToolError) as e:
             say(f"{label}: failed: {e}")
             totals.scenario_errors += 1
             results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), str(e), None, status, job))
+            continue
+        if online and batch is None:
+            totals.ran += sum(1 for c in res.candidates if c.stored)
+            results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), None, res, status, job))
             continue
         rows = res.variants
         totals.ran += sum(1 for r in rows if not r.reused and r.measured_s is not None)

@@ -48,6 +48,8 @@ class SubmitOptions:
     time: str | None = None        # the job time limit; None: from the predictions
     sbatch_args: str = ""          # further sbatch options
     launcher: str | None = None    # how a job starts the solver's ranks (default: srun)
+    online: bool = False           # each job runs one online solver of its scenario's variants (tune --online)
+    recheck: int = 0               # with online: the trial again every so many steps
 
     def __post_init__(self):
         if self.scheduler not in SCHEDULERS:
@@ -135,6 +137,8 @@ def job_spec(plan_path: Path, index: int, entry: dict, store_path: Path, opts: S
     per_node = entry["nodes"] if machine_nodes == 1 else 1
     command = [sys.executable, "-m", "autotune", "tune", "--plan", str(plan_path), "--scenario", str(index),
                "--store", str(store_path), "--launcher", opts.launcher or "srun", "--format", "json"]
+    if opts.online:
+        command += ["--online"] + (["--recheck", str(opts.recheck)] if opts.recheck else [])
     jobs = jobs_dir(plan_path)
     return slurm.JobSpec(
         f"autotune-{index}-{entry['ivp']}", entry["nodes"] // per_node, entry["nodes"], entry["threads"],

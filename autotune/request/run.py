@@ -45,8 +45,17 @@ class RunOptions:
     timeout: float = 600.0
     replay: bool = False            # the store's repetitions instead of runs (not part of a plan file)
     budget: str | None = None       # racing's budget: "N" runs or "Ns" seconds (None: none)
+    online: bool = False            # one solver carries the chosen variants and picks while it runs (tune --online)
+    recheck: int = 0                # online: a trial again every so many steps (0: the first only)
 
     def __post_init__(self):
+        if isinstance(self.recheck, bool) or not isinstance(self.recheck, int) or self.recheck < 0:
+            raise InputError(f"{self.recheck}: expected 0 (no re-check) or a number of steps", field="recheck")
+        if self.recheck and not self.online:
+            raise InputError(f"{self.recheck}: a re-check is of the online solver's trial; give --online",
+                             field="recheck")
+        if self.online and self.replay:
+            raise InputError(": not with --online, which runs one solver for real", field="replay")
         for field in ("steps", "reps"):
             v = getattr(self, field)
             if field == "reps" and v == AUTO:
@@ -95,7 +104,8 @@ class RunOptions:
     def to_dict(self) -> dict:
         return {"steps": self.steps, "warmup": self.warmup, "reps": self.reps, "flags": self.flags,
                 "h": self.h, "launcher": self.launcher, "timeout": self.timeout,
-                **({"budget": self.budget} if self.budget else {})}
+                **({"budget": self.budget} if self.budget else {}),
+                **({"online": True, "recheck": self.recheck} if self.online else {})}
 
 
 def parse_budget(text: str | None) -> tuple[int | None, float | None]:

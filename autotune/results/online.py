@@ -1,0 +1,88 @@
+"""Results of an online run: the solver that carried the pre-selected few and picked one while it
+ran (tune --online), or such a run's JSON taken into the store (tune --ingest)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from autotune.results.frames import frame
+from autotune.results.registry import result_type
+
+CANDIDATE_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "trial_s", "deviation_pct",
+                     "trial_steps", "out", "out_after", "ratio", "chosen", "stored"]
+
+
+@dataclass
+class OnlineCandidate:
+    """One variant the solver carried: its trial steps (the slowest rank's seconds each)."""
+    name: str
+    predicted_s: float | None
+    trial_s: float | None = None          # the median of its timed trial steps (None: it ran none)
+    steps_s: list[float] = field(default_factory=list)
+    warm_s: list[float] = field(default_factory=list)   # its first step in each trial that warmed it
+    trial_steps: int = 0                   # its timed trial steps, over every trial
+    steps: int = 0                         # every step it ran
+    out: str | None = None                 # why it left the (last) trial: None, it stayed
+    out_after: int | None = None           # after which timed round
+    ratio: float | None = None             # its time over the leader's in the (last) trial
+    chosen: bool = False
+    deviation_pct: float | None = None     # (predicted - trial) / trial
+    stored: bool = False                   # its trial went to the store as a run of it
+
+
+@result_type
+@dataclass
+class OnlineResult:
+    ivp: str
+    method: str
+    machine: str
+    n: int
+    nodes: int
+    threads: int
+    steps: int
+    flags: list[str]
+    candidates: list[OnlineCandidate]
+    choice: str
+    trials: list[dict]                     # as the solver wrote them: step, steps, warm_up, rounds, choice, why
+    trial_steps: int                       # the steps of the first trial (warm-up included)
+    median_step_s: float | None            # the run's median step
+    log: list[str] = field(default_factory=list)     # the solver's trial and choice lines
+    source: str = "run"                    # "run" (tune --online), or the file tune --ingest read
+    build_s: float | None = None           # seconds to build the online solver (None: not built here)
+    wall_s: float | None = None            # seconds of the run, launch to exit
+    recheck: int = 0
+    switches: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_frame(self):
+        """One row per candidate."""
+        head = {"ivp": self.ivp, "machine": self.machine, "n": self.n, "nodes": self.nodes, "threads": self.threads}
+        return frame([dict(head, **asdict(c)) for c in self.candidates], CANDIDATE_COLUMNS)
+
+
+@result_type
+@dataclass
+class OnlineSourceResult:
+    """generate --online: the online solver's source, its candidates and how to build it."""
+    ivp: str
+    method: str
+    machine: str
+    n: int
+    nodes: int
+    threads: int
+    source: str                            # the C file written
+    candidates: list[dict]                 # {name, predicted_s}, in the model's order
+    parts: int
+    build: list[str]                       # the commands that build it
+    flags: list[str]
+    recheck: int = 0
+    left_out: int = 0                      # pre-selected beyond the most one solver carries
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_frame(self):
+        head = {"ivp": self.ivp, "machine": self.machine, "n": self.n, "nodes": self.nodes, "threads": self.threads}
+        return frame([dict(head, **c) for c in self.candidates],
+                     ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s"])
