@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 from autotune.errors import InputError, ToolError  # noqa: E402, F401 (exported)
 
 # autotune.api's __all__: its functions and the request types they take
-_API = ("rank", "sweep", "scale", "explain", "tune", "calibrate", "identify_cpu", "calibrate_node",
+_API = ("rank", "sweep", "scale", "explain", "tune", "generate_online", "ingest", "calibrate", "identify_cpu", "calibrate_node",
         "import_kerncraft", "learn", "ScenarioRequest", "RankRequest", "TuneRequest", "CalibrateRequest",
         "RunOptions")
 _OWN = ("InputError", "ToolError", "__version__")

@@ -40,13 +40,14 @@ from autotune.results.rank import ExplainResult, RankResult
 from autotune.results.rankset import RankSet
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
+from autotune.results.online import OnlineResult
 from autotune.results.tune import TuneResult
 from autotune.storage.paths import check_output_path, default_store_path
 from autotune.storage.store import Store
 from autotune.tools.ecm_runner import check_jobs
 
 # the functions and the request types they take (autotune exports these and the result types)
-__all__ = ["rank", "sweep", "scale", "explain", "tune", "calibrate", "identify_cpu", "calibrate_node",
+__all__ = ["rank", "sweep", "scale", "explain", "tune", "generate_online", "ingest", "calibrate", "identify_cpu", "calibrate_node",
            "import_kerncraft", "learn", "ScenarioRequest", "RankRequest", "TuneRequest", "CalibrateRequest",
            "RunOptions"]
 
@@ -133,20 +134,47 @@ def explain(request: Request, /, *, variant: str, nodes=None, threads=None, n=No
 def tune(request: Request | TuneRequest, /, *, nodes=None, threads=None, n=None, machine: str | None = None,
          top: int | None = None, variants: list[str] | None = None, reps: int | str | None = None,
          store=None, jobs: int | str | None = None, progress: Progress = None,
-         say: Callable[[str], None] | None = None) -> TuneResult:
+         say: Callable[[str], None] | None = None) -> TuneResult | OnlineResult:
     """Build and run variants for real and compare with the predictions: the top K of the
     pre-selection (default: within 10 % of the best), or `variants` by name; reps: runs per
     variant, or "auto" to race them.  request: an IVP name, a ScenarioRequest or a TuneRequest,
     which holds the rest: all (every variant), sample and seed (also run that many variants drawn
     at random from the others: .summary.check says whether the pre-selection held), baseline (the
     paper's forms too), and how to run (steps, warmup, h, flags, launcher, timeout, budget,
-    replay: report the runs the store holds instead of running)."""
+    replay: report the runs the store holds instead of running; online: one solver carries the
+    chosen variants and picks while it runs, an OnlineResult; recheck: its trial again every so
+    many steps)."""
     req = TuneRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine, top=top, variants=variants,
                          reps=reps)
     check_jobs(jobs)
     with _store(store) as st:
         return entry.tune(req.scenario, req.rule, req.run, st, say or _quiet, req.named, progress, jobs, req.sample,
                           req.baseline)
+
+
+def generate_online(request: Request, /, *, top: int | None = None, within: float | None = None, nodes=None,
+                    threads=None, n=None, machine: str | None = None, out="online-out", recheck: int = 0,
+                    store=None, jobs: int | str | None = None, say: Callable[[str], None] | None = None):
+    """generate --online: one solver (out/online.c, its build commands in out/online.json) that
+    carries the top K pre-selected variants (at most 8; default: those within 10 % of the best)
+    and picks the fastest while it runs (docs/online.md); recheck: its default re-check, a trial
+    again every so many steps.  Returns an OnlineSourceResult."""
+    req = ScenarioRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine)
+    if top is not None and not 1 <= top <= 8:
+        raise InputError(f"{top}: expected K from 1 to 8", field="top")
+    rule = selection(top=top, within=within)
+    check_output_path(Path(out), "out", "folder")
+    check_jobs(jobs)
+    with _store(store) as st:
+        return entry.generate_online(req, rule, Path(out), st, say or _quiet, None, jobs, recheck)
+
+
+def ingest(path, *, store=None, say: Callable[[str], None] | None = None):
+    """tune --ingest: the JSON an online solver wrote (AUTOTUNE_ONLINE_JSON) into the store, each
+    candidate's timed trial steps as a run of it, marked online.  Returns an OnlineResult."""
+    from autotune.pipeline.online import ingest as take
+    with _store(store) as st:
+        return take(Path(path), st, say or _quiet)
 
 
 def learn(machine: str, *, store=None, folds: str = "scenario", holdout=(), dry_run: bool = False, out=None,
