@@ -89,8 +89,7 @@ def scenario(ivp_name: str, cfg: tuple[int, int], a) -> dict:
                 first = on["trials"][0]
                 runs.append({"round": r, "wall_s": took, "choice": on["choice"], "trial_steps": first["steps"],
                              "trial_rounds": first["rounds"], "why": first["why"], "log": out.get("log", []),
-                             "trial_s": sum(c["warm_s"] or 0.0 for c in first["candidates"])
-                             + sum(sum(c["steps_s"]) for c in first["candidates"])})
+                             "trial_s": sum(sum(c["steps_s"]) for c in first["candidates"])})
             else:
                 step[name].append(out["median_step_s"])
             print(f"  {ivp_name} {nodes}x{threads} round {r + 1}: {name[:60]}: {took:.2f} s", file=sys.stderr,
@@ -111,7 +110,7 @@ def scenario(ivp_name: str, cfg: tuple[int, int], a) -> dict:
             "trial_pct": 100.0 * statistics.median(o["trial_steps"] for o in runs) / a.steps,
             "trial_wall_pct": 100.0 * statistics.median(o["trial_s"] / o["wall_s"] for o in runs),
             "build_online_s": build_online_s, "build_one_s": build_one_s,
-            "build_ratio": build_online_s / build_one_s, "runs": runs}
+            "build_ratio": build_online_s / build_one_s, "runs": runs, "alone_steps_s": step, "walls_s": wall}
 
 
 def main(argv=None) -> int:
@@ -138,7 +137,9 @@ def main(argv=None) -> int:
               f"({s['median_step_s'][s['best']]:.4e} s per step); chosen: "
               + ", ".join(f"#{s['candidates'].index(c) + 1} x{k}" for c, k in s["chosen"].items() if k))
         for i, c in enumerate(s["candidates"], 1):
-            print(f"  #{i} {s['median_step_s'][c]:.4e} s per step, {s['wall_s'][c]:.2f} s wall  {c}")
+            spread = s["alone_steps_s"][c]
+            print(f"  #{i} {s['median_step_s'][c]:.4e} s per step ({min(spread):.4e} .. {max(spread):.4e} over the "
+                  f"rounds), {s['wall_s'][c]:.2f} s wall  {c}")
         print(f"  online {s['wall_s']['online']:.2f} s wall; build {s['build_online_s']:.1f} s against "
               f"{s['build_one_s']:.1f} s for one variant")
     if a.json:

@@ -51,8 +51,8 @@ def test_a_run_that_switched_computes_the_same_numbers(procs, threads, private_b
     src, exe = _online(ivp, CANDIDATES, n)
     res, y = _run(exe, ivp, n, steps, h, procs, threads, tmp_path / "online.bin")
     on = res["online"]
-    assert on["candidates"] == CANDIDATES and on["switches"] >= len(CANDIDATES)
-    assert sum(on["steps_by_candidate"]) == steps and all(k >= 2 for k in on["steps_by_candidate"])
+    assert on["candidates"] == CANDIDATES and on["switches"] >= len(CANDIDATES) - 1
+    assert sum(on["steps_by_candidate"]) == steps and all(k >= 1 for k in on["steps_by_candidate"])
     assert len(res["log"]) == 2 and res["log"][1].startswith("autotune online: choice at step")
     scale = np.abs(y).max()
     for i, name in enumerate(CANDIDATES, 1):
@@ -67,20 +67,20 @@ def test_a_run_that_switched_computes_the_same_numbers(procs, threads, private_b
 
 def test_the_trial_races_and_rechecks(private_builds, tmp_path, monkeypatch):
     """The paper's form is several times slower than the pipelined step at this size: it leaves
-    at once and is never chosen.  A re-check every 20 steps runs a trial again (no warm-up: the
-    buffers are kept), and the JSON goes to AUTOTUNE_ONLINE_JSON as well."""
+    at once and is never chosen.  A re-check every 20 steps runs a trial again (the buffers are
+    kept), and the JSON goes to AUTOTUNE_ONLINE_JSON as well."""
     ivp, n, steps = load_ivp("heat2d"), 90_000, 60
     src, exe = _online(ivp, CANDIDATES, n, recheck=20)
     record = tmp_path / "run.json"
     res, _ = _run(exe, ivp, n, steps, 1e-7, 2, 1, tmp_path / "y.bin", {"AUTOTUNE_ONLINE_JSON": str(record)},
                   monkeypatch)
     on = res["online"]
-    assert [t["step"] for t in on["trials"]] == [0, 20, 40] and on["recheck"] == 20
+    assert [t["step"] for t in on["trials"]] == [1, 20, 40] and on["recheck"] == 20
     first, later = on["trials"][0], on["trials"][1]
-    assert first["warm_up"] == 3 and later["warm_up"] == 0
+    assert all(1 <= t["rounds"] <= t["steps"] for t in on["trials"])
     assert all(t["steps"] <= max(trial_steps(20, 3), 6) for t in on["trials"])
     slow = first["candidates"][0]
-    assert slow["out"] == "clearly slower" and slow["out_after"] == 1 and slow["ratio"] > 1.1
+    assert slow["out"] == "clearly slower" and slow["out_after"] == 1 and slow["ratio"] > 1.25
     assert all(t["choice"] != CANDIDATES[0] for t in on["trials"])
     assert json.loads(record.read_text())["online"] == on
 
@@ -108,12 +108,12 @@ def _record(**over) -> dict:
            "online": {"ivp": "heat2d", "method": "radauIIA7", "machine": "m1", "flags": ["-O3"],
                       "predicted_s": [1e-3, 2e-3], "candidates": ["lc=ijl,comm=allgather", "lc=jil,comm=allgather"],
                       "choice": "lc=ijl,comm=allgather", "recheck": 0, "switches": 3, "steps_by_candidate": [27, 3],
-                      "trials": [{"step": 0, "steps": 5, "warm_up": 2, "rounds": 2, "choice": "lc=ijl,comm=allgather",
+                      "trials": [{"step": 0, "steps": 5, "rounds": 2, "choice": "lc=ijl,comm=allgather",
                                   "why": "separated",
-                                  "candidates": [{"variant": "lc=ijl,comm=allgather", "warm_s": 5e-3,
+                                  "candidates": [{"variant": "lc=ijl,comm=allgather",
                                                   "steps_s": [1e-3, 1.2e-3], "out": None, "out_after": None,
                                                   "ratio": 1.0},
-                                                 {"variant": "lc=jil,comm=allgather", "warm_s": 6e-3,
+                                                 {"variant": "lc=jil,comm=allgather",
                                                   "steps_s": [3e-3], "out": "clearly slower", "out_after": 1,
                                                   "ratio": 3.0}]}]}}
     rec["online"].update(over)
@@ -134,14 +134,14 @@ def test_the_trial_becomes_runs_of_each_candidate_marked_online():
 
 
 @pytest.mark.parametrize("text,needle", [
-    ("not json", "no JSON line"), ("{oops", "not JSON"),
+    ("not json", "expected the JSON line"), ("{oops", "not JSON"),
     (json.dumps({"n": 1}), "field 'ranks'"),
     (json.dumps(_record(machine=None)), "field 'online.machine'"),
     (json.dumps(_record(candidates=["x", "y"])), "field 'online.trials'")])
 def test_a_bad_record_is_refused(text, needle):
     with pytest.raises(InputError) as e:
         record_of(text, "run.json")
-    assert needle in str(e.value) and e.value.field == "ingest" and str(e.value).startswith("run.json:")
+    assert needle in e.value.args[0] and e.value.field == "ingest" and e.value.args[0].startswith("run.json:")
 
 
 def test_ingest_stores_a_production_runs_trial(tmp_path, capsys):
@@ -201,7 +201,7 @@ def test_tune_online_runs_one_solver_and_stores_its_trial(own_replay_store, priv
     added = [r for _, _, _, r in Store(own_replay_store).measured_runs("haswell-ep-e5-2630v3")][len(before):]
     assert added and all(r["online"] and r["n"] == 1200 ** 2 and r["runs_s"] for r in added)
     assert {r["name"] for r in added} == {c["name"] for c in res["candidates"] if c["stored"]}
-    assert "trial at step 0" in err and "choice at step" in err
+    assert "trial at step 1" in err and "choice at step" in err
 
 
 def test_a_batch_job_runs_the_online_solver(tmp_path):

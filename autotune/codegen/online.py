@@ -24,7 +24,7 @@ from autotune.specs.variants import Variant
 
 MAX_CANDIDATES = 8
 TRIAL_PCT = 5          # a trial's steps at most, in % of the steps until the next trial (or the run's end)
-CLEAR = 1.10           # a candidate this much slower than the leader in every timed round leaves at once
+CLEAR = 1.25           # a candidate this much slower than the leader in every timed round leaves at once
 
 
 @dataclass(frozen=True)
@@ -89,10 +89,11 @@ def _constants(ivp: IVP) -> list[dict]:
 
 
 def rounds_needed(candidates: int) -> int:
-    """The fewest steps a trial of that many candidates takes: a warm-up and a timed round each."""
+    """The fewest steps a trial of that many candidates takes: two timed rounds of each."""
     return 2 * candidates
 
 
 def trial_steps(steps: int, candidates: int, trial_pct: int = TRIAL_PCT) -> int:
-    """The most steps the first trial of a run takes (variants/online.c.j2: trial_begin)."""
-    return max(math.ceil(steps * trial_pct / 100), rounds_needed(candidates))
+    """The most steps the first trial of a run takes (variants/online.c.j2: trial_begin; it starts
+    at the run's second step)."""
+    return max(math.ceil((steps - 1) * trial_pct / 100), rounds_needed(candidates))

@@ -64,8 +64,6 @@ def _candidates(rec: dict) -> list[OnlineCandidate]:
         for t in on["trials"]:
             c = t["candidates"][i]
             cand.steps_s += [s for s in c["steps_s"] if s is not None]
-            if c.get("warm_s") is not None:
-                cand.warm_s.append(c["warm_s"])
             cand.out, cand.out_after, cand.ratio = c.get("out"), c.get("out_after"), c.get("ratio")
         cand.trial_steps = len(cand.steps_s)
         cand.trial_s = statistics.median(cand.steps_s) if cand.steps_s else None

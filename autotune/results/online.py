@@ -18,7 +18,6 @@ class OnlineCandidate:
     predicted_s: float | None
     trial_s: float | None = None          # the median of its timed trial steps (None: it ran none)
     steps_s: list[float] = field(default_factory=list)
-    warm_s: list[float] = field(default_factory=list)   # its first step in each trial that warmed it
     trial_steps: int = 0                   # its timed trial steps, over every trial
     steps: int = 0                         # every step it ran
     out: str | None = None                 # why it left the (last) trial: None, it stayed
@@ -42,8 +41,8 @@ class OnlineResult:
     flags: list[str]
     candidates: list[OnlineCandidate]
     choice: str
-    trials: list[dict]                     # as the solver wrote them: step, steps, warm_up, rounds, choice, why
-    trial_steps: int                       # the steps of the first trial (warm-up included)
+    trials: list[dict]                     # as the solver wrote them: step, steps, rounds, choice, why
+    trial_steps: int                       # the steps of the first trial
     median_step_s: float | None            # the run's median step
     log: list[str] = field(default_factory=list)     # the solver's trial and choice lines
     source: str = "run"                    # "run" (tune --online), or the file tune --ingest read
