@@ -191,3 +191,25 @@ def test_eight_jobs_write_one_store(own_replay_store, tmp_path, capsys, monkeypa
     assert st["store_mode"] == "journal (AUTOTUNE_STORE_MODE=journal)"
     runs = _runs(own_replay_store)
     assert len(runs) == 8 and len({r[0] for r in runs}) == 8 and all(r[2] > 0 for r in runs)
+
+
+def test_plan_through_sbatch_online(own_replay_store, tmp_path, capsys):
+    """tune --plan --submit slurm --online: the scenario's job runs one online solver of its
+    variants through srun and stores its trial, marked online; collecting reads it back."""
+    plan = _plan(tmp_path, capsys, own_replay_store,
+                 f"defaults: {{machine: {MACHINE}, n: 1440000, warmup: 1, reps: 1, flags: \"{HOST_FLAGS}\"}}\n"
+                 f"scenarios:\n  - {{ivp: heat2d, nodes: 2, threads: 1, top: 3, steps: 20}}\n")
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--submit", "slurm", "--online", "--store",
+                             own_replay_store, "--time", "00:10:00", "--format", "json")
+    assert code == 0, err
+    assert (tmp_path / "plan.jobs" / "scenario-0.sh").read_text().splitlines()[-1].endswith("--format json --online")
+    st = _wait(capsys, plan, lambda s: s["counts"] == {"done": 1}, timeout=300)
+    assert st["counts"] == {"done": 1} and st["scenarios"][0]["measured"] == 3, st
+    import sqlite3
+    db = sqlite3.connect(own_replay_store)
+    rows = [json.loads(r) for (r,) in db.execute("SELECT result FROM runs WHERE key NOT LIKE '%/partial/%'")]
+    db.close()
+    assert len(rows) == 3 and all(r["online"] and r["runs_s"] and r["nodes"] == 2 for r in rows)
+    assert sum(r["chosen"] for r in rows) == 1
+    code, out, err = run_cli(capsys, "tune", "--plan", plan, "--format", "json")
+    assert code == 0 and json.loads(out)["totals"]["reused"] == 3, err

@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import io
 
+from autotune.report.online import online_csv, online_table
 from autotune.report.registry import renderer
 from autotune.report.text import fmt_s, json_text, name_width
 from autotune.results.plan import PlanResult, PlanStatusResult
@@ -181,7 +182,10 @@ def plan_run_json(res: PlanRunResult) -> str:
 
 @renderer(PlanRunResult, "csv")
 def plan_run_csv(res: PlanRunResult) -> str:
-    parts = [tune_csv(s.result) for s in res.scenarios if s.result]
+    """The variants of every scenario (a scenario that ran online: its candidates, in the online
+    columns; tune --plan --online runs every scenario so)."""
+    parts = [(tune_csv if isinstance(s.result, TuneResult) else online_csv)(s.result) for s in res.scenarios
+             if s.result]
     return parts[0] + "".join(p.split("\n", 1)[1] for p in parts[1:]) if parts else ""
 
 
@@ -193,6 +197,9 @@ def plan_run_table(res: PlanRunResult) -> str:
         if s.result is None:
             out.append(f"{s.id}: {s.status}{job}\n" if s.status in ("queued", "running")
                        else f"{s.id}: failed{job}: {s.error}\n")
+            continue
+        if not isinstance(s.result, TuneResult):       # tune --plan --online: the scenario's online run
+            out.append(online_table(s.result))
             continue
         reused = sum(1 for v in s.result.variants if v.reused)
         out.append(tune_table(s.result) + (f"{reused} of {len(s.result.variants)} variants measured before "

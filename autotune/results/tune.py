@@ -128,7 +128,8 @@ class PlanScenarioRun:
     id: str | None
     selection: str | None
     error: str | None
-    result: TuneResult | None              # None: the scenario failed (see error) or its job is pending
+    result: TuneResult | None              # None: the scenario failed (see error) or its job is pending;
+                                           # an OnlineResult where the plan ran online (tune --plan --online)
     status: str | None = None              # of a submitted plan: done, queued, running, failed, ...
     job: str | None = None                 # its latest batch job
 
