@@ -53,7 +53,7 @@ def test_a_run_that_switched_computes_the_same_numbers(procs, threads, private_b
     on = res["online"]
     assert on["candidates"] == CANDIDATES and on["switches"] >= len(CANDIDATES) - 1
     assert sum(on["steps_by_candidate"]) == steps and all(k >= 1 for k in on["steps_by_candidate"])
-    assert len(res["log"]) == 2 and res["log"][1].startswith("autotune online: choice at step")
+    assert len(res["log"]) == 2 and res["log"][1].startswith("online: choice at step")
     scale = np.abs(y).max()
     for i, name in enumerate(CANDIDATES, 1):
         alone, ya = _run(exe, ivp, n, steps, h, procs, threads, tmp_path / f"only{i}.bin",

@@ -113,7 +113,7 @@ def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: i
     if not lines:
         raise ToolError(f"solver printed no result: {' '.join(argv)}")
     result = json.loads(lines[-1])
-    result["log"] = [ln for ln in proc.stdout.splitlines() if ln.startswith("autotune ")]   # an online run's trial
+    result["log"] = [ln for ln in proc.stdout.splitlines() if ln.startswith("online: ")]   # an online run's trial
     if len(lines) > 1 or result.get("ranks") != procs:
         raise ToolError(world_size_error("solver", len(lines), result.get("ranks", "?"), procs, argv))
     result["placement"] = placement(result.get("placement"), nodes)
