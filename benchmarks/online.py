@@ -53,7 +53,8 @@ def _build_s(source: str, flags: tuple[str, ...], parts: int) -> float:
 
 def scenario(ivp_name: str, cfg: tuple[int, int], a) -> dict:
     import autotune
-    from autotune.codegen.online import meta_of, online_source
+    from autotune.codegen.online import meta_of
+    from autotune.pipeline.online import online_solver
     from autotune.codegen.solver import solver_source
     from autotune.request.run import machine_flags
     from autotune.tools.build import build, run
@@ -66,7 +67,7 @@ def scenario(ivp_name: str, cfg: tuple[int, int], a) -> dict:
     names = [r.variant.name for r in top]
     flags = tuple(machine_flags(sc.machine.isa_flags).split())
     meta = meta_of(sc.ivp, sc.method, sc.machine, flags, [r.prediction.total_s for r in top])
-    online = online_source(sc.ivp, sc.method, [r.variant for r in top], sc.n, sc.machine, meta)
+    online = online_solver(sc.ivp, sc.method, [r.variant for r in top], sc.n, sc.machine, meta)
     alone_src = {r.variant.name: solver_source(sc.ivp, sc.method, r.variant, sc.n, sc.machine) for r in top}
     build_online_s = _build_s(online.source, flags, online.parts)
     build_one_s = _build_s(alone_src[names[0]], flags, 0)

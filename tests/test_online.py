@@ -5,10 +5,10 @@ import json
 import numpy as np
 import pytest
 
-from autotune.codegen.online import MAX_CANDIDATES, meta_of, online_source, trial_steps
+from autotune.codegen.online import MAX_CANDIDATES, meta_of, trial_steps
 from autotune.codegen.solver import solver_source
 from autotune.errors import InputError
-from autotune.pipeline.online import record_of, stored_rows
+from autotune.pipeline.online import online_solver, record_of, stored_rows
 from autotune.pipeline.runners import run_key_of
 from autotune.request.run import RunOptions
 from autotune.specs.ivp import load_ivp
@@ -30,7 +30,7 @@ CANDIDATES = ["lc=ijl,comm=allgather", "lc=ijl,comm=neighbour,overlap=halo",
 
 def _online(ivp, names, n, **kw):
     variants = [parse_variant(x, ivp.comm) for x in names]
-    src = online_source(ivp, METHOD, variants, n, None, meta_of(ivp, METHOD, None, FLAGS, [1e-3] * len(names)), **kw)
+    src = online_solver(ivp, METHOD, variants, n, None, meta_of(ivp, METHOD, None, FLAGS, [1e-3] * len(names)), **kw)
     return src, build(src.source, FLAGS, parts=src.parts)
 
 
@@ -90,13 +90,13 @@ def test_online_source_checks_its_input():
     v = parse_variant(CANDIDATES[0], ivp.comm)
     meta = meta_of(ivp, METHOD, None, FLAGS, [])
     with pytest.raises(InputError, match="1 to 8"):
-        online_source(ivp, METHOD, [v] * 0, 1024, None, meta)
+        online_solver(ivp, METHOD, [v] * 0, 1024, None, meta)
     with pytest.raises(InputError, match="named twice"):
-        online_source(ivp, METHOD, [v, v], 1024, None, meta)
+        online_solver(ivp, METHOD, [v, v], 1024, None, meta)
     with pytest.raises(InputError) as e:
-        online_source(ivp, METHOD, [v], 1024, None, meta, recheck=-1)
+        online_solver(ivp, METHOD, [v], 1024, None, meta, recheck=-1)
     assert e.value.field == "recheck"
-    src = online_source(ivp, METHOD, [v], 1024, None, meta)
+    src = online_solver(ivp, METHOD, [v], 1024, None, meta)
     assert src.parts == 2 and src.source.count("#elif AUTOTUNE_PART == ") == 1 and MAX_CANDIDATES == 8
     assert trial_steps(300, 5) == 15 and trial_steps(20, 3) == 6
 

@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from autotune.codegen.online import MAX_CANDIDATES, meta_of, online_source, trial_steps
+from autotune.codegen.online import MAX_CANDIDATES, OnlineSolver, meta_of, online_source, trial_steps
+from autotune.model.race import CONFIDENCE, MARGIN_PCT, MAX_ROUNDS, t_quantile
 from autotune.request.run import machine_flags
 from autotune.errors import InputError
 from autotune.pipeline.runners import LaunchRunner, run_key_of
@@ -26,6 +27,13 @@ from autotune.tools.toolchain import package_version
 
 _TOP = ("n", "ranks", "threads", "steps", "online")
 _META = ("ivp", "method", "machine", "flags", "candidates", "trials", "steps_by_candidate")
+
+
+def online_solver(ivp, method, variants, n: int, machine, meta: dict, recheck: int = 0) -> OnlineSolver:
+    """codegen.online's source with the trial's race: model.race's confidence and margin, a t
+    quantile for each round up to its most rounds."""
+    quantiles = [t_quantile(CONFIDENCE, df) for df in range(1, MAX_ROUNDS + 1)]
+    return online_source(ivp, method, variants, n, machine, meta, quantiles, MARGIN_PCT, recheck=recheck)
 
 
 def record_of(text: str, where: str) -> dict:
@@ -134,7 +142,7 @@ def tune_online(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Sto
     by_name = {r.variant.name: r for r in ranked.ordered}
     predicted = [by_name[c].prediction.total_s if by_name[c].prediction else None for c in chosen]
     meta = meta_of(sc.ivp, sc.method, sc.machine, plan.flags, predicted)
-    src = online_source(sc.ivp, sc.method, [by_name[c].variant for c in chosen], sc.n, sc.machine, meta,
+    src = online_solver(sc.ivp, sc.method, [by_name[c].variant for c in chosen], sc.n, sc.machine, meta,
                         recheck=recheck)
     runner = LaunchRunner(sc, plan, store, say)
     runner.check(chosen)
@@ -174,7 +182,7 @@ def generate_online(ranked: RankResult, out: Path, say: Callable[[str], None], r
     by_name = {r.variant.name: r for r in ranked.ordered}
     flags = machine_flags(sc.machine.isa_flags).split()
     predicted = [by_name[c].prediction.total_s for c in chosen]
-    src = online_source(sc.ivp, sc.method, [by_name[c].variant for c in chosen], sc.n, sc.machine,
+    src = online_solver(sc.ivp, sc.method, [by_name[c].variant for c in chosen], sc.n, sc.machine,
                         meta_of(sc.ivp, sc.method, sc.machine, flags, predicted), recheck=recheck)
     make_folder(out, "out")
     path = Path(out) / "online.c"
