@@ -157,6 +157,10 @@ def test_ingest_stores_a_production_runs_trial(tmp_path, capsys):
     runs = Store(store).measured_runs("m1")
     assert [(ivp, v, r["online"]) for _, ivp, v, r in runs] == [("heat2d", "lc=ijl,comm=allgather", True),
                                                                   ("heat2d", "lc=jil,comm=allgather", True)]
+    import autotune
+    frame = autotune.ingest(path, store=tmp_path / "api.sqlite").to_frame()     # the API, into another store
+    assert list(frame["name"]) == _record()["online"]["candidates"] and list(frame["chosen"]) == [True, False]
+    assert set(frame["nodes"]) == {2} and frame["trial_s"][0] == pytest.approx(1.1e-3)
     code, out, err = run_cli(capsys, "tune", "--ingest", tmp_path / "missing.json", "--store", store)
     assert code == 2 and err.count("\n") == 1 and "--ingest" in err and "missing.json" in err
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from autotune.report.registry import renderer
 from autotune.report.text import csv_text, fmt_s, json_text, name_width
+from autotune.results.frames import scenario_head
 from autotune.results.online import CANDIDATE_COLUMNS, OnlineResult, OnlineSourceResult
 
 
@@ -13,8 +14,7 @@ def online_json(res: OnlineResult) -> str:
 
 @renderer(OnlineResult, "csv")
 def online_csv(res: OnlineResult) -> str:
-    head = {"ivp": res.ivp, "machine": res.machine, "n": res.n, "nodes": res.nodes, "threads": res.threads}
-    return csv_text([dict(head, **c) for c in res.to_dict()["candidates"]], CANDIDATE_COLUMNS)
+    return csv_text([dict(scenario_head(res), **c) for c in res.to_dict()["candidates"]], CANDIDATE_COLUMNS)
 
 
 @renderer(OnlineResult, "table")

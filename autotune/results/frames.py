@@ -9,3 +9,11 @@ def frame(rows: list, columns: list[str] | tuple[str, ...]):
     if rows and isinstance(rows[0], dict):
         return pd.DataFrame.from_records([{k: r.get(k) for k in columns} for r in rows], columns=list(columns))
     return pd.DataFrame.from_records(list(rows), columns=list(columns))
+
+
+SCENARIO_COLUMNS = ("ivp", "machine", "n", "nodes", "threads")   # where a run ran, on each row of its frame
+
+
+def scenario_head(result) -> dict:
+    """A result's scenario as the first columns of each of its rows."""
+    return {k: getattr(result, k) for k in SCENARIO_COLUMNS}

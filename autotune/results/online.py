@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from autotune.results.frames import frame
+from autotune.results.frames import SCENARIO_COLUMNS, frame, scenario_head
 from autotune.results.registry import result_type
 
-CANDIDATE_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "trial_s", "deviation_pct",
-                     "trial_steps", "out", "out_after", "ratio", "chosen", "stored"]
+CANDIDATE_COLUMNS = [*SCENARIO_COLUMNS, "name", "predicted_s", "trial_s", "deviation_pct", "trial_steps", "out",
+                     "out_after", "ratio", "chosen", "stored"]
 
 
 @dataclass
@@ -56,8 +56,7 @@ class OnlineResult:
 
     def to_frame(self):
         """One row per candidate."""
-        head = {"ivp": self.ivp, "machine": self.machine, "n": self.n, "nodes": self.nodes, "threads": self.threads}
-        return frame([dict(head, **asdict(c)) for c in self.candidates], CANDIDATE_COLUMNS)
+        return frame([dict(scenario_head(self), **asdict(c)) for c in self.candidates], CANDIDATE_COLUMNS)
 
 
 @result_type
@@ -82,6 +81,4 @@ class OnlineSourceResult:
         return asdict(self)
 
     def to_frame(self):
-        head = {"ivp": self.ivp, "machine": self.machine, "n": self.n, "nodes": self.nodes, "threads": self.threads}
-        return frame([dict(head, **c) for c in self.candidates],
-                     ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s"])
+        return frame([dict(scenario_head(self), **c) for c in self.candidates], [*SCENARIO_COLUMNS, "name", "predicted_s"])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-from autotune.results.frames import frame
+from autotune.results.frames import frame, scenario_head
 from autotune.results.registry import result_type
 
 ROW_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
@@ -119,8 +119,7 @@ class TuneResult:
 
     def to_frame(self):
         """One row per variant run."""
-        head = {"ivp": self.ivp, "machine": self.machine, "n": self.n, "nodes": self.nodes, "threads": self.threads}
-        return frame([dict(head, **asdict(v)) for v in self.variants], ROW_COLUMNS)
+        return frame([dict(scenario_head(self), **asdict(v)) for v in self.variants], ROW_COLUMNS)
 
 
 @dataclass
