@@ -169,6 +169,7 @@ def test_ingest_stores_a_production_runs_trial(tmp_path, capsys):
     (["generate", "--ivp", "heat2d", "--online", "9"], "--online"),
     (["generate", "--ivp", "heat2d", "--online", "3", "--within", "5"], "--online"),
     (["generate", "--ivp", "heat2d", "--within", "5"], "--within"),
+    (["generate", "--ivp", "heat2d", "--nodes", "4"], "--nodes"),
     (["tune", "--ivp", "heat2d", "--recheck", "5"], "--recheck"),
     (["tune", "--ivp", "heat2d", "--online", "--replay"], "--replay"),
     (["tune", "--ivp", "heat2d", "--online", "--sample", "2"], "--sample"),

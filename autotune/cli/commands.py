@@ -179,7 +179,7 @@ def cmd_generate(args, progress) -> int:
     check_output_path(args.out, "out", "folder")
     if args.online is not None:
         return _generate_online(args, progress)
-    for opt in ("within", "recheck"):
+    for opt in ("within", "recheck", "nodes", "threads"):      # the scenario is the online solver's
         if getattr(args, opt):
             raise InputError(f"{getattr(args, opt)}: only with --online", field=opt)
     res = generate(args.ivp, args.method, args.out, args.n, args.machine)
