@@ -160,9 +160,8 @@ def generate_online(request: Request, /, *, top: int | None = None, within: floa
     and picks the fastest while it runs (docs/online.md); recheck: its default re-check, a trial
     again every so many steps.  Returns an OnlineSourceResult."""
     req = ScenarioRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine)
-    if top is not None and not 1 <= top <= 8:
-        raise InputError(f"{top}: expected K from 1 to 8", field="top")
-    rule = selection(top=top, within=within)
+    from autotune.pipeline.online import online_rule
+    rule = online_rule(top, within, "top")
     check_output_path(Path(out), "out", "folder")
     check_jobs(jobs)
     with _store(store) as st:

@@ -264,12 +264,8 @@ def dispatch(args, progress) -> int:
 
 
 def _generate_online(args, progress) -> int:
-    from autotune.codegen.online import MAX_CANDIDATES
-    if args.online and args.within is not None:
-        raise InputError(f"{args.online}: give K or --within, not both", field="online")
-    if not 0 <= args.online <= MAX_CANDIDATES:
-        raise InputError(f"{args.online}: expected K from 1 to {MAX_CANDIDATES}", field="online")
-    rule = selection(top=args.online or None, within=args.within)
+    from autotune.pipeline.online import online_rule
+    rule = online_rule(args.online or None, args.within)     # --online alone: the default rule
     req = request_of(ScenarioRequest, args)
     with open_store(args) as store:
         res = entry.generate_online(req, rule, args.out, store, progress_line("generate"), progress, args.jobs,

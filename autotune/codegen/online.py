@@ -89,12 +89,7 @@ def _constants(ivp: IVP) -> list[dict]:
     return [{"name": k, "c_expr": to_c(v)} for k, v in ivp.constants]
 
 
-def rounds_needed(candidates: int) -> int:
-    """The fewest steps a trial of that many candidates takes: two timed rounds of each."""
-    return 2 * candidates
-
-
 def trial_steps(steps: int, candidates: int, trial_pct: int = TRIAL_PCT) -> int:
     """The most steps the first trial of a run takes (variants/online.c.j2: trial_begin; it starts
-    at the run's second step)."""
-    return max(math.ceil((steps - 1) * trial_pct / 100), rounds_needed(candidates))
+    at the run's second step; at least two rounds of every candidate)."""
+    return max(math.ceil((steps - 1) * trial_pct / 100), 2 * candidates)

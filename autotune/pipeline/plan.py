@@ -222,6 +222,7 @@ def run_plan(plan: dict, store, say, jobs: int | None = None, launcher: str | No
     queued or running one is reported as pending, the others are collected from the store.
     online: each scenario runs one online solver of its variants (pipeline.online), once."""
     results, totals = [], PlanTotals(len(plan["scenarios"]))
+    online = online and batch is None          # collecting a submitted plan runs nothing
     for i, entry in enumerate(plan["scenarios"]):
         if only is not None and i not in only:
             continue
@@ -245,7 +246,7 @@ def run_plan(plan: dict, store, say, jobs: int | None = None, launcher: str | No
             run = RunOptions(**dict(entry["run"], **({"launcher": launcher} if launcher else {})))
             rp = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n), sc.machine.isa_flags)
             say(label)
-            if online and batch is None:
+            if online:
                 from autotune.pipeline.online import tune_online
                 res = tune_online(ranked, names, rp, store, say, recheck)
             else:
@@ -255,7 +256,7 @@ def run_plan(plan: dict, store, say, jobs: int | None = None, launcher: str | No
             totals.scenario_errors += 1
             results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), str(e), None, status, job))
             continue
-        if online and batch is None:
+        if online:
             totals.ran += sum(1 for c in res.candidates if c.stored)
             results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), None, res, status, job))
             continue

@@ -1,5 +1,8 @@
-"""DataFrames of results (pandas is imported only when a frame is asked for)."""
+"""DataFrames of results (pandas is imported only when a frame is asked for), and the scenario
+fields of the results whose rows are runs."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 
 def frame(rows: list, columns: list[str] | tuple[str, ...]):
@@ -17,3 +20,14 @@ SCENARIO_COLUMNS = ("ivp", "machine", "n", "nodes", "threads")   # where a run r
 def scenario_head(result) -> dict:
     """A result's scenario as the first columns of each of its rows."""
     return {k: getattr(result, k) for k in SCENARIO_COLUMNS}
+
+
+@dataclass
+class RunScenario:
+    """Where a result's runs ran: the first fields of tune's and the online results."""
+    ivp: str
+    method: str
+    machine: str
+    n: int
+    nodes: int
+    threads: int

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from autotune.results.frames import SCENARIO_COLUMNS, frame, scenario_head
+from autotune.results.frames import SCENARIO_COLUMNS, RunScenario, frame, scenario_head
 from autotune.results.registry import result_type
 
 CANDIDATE_COLUMNS = [*SCENARIO_COLUMNS, "name", "predicted_s", "trial_s", "deviation_pct", "trial_steps", "out",
@@ -30,13 +30,7 @@ class OnlineCandidate:
 
 @result_type
 @dataclass
-class OnlineResult:
-    ivp: str
-    method: str
-    machine: str
-    n: int
-    nodes: int
-    threads: int
+class OnlineResult(RunScenario):
     steps: int
     flags: list[str]
     candidates: list[OnlineCandidate]
@@ -61,14 +55,8 @@ class OnlineResult:
 
 @result_type
 @dataclass
-class OnlineSourceResult:
+class OnlineSourceResult(RunScenario):
     """generate --online: the online solver's source, its candidates and how to build it."""
-    ivp: str
-    method: str
-    machine: str
-    n: int
-    nodes: int
-    threads: int
     source: str                            # the C file written
     candidates: list[dict]                 # {name, predicted_s}, in the model's order
     parts: int

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-from autotune.results.frames import frame, scenario_head
+from autotune.results.frames import RunScenario, frame, scenario_head
 from autotune.results.registry import result_type
 
 ROW_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
@@ -96,13 +96,7 @@ class TuneSummary:
 
 @result_type
 @dataclass
-class TuneResult:
-    ivp: str
-    method: str
-    machine: str
-    n: int
-    nodes: int
-    threads: int
+class TuneResult(RunScenario):
     steps: int
     warmup: int
     reps: int
