@@ -29,7 +29,11 @@ capacity: a floor assumes the best placement).
              b_L: the fastest kernel from level L at tau cores (Machine.bandwidth): the
                   largest of the kernels' medians over their runs (calibrate --node writes
                   medians); a single fast spell cannot set it
-    B_core = in-core cycles of the 1 + m s RHS evaluations / (f * tau)
+    B_core = in-core cycles of the step's compulsory arithmetic / (f * tau): the 1 + m s
+             RHS evaluations, and the linear combinations (the s^2 products per component of
+             each corrector iteration's LC, the first from F_1, APPROX and UPDATE), each at the
+             in-core rate of the pool's cheapest code for it (measured where the file measures
+             in-core times); B_core_rhs and B_core_lc are its two terms
     bound  = max(B_mem, B_core) + t_comm         t_comm: the cheapest applicable scheme
 
 bound_s is the step's floor that non-temporal (streaming) stores can reach.  Code that writes
@@ -102,13 +106,15 @@ class Bound:
     bytes: float          # its compulsory bytes per step on the node
     bandwidth_Bps: float
     mem_s: float          # B_mem
-    core_s: float         # B_core (RHS in-core time)
+    core_s: float         # B_core: the step's compulsory arithmetic in-core (core_rhs_s + core_lc_s)
     comm_s: float         # cheapest modelled communication per step
     total_s: float        # max(B_mem, B_core) + comm_s
     wa_bytes: float = 0.0
     wa_mem_s: float = 0.0
     wa_total_s: float = 0.0   # bound_wa_s
     sweep: Floor | None = None   # the per-sweep floor (bound_sweep_s, bound_sweep_wa_s)
+    core_rhs_s: float = 0.0      # of B_core: the 1 + m s RHS evaluations
+    core_lc_s: float = 0.0       # of B_core: the linear combinations
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -125,16 +131,19 @@ def _floor(nbytes: float, wa_bytes: float, sources, core_s: float, comm_s: float
 
 
 def step_bound(components: int, stages: int, iterations: int, sources, rhs_core_cycles: float,
-               clock_hz: float, cores: int, comm_s: float, sweep_sources=None) -> Bound:
+               clock_hz: float, cores: int, comm_s: float, sweep_sources=None, lc_core_cycles: float = 0.0) -> Bound:
     """components: the node's n_p (all its ranks'); sources: (level, share, bandwidth B/s) of the
     step's traffic, shares summing to 1 (sweep_sources: of the per-sweep floor's; None: the
     same); rhs_core_cycles: in-core cycles of one RHS evaluation of the node's components on one
-    core; cores: the node's busy cores."""
-    core_s = rhs_evaluations(stages, iterations) * rhs_core_cycles / (clock_hz * cores)
+    core; lc_core_cycles: in-core cycles of one step's linear combinations of them on one core;
+    cores: the node's busy cores."""
+    core_rhs_s = rhs_evaluations(stages, iterations) * rhs_core_cycles / (clock_hz * cores)
+    core_lc_s = lc_core_cycles / (clock_hz * cores)
+    core_s = core_rhs_s + core_lc_s
     step = _floor(DOUBLE * STEP_VECTORS * components, DOUBLE * (STEP_VECTORS + STEP_WRITTEN) * components,
                   sources, core_s, comm_s)
     nbytes = DOUBLE * compulsory_vectors(stages, iterations) * components
     sweep = _floor(nbytes, nbytes + DOUBLE * written_vectors(stages, iterations) * components,
                    sources if sweep_sources is None else sweep_sources, core_s, comm_s)
     return Bound(step.level, step.bytes, step.bandwidth_Bps, step.mem_s, core_s, comm_s, step.total_s,
-                 step.wa_bytes, step.wa_mem_s, step.wa_total_s, sweep)
+                 step.wa_bytes, step.wa_mem_s, step.wa_total_s, sweep, core_rhs_s, core_lc_s)

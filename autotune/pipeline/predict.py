@@ -17,6 +17,7 @@ from autotune.pipeline.incore import apply as apply_incore, by_part as incore_by
 from autotune.pipeline.layout import Session
 from autotune.pipeline.pricebatch import Batch, place, price
 from autotune.pipeline.scenariorows import rank_priced
+from autotune.pipeline.sweeps import ensure_sweeps
 from autotune.results.rank import RankResult
 from autotune.errors import InputError, ToolError
 from autotune.specs.machine import Machine
@@ -136,7 +137,9 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
         ran += n
     out: list[RankResult | None] = [None] * len(items)
     for index, batch in planned:
-        priced = price(batch, result_source(batch.first.machine, results[batch.first.machine.path]), session)
+        sc = batch.first
+        measured = ensure_sweeps(batch.layout, sc.ivp, sc.method, sc.machine, store, progress)
+        priced = price(batch, result_source(sc.machine, results[sc.machine.path]), session, measured)
         for i, rows in zip(index, rank_priced(priced, rule, detail)):
             sc, _, excluded = items[i]
             out[i] = RankResult(sc, rule, excluded=excluded or {}, analyses_run=ran, failures=rows.failures(),

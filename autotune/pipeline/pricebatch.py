@@ -20,12 +20,14 @@ from autotune.model.learned import adjust
 from autotune.model.ops import SCALAR, Ops
 from autotune.model.state import at_state, level_bandwidth
 from autotune.model.steptime import form_times, per_execution, regime_rate, variant_times
+from autotune.model import sweeps as swmod
 from autotune.model.streaming import streamed
 from autotune.model.tiles import tiled
 from autotune.pipeline.layout import Layout, Session, Unit, tile_of
 from autotune.specs import window
 from autotune.specs.parts import DOUBLE, KernelPart
 from autotune.specs.scenario import Scenario
+from autotune.specs.step import LC_GROUPS
 from autotune.specs.schemes import PhaseContext
 
 NAN = float("nan")
@@ -137,27 +139,37 @@ class Priced:
     results: dict           # ECM result per (part code, regime code)
     numbers: dict           # the same as (alpha, sigma, scaling, t_comp), None: failed
     bounds: list            # per scenario: Bound | None
+    factors: dict           # per unit of a measured fused sweep: how it is priced (sweep_factors)
+
+    def key(self, u: int, code: int) -> tuple:
+        """Key of unit u's priced result in one regime (results, numbers): a measured sweep's
+        unit has its own (its factor is its sweep's)."""
+        return self.batch.layout.units[u].result_key(code) + ((u,) if u in self.factors else ())
 
 
-def price(batch: Batch, result_of, session: Session) -> Priced:
+def price(batch: Batch, result_of, session: Session, measured: dict | None = None) -> Priced:
     """Every variant of every scenario of a placed batch.  result_of(part, regime): its ECM
-    result (a dict, "ok" false for a failed analysis)."""
+    result (a dict, "ok" false for a failed analysis); measured: per unit of a fused sweep, the
+    sweep as the solver runs it (pipeline.sweeps.SweepMeasure), where there is one."""
     sc, ops, layout, placed = batch.first, batch.ops, batch.layout, batch.placed
+    factors = sweep_factors(batch, result_of, measured or {})
     clock, threads, rpn = sc.machine.clock_hz, sc.node_threads, sc.ranks_per_node
     per_line = sc.machine.cacheline / DOUBLE
     size = len(placed.lv.names) * (len(placed.lv.names) + 1)
     results, numbers = {}, {}
     per_exec, tcomp = [], []
-    for unit, mine, m in zip(layout.units, placed.levels, placed.m):
+    for u, (unit, mine, m) in enumerate(zip(layout.units, placed.levels, placed.m)):
         alpha, divisor, tc = [NAN] * size, [NAN] * size, [NAN] * size
         tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if unit.stores_f else 0
         for _, _, _, codes in mine:
             for c in codes:
-                key = unit.result_key(c)
+                key = unit.result_key(c) + ((u,) if u in factors else ())   # Priced.key
                 num = numbers.get(key, ())
                 if num == ():
-                    r = results[key] = _as_run(result_of(unit.part, regmod.code_regime(c, placed.lv)),
-                                               unit, tile, sc)
+                    reg = regmod.code_regime(c, placed.lv)
+                    r = results[key] = _as_run(result_of(unit.part, reg), unit, tile, sc,
+                                               _at_level(factors.get(u, ()), placed.lv.names.index(reg.data)),
+                                               placed.lv.names)
                     num = numbers[key] = ecm_numbers(r)
                 if num is not None:
                     rate = regime_rate(num[0], num[1], num[2], clock, threads, rpn)
@@ -177,28 +189,88 @@ def price(batch: Batch, result_of, session: Session) -> Priced:
     times = [variant_times(ops, forms[f], b, barrier_s, comm[c], lap, interior)
              for f, c, b, lap in zip(layout.form_of, layout.comm_of, layout.barriers, layout.overlap)]
     failed = [ops.isnan(f.kernels) for f in forms]
-    bounds = _bounds(batch, *_rhs_cycles(batch, tcomp, per_line), comm)
+    bounds = _bounds(batch, *_rhs_cycles(batch, tcomp, per_line), comm, _lc_cycles(batch, tcomp, per_line))
     broken = False
     for f in failed:
         broken = broken | f
-    return Priced(batch, times, failed, slot_seconds, _rows(batch, broken), results, numbers, bounds)
+    return Priced(batch, times, failed, slot_seconds, _rows(batch, broken), results, numbers, bounds, factors)
 
 
-def _as_run(result: dict, unit: Unit, tile: int, sc: Scenario) -> dict:
+def _as_run(result: dict, unit: Unit, tile: int, sc: Scenario, sweep: dict | None = None,
+            names: tuple[str, ...] = ()) -> dict:
     """An analysis of a unit's code as the variant runs it: its streams written without
-    write-allocate (where it streams), its tile's lines where the tile lives, then the machine's
-    learned factors, which were fitted to results priced so (pipeline.learn); last, where the
-    machine carries a tune run's measured state, the result at that state (model.state)."""
+    write-allocate (where it streams), its tile's lines where the tile lives, its in-cache terms
+    at the measured sweep's (where it is a fused sweep measured off its analysis: model.sweeps),
+    then the machine's learned factors, which were fitted to results priced so (pipeline.learn);
+    last, where the machine carries a tune run's measured state, the result at that state
+    (model.state)."""
     m = sc.machine
     if unit.streams:
         result = streamed(result, unit.part, unit.streams, m.numa_cores, m.cores, m.streaming_stores)
     if tile:
         result = tiled(result, unit.part, tile, sc.method.stages, m.caches, m.cacheline, m.numa_cores, m.cores)
+    if sweep is not None:
+        if sweep["source"] == swmod.MEASURED:
+            result = swmod.scaled(result, sweep["factor"], sweep["level"], names, m.numa_cores, m.cores)
+        if result.get("ok"):
+            result = dict(result, sweep=sweep)
     if m.learned is not None:
         result = adjust(result, unit.part.kernel, m.learned.factors, m.numa_cores, m.cores)
     if m.state is not None:
         result = at_state(result, m.state, m.numa_cores, m.cores)
     return result
+
+
+def sweep_factors(batch: Batch, result_of, measured: dict) -> dict[int, tuple[dict, ...]]:
+    """Per unit of a measured fused sweep, how its in-cache terms are priced at each measured level
+    (model.sweeps): the sweep's measured seconds per execution against the model's at that size
+    and level, over every part of the sweep (each part's analysis as the variant runs it, before
+    any factor), the source chosen and the factor k."""
+    if not measured:
+        return {}
+    from autotune.pipeline.incore import one_core_clock
+    sc, layout, placed = batch.first, batch.layout, batch.placed
+    clock, per_line = one_core_clock(sc.machine), sc.machine.cacheline / DOUBLE
+    names = placed.lv.names
+    sweeps: dict[tuple, list[int]] = {}
+    for u, got in measured.items():
+        if got:
+            sweeps.setdefault((got[0].variant, got[0].group), []).append(u)
+    out: dict[int, tuple[dict, ...]] = {}
+    for members in sweeps.values():
+        infos = []
+        for i, got in enumerate(measured[members[0]]):
+            model_s: float | None = 0.0
+            for u in members:
+                unit = layout.units[u]
+                code = next((c for _, _, _, codes in placed.levels[u] for c in codes), None)
+                tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if unit.stores_f else 0
+                cycles = None if code is None else swmod.in_cache_cycles(
+                    _as_run(result_of(unit.part, regmod.code_regime(code, placed.lv)), unit, tile, sc),
+                    got.level, names)
+                if cycles is None or model_s is None:
+                    model_s = None
+                    continue
+                m = math.ceil(sc.ivp.part_components(sc.ivp.rhs[unit.spec], got.n)) * unit.part.step
+                lines = unit.part.iterations_per_m * m / (per_line / unit.part.loops[-1].step)
+                model_s += cycles * lines / clock
+            source, why = swmod.choose(got.seconds, model_s)
+            k = got.seconds / model_s if source == swmod.MEASURED and model_s else 1.0
+            infos.append({"source": source, "why": why if not got.error else f"not measured: {got.error}",
+                          "measured_s": got.seconds, "analysed_s": model_s, "factor": k, "n": got.n,
+                          "level": got.level, "level_name": names[min(got.level, len(names) - 1)],
+                          "variant": got.variant})
+        out.update({u: tuple(infos) for u in members})
+    return out
+
+
+def _at_level(infos: tuple[dict, ...], data: int) -> dict | None:
+    """The measurement that prices a result whose data comes from level index `data`: the deepest
+    one measured at or above it (the shallowest where all lie deeper)."""
+    if not infos:
+        return None
+    held = [i for i in infos if i["level"] <= data]
+    return max(held, key=lambda i: i["level"]) if held else min(infos, key=lambda i: i["level"])
 
 
 def ecm_numbers(r: dict) -> tuple | None:
@@ -235,15 +307,41 @@ def _rhs_cycles(batch: Batch, tcomp: list, per_line: float):
     return least, failed
 
 
-def _bounds(batch: Batch, cycles, failed, comm: list) -> list[Bound | None]:
+def _lc_cycles(batch: Batch, tcomp: list, per_line: float):
+    """In-core cycles of one step's linear combinations on the node (the LCs, the first LC from
+    F_1, APPROX and UPDATE), for the floor: the cheapest form of the pool that runs them as parts
+    of their own, each part in its cheapest regime (None: no form does)."""
+    ops, layout, placed = batch.ops, batch.layout, batch.placed
+    rpn, least = batch.first.ranks_per_node, None
+    for form in layout.forms:
+        total, has = 0.0, False
+        for s in form.slots:
+            u = layout.slots[s].unit
+            part = layout.units[u].part
+            if part.kernel not in LC_GROUPS:
+                continue
+            has, cheapest = True, None
+            for _, w, code, _ in placed.levels[u]:
+                t = ops.where(w > 0, ops.take(tcomp[u], code), math.inf)
+                cheapest = t if cheapest is None else ops.minimum(cheapest, t)
+            lines = part.iterations_per_m * placed.m[u] / (per_line / part.loops[-1].step)
+            total = total + cheapest * lines * rpn * layout.slots[s].executions
+        if has:
+            least = total if least is None else ops.minimum(least, total)
+    return least
+
+
+def _bounds(batch: Batch, cycles, failed, comm: list, lc_cycles=None) -> list[Bound | None]:
     """The step's floor in each scenario (model.bound): compulsory traffic from the levels that
-    can hold the step's live data, the RHS's in-core time, the cheapest communication."""
+    can hold the step's live data, the in-core time of the step's RHS evaluations and linear
+    combinations, the cheapest communication."""
     sc = batch.first
     method, machine, threads, rpn = sc.method, sc.machine, sc.node_threads, sc.ranks_per_node
     lv, reach = batch.placed.lv, reuse.level_reach(machine, threads)
     if cycles is None:
         return [None] * len(batch.scenarios)
     cycles, failed, comm = _rows(batch, cycles), _rows(batch, failed), [_rows(batch, c) for c in comm]
+    lc = _rows(batch, 0.0 if lc_cycles is None else lc_cycles)
     bandwidth = {name: machine.bandwidth(name, threads) for name in lv.names}
     clock = machine.clock_hz
     if machine.state is not None:     # the floor at a tune run's measured state (model.state)
@@ -260,8 +358,9 @@ def _bounds(batch: Batch, cycles, failed, comm: list) -> list[Bound | None]:
             out.append(None)
             continue
         comm_s = min((c[i] for c in comm), default=0.0)
+        lc_i = lc[i] if math.isfinite(lc[i]) else 0.0
         out.append(step_bound(components, method.stages, method.iterations, sources[0], cycles[i],
-                              clock, threads, comm_s, sources[1]))
+                              clock, threads, comm_s, sources[1], lc_i))
     return out
 
 

@@ -117,9 +117,9 @@ class ScenarioRows:
                     continue
                 seen.add((part.name, slot.executions, mix))
             unit = layout.units[slot.unit]
-            bad = [code for code, _ in mix if p.numbers[unit.result_key(code)] is None]
+            bad = [code for code, _ in mix if p.numbers[p.key(slot.unit, code)] is None]
             if bad:
-                r = p.results[unit.result_key(bad[0])]
+                r = p.results[p.key(slot.unit, bad[0])]
                 out[part.name] = {k: r.get(k) for k in ("error", "log")} | {"regime": self._label(mix)}
         return out
 
@@ -140,7 +140,7 @@ class ScenarioRows:
             beta = part.iterations_per_m * _at(placed.m[slot.unit], self.index)
             delta = per_line / part.loops[-1].step
             for code, w in self._mix(slot.unit):
-                out.append((part, code, p.results[unit.result_key(code)], w * slot.executions * beta / delta))
+                out.append((part, code, p.results[p.key(slot.unit, code)], w * slot.executions * beta / delta))
         return out
 
     # the breakdowns
@@ -179,7 +179,7 @@ class ScenarioRows:
             if key not in by_unit:
                 unit = layout.units[slot.unit]
                 part, mix = unit.part, self._mix(slot.unit)
-                nums = [p.numbers[unit.result_key(code)] for code, _ in mix]
+                nums = [p.numbers[p.key(slot.unit, code)] for code, _ in mix]
                 if None in nums:
                     by_unit[key] = None
                 else:

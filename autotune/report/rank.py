@@ -75,7 +75,7 @@ def _floor_lines(res: RankResult, best: float | None) -> list[str]:
         return []
     b = res.bound.to_dict()
     lines = [f"floor of the step: {res.bound_s:.4e} s ({b['bytes'] / 1e9:.3g} GB compulsory traffic from "
-             f"{b['level']}, RHS in-core {b['core_s']:.3e} s, communication {b['comm_s']:.3e} s; with "
+             f"{b['level']}, in-core {b['core_s']:.3e} s (RHS {b['core_rhs_s']:.3e}, LC {b['core_lc_s']:.3e}), communication {b['comm_s']:.3e} s; with "
              f"write-allocate, bound_wa_s, {res.bound_wa_s:.4e} s)"
              + (f"; the best variant is {best / res.bound_s:.2f} x the floor" if best else "")]
     if b.get("sweep"):

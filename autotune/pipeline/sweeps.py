@@ -1,0 +1,195 @@
+"""Each fused sweep's in-cache time measured as the solver runs it (model.sweeps), at the first
+ranking that needs it.
+
+For a machine whose file has an `in-core measured` section (calibrate --node writes one), one
+variant of each step form with fused sweeps is built as `tune` builds it and run on one rank and
+one thread at sizes where its data stays in L2 and in L3 (`measure_sizes`), round-robin with the
+others, several rounds, the median kept (tools.sweep_bench).  The records go to the store (its
+`derived` table, kind "sweep"), keyed by the solver's source, the compiler, its version and flags
+and the CPU, and are reused like analyses: the sweeps are measured once per code and CPU.  A
+sweep is measured only on a host of the file's CPU; elsewhere the stored records are used, and a
+sweep without one is priced by its analysed loops alone (model.tiles; the prices say so).
+"""
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass
+from typing import Callable
+
+from autotune.model import regime as regmod
+from autotune.pipeline.layout import Layout, tile_of
+from autotune.specs.ivp import IVP
+from autotune.specs.machine import Machine
+from autotune.specs.method import Method
+from autotune.specs.parts import DOUBLE
+from autotune.specs.step import FUSED_GROUPS, StepForm
+from autotune.storage.store import Store, ecm_key
+
+KIND = "sweep"
+ROUNDS = 5           # runs of each solver, round-robin; the median of each sweep is kept
+TILES = 4            # a measured sweep covers at least this many tiles
+LEAST_N = 4096       # and at least this many components
+MARGIN = 0.8         # of the share of L2 aimed at (the nearest valid size may be larger)
+BEYOND = 4           # the second size: this many times one core's share of L2 (its data in L3)
+PROGRESS = "sweeps"
+
+
+@dataclass(frozen=True)
+class SweepMeasure:
+    """One fused sweep of a unit measured as it runs: seconds per execution (None: not measured,
+    `error` says why) at n components, its data in cache level `level` (an index of the node's
+    levels, one thread)."""
+    variant: str
+    group: str
+    n: int
+    level: int
+    seconds: float | None
+    error: str = ""
+
+
+def sweep_units(layout: Layout) -> dict[int, tuple[int, str]]:
+    """Per unit of a fused sweep whose tile of F is stored (not a pipelined level), the step form
+    whose first variant measures it and its group."""
+    out: dict[int, tuple[int, str]] = {}
+    for fi, form in enumerate(layout.forms):
+        for s in form.slots:
+            u = layout.slots[s].unit
+            unit = layout.units[u]
+            if unit.part.kernel in FUSED_GROUPS and unit.stores_f and not unit.windowed and u not in out:
+                out[u] = (fi, str(unit.part.kernel))
+    return out
+
+
+def step_vectors(step: StepForm) -> int:
+    """The distinct vectors one step touches (y, the argument sets, ...)."""
+    return len({v for sw in step.sweeps() for v in sw.vectors})
+
+
+def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[tuple[int, int]]:
+    """(n, level) of each size a form's sweeps are measured at: the valid size whose step's vectors
+    fill up to MARGIN of half of one core's share of L2, and one BEYOND times that share (at least
+    TILES tiles and LEAST_N components each); level: the index of the first cache level of one
+    thread that holds the vectors there (regime.FILL of its capacity).  Sizes whose data no cache
+    holds are left out (main memory is priced as analysed: one thread does not load it as the
+    node's threads do), and so is a second size at the level of the first."""
+    caches = machine.caches
+    l2 = caches[min(1, len(caches) - 1)]
+    share = l2.bytes_per_group / l2.cores_per_group / (DOUBLE * max(vectors, 1))
+    out: list[tuple[int, int]] = []
+    for want in (MARGIN * regmod.FILL * share, BEYOND * share):
+        n = ivp.nearest_n(max(int(want), TILES * tile, LEAST_N))
+        need = DOUBLE * vectors * n
+        level = next((i for i, c in enumerate(caches)
+                      if need <= regmod.FILL * c.bytes_per_group / c.cores_per_group), len(caches))
+        if level < len(caches) and all(level != lv for _, lv in out):
+            out.append((n, level))
+    return out
+
+
+def run_flags(machine: Machine) -> tuple[str, ...]:
+    """The flags `tune` builds the machine's solvers with by default (request.run.machine_flags)."""
+    import shlex
+
+    from autotune.request.run import machine_flags
+    return tuple(shlex.split(machine_flags(machine.isa_flags)))
+
+
+def _inputs(source: str, machine: Machine) -> dict:
+    from autotune.tools.build import find_mpicc
+    from autotune.tools.sweep_bench import HARNESS_VERSION
+    from autotune.tools.toolchain import compiler_version
+    cc = find_mpicc()
+    return {"harness": HARNESS_VERSION, "source": source, "compiler": cc, "flags": list(run_flags(machine)),
+            "compiler_version": compiler_version(cc), "cpu": machine.incore_measured["cpu"]}
+
+
+def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, store: Store,
+                  progress: Callable[[int, int, str], None] | None = None) -> dict[int, tuple[SweepMeasure, ...]]:
+    """Per fused unit of the layout, its sweep as measured at each size (stored records reused,
+    missing ones measured where this host is the file's CPU); {} where the file asks for no
+    measurement."""
+    if not machine.incore_measured:
+        return {}
+    from autotune.codegen.solver import solver_source
+    from autotune.pipeline.incore import host_is
+    from autotune.specs.stepvalues import step_form
+    units = sweep_units(layout)
+    forms = sorted({fi for fi, _ in units.values()})
+    plans: dict[tuple[int, int], dict] = {}
+    for fi in forms:
+        v = layout.variants[layout.form_of.index(fi)]
+        step = step_form(method, v)
+        tile = max((tile_of(layout.units[u].tiling, machine, method.stages) for u, (f, _) in units.items()
+                    if f == fi), default=0)
+        for n, level in measure_sizes(ivp, machine, step_vectors(step), tile):
+            source = solver_source(ivp, method, v, n, machine)
+            plans[(fi, level)] = {"variant": v.name, "n": n, "level": level, "source": source,
+                                  "timers": step.timers, "key": ecm_key(_inputs(source, machine))}
+    records: dict[tuple[int, int], dict] = {}
+    todo = []
+    for pk, plan in plans.items():
+        got = store.get_derived(KIND, plan["key"])
+        if got is not None:
+            records[pk] = json.loads(got)
+        else:
+            todo.append(pk)
+    if todo and host_is(machine):
+        for pk, record in measure({pk: plans[pk] for pk in todo}, ivp, machine, progress).items():
+            if "sweeps" in record:       # a failure is not kept: the next ranking tries again
+                store.put_derived(KIND, plans[pk]["key"], json.dumps(record, sort_keys=True).encode())
+            records[pk] = record
+    elif todo:
+        why = f"this host is not the CPU the file measures ({machine.incore_measured['cpu']}), and the store has none"
+        records.update({pk: {"error": why} for pk in todo})
+    out = {}
+    for u, (fi, group) in units.items():
+        mine = []
+        for (f, level), plan in sorted(plans.items()):
+            if f != fi:
+                continue
+            seconds = (records[(f, level)].get("sweeps") or {}).get(group)
+            error = "" if seconds is not None else records[(f, level)].get("error", "the solver has no timer of it")
+            mine.append(SweepMeasure(plan["variant"], group, plan["n"], level, seconds, error))
+        out[u] = tuple(mine)
+    return out
+
+
+def measure(plans: dict[tuple, dict], ivp: IVP, machine: Machine,
+            progress: Callable[[int, int, str], None] | None) -> dict[tuple, dict]:
+    """Build each plan's solver, run them round-robin; per plan its record: seconds per execution
+    of each fused group (the median over the rounds), or the error."""
+    from autotune.tools import sweep_bench
+    total = len(plans) + ROUNDS
+    if progress:
+        progress(0, total, PROGRESS)
+    keys = {str(pk): pk for pk in plans}
+    built, failed = sweep_bench.build_all({k: plans[pk]["source"] for k, pk in keys.items()}, run_flags(machine),
+                                          progress and (lambda what: progress(0, total, f"{PROGRESS}: {what}")))
+    runs = {k: (exe, plans[keys[k]]["n"], ivp.size_value(plans[keys[k]]["n"]), ivp.default_step(plans[keys[k]]["n"]))
+            for k, exe in built.items()}
+    timed, broke = sweep_bench.time_all(runs, ROUNDS, progress and (
+        lambda done: progress(len(plans) + done, total, f"{PROGRESS}: round {done} of {ROUNDS} timed")))
+    failed.update(broke)
+    out = {}
+    for pk, plan in plans.items():
+        error = failed.get(str(pk))
+        if error:
+            out[pk] = {"variant": plan["variant"], "n": plan["n"], "error": error}
+            continue
+        out[pk] = {"variant": plan["variant"], "n": plan["n"], "level": plan["level"],
+                   "runs": timed[str(pk)], "sweeps": per_execution(timed[str(pk)], plan["timers"])}
+    return out
+
+
+def per_execution(runs: list[dict[str, float]], timers) -> dict[str, float]:
+    """Seconds of one execution of each fused group: per run, the mean of the group's timers (the
+    corrector's sweeps, m - 1 of them, are one group); the median over the runs."""
+    out = {}
+    for group in dict.fromkeys(str(g) for _, g in timers):
+        names = [name for name, g in timers if str(g) == group]
+        per_run = [statistics.fmean(r[n] for n in names) for r in runs if all(n in r for n in names)]
+        if per_run:
+            out[group] = statistics.median(per_run)
+    return out
+

@@ -1,0 +1,66 @@
+"""The fused sweeps of a variant timed as its solver runs them: the edge that builds and runs it.
+
+The solver is the variant's own (codegen.solver, the code `tune` runs), built with the machine
+file's compiler flags, and run on one rank and one thread at a small system size, where its data
+stays in the cache (pipeline.sweeps chooses the size).  The solver's own sweep timers
+(`phases_s`' "sweep.pred", "sweep.corr1", ..., "sweep.final": seconds per step of each) are the
+measurement: the RHS of each tile into its buffer of F, the linear combination that reads it
+back, the streamed copy of store=nt, the tile's restart and the fence, all as they run.  The
+solvers run round-robin, so a slow spell of a shared host touches every one alike; what the
+seconds mean for the model is model.sweeps' (pure).
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+from autotune.errors import InputError, ToolError
+
+HARNESS_VERSION = 1
+STEPS = 40          # steps of one run (after WARMUP untimed ones)
+WARMUP = 3
+
+
+def build_all(sources: dict[str, str], flags: tuple[str, ...],
+              progress: Callable[[str], None] | None = None) -> tuple[dict[str, Path], dict[str, str]]:
+    """Each solver source built (tools.build, cached by source and flags): key -> executable, and
+    why each one that failed failed."""
+    from autotune.tools import build as buildmod
+    cc = buildmod.find_mpicc()
+    built, failed = {}, {}
+    for key, source in sources.items():
+        try:
+            built[key] = buildmod.build(source, flags, cc)
+        except (ToolError, OSError) as e:
+            failed[key] = f"the build failed: {' '.join(str(e).split())[:300]}"
+        if progress:
+            progress(f"{len(built) + len(failed)} of {len(sources)} built")
+    return built, failed
+
+
+def run_once(exe: Path, n: int, size: int, h: float) -> dict[str, float]:
+    """Seconds per step of each sweep timer of one run on one rank and one thread."""
+    from autotune.tools import build as buildmod
+    from autotune.tools.launcher import parse_launcher
+    result = buildmod.run(exe, parse_launcher(None), 1, 1, n, size, STEPS, h, WARMUP, timeout=120.0)
+    return {k: float(v) for k, v in (result.get("phases_s") or {}).items() if k.startswith("sweep.")}
+
+
+def time_all(runs: dict[str, tuple[Path, int, int, float]], rounds: int,
+             progress: Callable[[int], None] | None = None) -> tuple[dict[str, list[dict]], dict[str, str]]:
+    """`rounds` runs of each solver (key -> (exe, n, size, h)), round-robin; the runs of each, and
+    why each one that failed a run failed (it runs no more; the others go on)."""
+    out: dict[str, list[dict]] = {k: [] for k in runs}
+    failed: dict[str, str] = {}
+    for done in range(1, rounds + 1):
+        for key, (exe, n, size, h) in runs.items():
+            if key in failed:
+                continue
+            try:
+                out[key].append(run_once(exe, n, size, h))
+            except (ToolError, InputError, subprocess.SubprocessError, OSError, ValueError) as e:
+                failed[key] = f"the solver failed: {' '.join(str(e).split())[:300]}"
+        if progress:
+            progress(done)
+    return out, failed
