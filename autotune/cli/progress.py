@@ -8,6 +8,12 @@ import time
 from typing import Callable, TextIO
 
 INCORE = "in-core"      # the name prefix of the in-core measurement's progress (pipeline.incore)
+SWEEPS = "sweeps"       # the name prefix of the fused sweeps' measurement (pipeline.sweeps)
+# what the first line of a measurement's progress says, by its name prefix ({total}: its steps)
+MEASURING = {INCORE: "measuring the in-core time of {total} kernel parts on this CPU (each built as "
+                     "analysed, timed round-robin)",
+             SWEEPS: "measuring the fused sweeps as the solver runs them on this CPU ({total} steps: "
+                     "each form's solver built, then timed round-robin)"}
 
 
 def time_left(elapsed_s: float, done: int, total: int) -> float | None:
@@ -36,13 +42,16 @@ class AnalysisProgress:
         self.start = now()
 
     def __call__(self, done: int, total: int, name: str) -> None:
-        incore = name.startswith(INCORE)
+        measuring = next((text for prefix, text in MEASURING.items() if name.startswith(prefix)), None)
+        incore = measuring is not None
         if done == 0:
-            self.start = self.now()
-            self.stream.write(f"autotune: measuring the in-core time of {total} kernel parts on this CPU (each "
-                              f"built as analysed, timed round-robin)\n" if incore else
-                              f"autotune: running {total} kerncraft analyses (ECM, OSACA, layer conditions or "
-                              f"cache simulation)\n")
+            if name in MEASURING or not incore:     # a measurement's first line names it alone
+                self.start = self.now()
+                self.stream.write(f"autotune: {measuring.format(total=total)}\n" if incore else
+                                  f"autotune: running {total} kerncraft analyses (ECM, OSACA, layer conditions or "
+                                  f"cache simulation)\n")
+            else:
+                self._line(f"autotune: {name}", False)
             self.stream.flush()
             return
         left = time_left(self.now() - self.start, done, total)

@@ -30,10 +30,12 @@ capacity: a floor assumes the best placement).
                   largest of the kernels' medians over their runs (calibrate --node writes
                   medians); a single fast spell cannot set it
     B_core = in-core cycles of the step's compulsory arithmetic / (f * tau): the 1 + m s
-             RHS evaluations, and the linear combinations (the s^2 products per component of
-             each corrector iteration's LC, the first from F_1, APPROX and UPDATE), each at the
-             in-core rate of the pool's cheapest code for it (measured where the file measures
-             in-core times); B_core_rhs and B_core_lc are its two terms
+             RHS evaluations at the in-core rate of the pool's cheapest RHS code (measured
+             where the file measures in-core times), and the linear combinations' products,
+             (m - 1) s^2 + 2 s per component (each corrector LC's s^2 but the first's, from
+             F_1 alone, s; APPROX's s), one fused multiply-add each at the core's peak (the
+             file's FLOPs per cycle, DP): max(B_core_rhs, B_core_lc), since a fused loop may
+             issue the products beside the RHS's work on other ports
     bound  = max(B_mem, B_core) + t_comm         t_comm: the cheapest applicable scheme
 
 bound_s is the step's floor that non-temporal (streaming) stores can reach.  Code that writes
@@ -68,6 +70,12 @@ STEP_WRITTEN = 1          # of them written (the new y)
 def live_vectors(stages: int) -> int:
     """Vectors a step of sweeps keeps live between kernels at best: y, old and new argument vectors."""
     return 2 * stages + 1
+
+
+def lc_products(stages: int, iterations: int) -> int:
+    """Products per component of one step's linear combinations: s^2 in each corrector iteration's
+    LC but the first (s: from F_1 alone), s in APPROX."""
+    return (iterations - 1) * stages * stages + 2 * stages
 
 
 def rhs_evaluations(stages: int, iterations: int) -> int:
@@ -106,7 +114,7 @@ class Bound:
     bytes: float          # its compulsory bytes per step on the node
     bandwidth_Bps: float
     mem_s: float          # B_mem
-    core_s: float         # B_core: the step's compulsory arithmetic in-core (core_rhs_s + core_lc_s)
+    core_s: float         # B_core: the step's compulsory arithmetic in-core (max(core_rhs_s, core_lc_s))
     comm_s: float         # cheapest modelled communication per step
     total_s: float        # max(B_mem, B_core) + comm_s
     wa_bytes: float = 0.0
@@ -131,15 +139,16 @@ def _floor(nbytes: float, wa_bytes: float, sources, core_s: float, comm_s: float
 
 
 def step_bound(components: int, stages: int, iterations: int, sources, rhs_core_cycles: float,
-               clock_hz: float, cores: int, comm_s: float, sweep_sources=None, lc_core_cycles: float = 0.0) -> Bound:
+               clock_hz: float, cores: int, comm_s: float, sweep_sources=None, dp_flops_per_cycle: float = 0.0) -> Bound:
     """components: the node's n_p (all its ranks'); sources: (level, share, bandwidth B/s) of the
     step's traffic, shares summing to 1 (sweep_sources: of the per-sweep floor's; None: the
     same); rhs_core_cycles: in-core cycles of one RHS evaluation of the node's components on one
-    core; lc_core_cycles: in-core cycles of one step's linear combinations of them on one core;
-    cores: the node's busy cores."""
+    core; dp_flops_per_cycle: the core's peak, for the linear combinations (0: they are left
+    out); cores: the node's busy cores."""
     core_rhs_s = rhs_evaluations(stages, iterations) * rhs_core_cycles / (clock_hz * cores)
-    core_lc_s = lc_core_cycles / (clock_hz * cores)
-    core_s = core_rhs_s + core_lc_s
+    lc_cycles = 2.0 * lc_products(stages, iterations) * components / dp_flops_per_cycle if dp_flops_per_cycle else 0.0
+    core_lc_s = lc_cycles / (clock_hz * cores)
+    core_s = max(core_rhs_s, core_lc_s)     # the products may issue beside the RHS (other ports)
     step = _floor(DOUBLE * STEP_VECTORS * components, DOUBLE * (STEP_VECTORS + STEP_WRITTEN) * components,
                   sources, core_s, comm_s)
     nbytes = DOUBLE * compulsory_vectors(stages, iterations) * components

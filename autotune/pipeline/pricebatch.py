@@ -27,7 +27,6 @@ from autotune.pipeline.layout import Layout, Session, Unit, tile_of
 from autotune.specs import window
 from autotune.specs.parts import DOUBLE, KernelPart
 from autotune.specs.scenario import Scenario
-from autotune.specs.step import LC_GROUPS
 from autotune.specs.schemes import PhaseContext
 
 NAN = float("nan")
@@ -189,7 +188,7 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
     times = [variant_times(ops, forms[f], b, barrier_s, comm[c], lap, interior)
              for f, c, b, lap in zip(layout.form_of, layout.comm_of, layout.barriers, layout.overlap)]
     failed = [ops.isnan(f.kernels) for f in forms]
-    bounds = _bounds(batch, *_rhs_cycles(batch, tcomp, per_line), comm, _lc_cycles(batch, tcomp, per_line))
+    bounds = _bounds(batch, *_rhs_cycles(batch, tcomp, per_line), comm)
     broken = False
     for f in failed:
         broken = broken | f
@@ -307,31 +306,7 @@ def _rhs_cycles(batch: Batch, tcomp: list, per_line: float):
     return least, failed
 
 
-def _lc_cycles(batch: Batch, tcomp: list, per_line: float):
-    """In-core cycles of one step's linear combinations on the node (the LCs, the first LC from
-    F_1, APPROX and UPDATE), for the floor: the cheapest form of the pool that runs them as parts
-    of their own, each part in its cheapest regime (None: no form does)."""
-    ops, layout, placed = batch.ops, batch.layout, batch.placed
-    rpn, least = batch.first.ranks_per_node, None
-    for form in layout.forms:
-        total, has = 0.0, False
-        for s in form.slots:
-            u = layout.slots[s].unit
-            part = layout.units[u].part
-            if part.kernel not in LC_GROUPS:
-                continue
-            has, cheapest = True, None
-            for _, w, code, _ in placed.levels[u]:
-                t = ops.where(w > 0, ops.take(tcomp[u], code), math.inf)
-                cheapest = t if cheapest is None else ops.minimum(cheapest, t)
-            lines = part.iterations_per_m * placed.m[u] / (per_line / part.loops[-1].step)
-            total = total + cheapest * lines * rpn * layout.slots[s].executions
-        if has:
-            least = total if least is None else ops.minimum(least, total)
-    return least
-
-
-def _bounds(batch: Batch, cycles, failed, comm: list, lc_cycles=None) -> list[Bound | None]:
+def _bounds(batch: Batch, cycles, failed, comm: list) -> list[Bound | None]:
     """The step's floor in each scenario (model.bound): compulsory traffic from the levels that
     can hold the step's live data, the in-core time of the step's RHS evaluations and linear
     combinations, the cheapest communication."""
@@ -341,7 +316,6 @@ def _bounds(batch: Batch, cycles, failed, comm: list, lc_cycles=None) -> list[Bo
     if cycles is None:
         return [None] * len(batch.scenarios)
     cycles, failed, comm = _rows(batch, cycles), _rows(batch, failed), [_rows(batch, c) for c in comm]
-    lc = _rows(batch, 0.0 if lc_cycles is None else lc_cycles)
     bandwidth = {name: machine.bandwidth(name, threads) for name in lv.names}
     clock = machine.clock_hz
     if machine.state is not None:     # the floor at a tune run's measured state (model.state)
@@ -358,9 +332,8 @@ def _bounds(batch: Batch, cycles, failed, comm: list, lc_cycles=None) -> list[Bo
             out.append(None)
             continue
         comm_s = min((c[i] for c in comm), default=0.0)
-        lc_i = lc[i] if math.isfinite(lc[i]) else 0.0
         out.append(step_bound(components, method.stages, method.iterations, sources[0], cycles[i],
-                              clock, threads, comm_s, sources[1], lc_i))
+                              clock, threads, comm_s, sources[1], machine.dp_flops_per_cycle))
     return out
 
 

@@ -3,7 +3,7 @@ ranking that needs it.
 
 For a machine whose file has an `in-core measured` section (calibrate --node writes one), one
 variant of each step form with fused sweeps is built as `tune` builds it and run on one rank and
-one thread at sizes where its data stays in L2 and in L3 (`measure_sizes`), round-robin with the
+one thread at a size where its data stays in L2 (`measure_sizes`), round-robin with the
 others, several rounds, the median kept (tools.sweep_bench).  The records go to the store (its
 `derived` table, kind "sweep"), keyed by the solver's source, the compiler, its version and flags
 and the CPU, and are reused like analyses: the sweeps are measured once per code and CPU.  A
@@ -28,10 +28,9 @@ from autotune.storage.store import Store, ecm_key
 
 KIND = "sweep"
 ROUNDS = 5           # runs of each solver, round-robin; the median of each sweep is kept
-TILES = 4            # a measured sweep covers at least this many tiles
-LEAST_N = 4096       # and at least this many components
+TILES = 2            # a measured sweep covers at least this many tiles
+LEAST_N = 1024       # and at least this many components
 MARGIN = 0.8         # of the share of L2 aimed at (the nearest valid size may be larger)
-BEYOND = 4           # the second size: this many times one core's share of L2 (its data in L3)
 PROGRESS = "sweeps"
 
 
@@ -67,24 +66,20 @@ def step_vectors(step: StepForm) -> int:
 
 
 def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[tuple[int, int]]:
-    """(n, level) of each size a form's sweeps are measured at: the valid size whose step's vectors
-    fill up to MARGIN of half of one core's share of L2, and one BEYOND times that share (at least
-    TILES tiles and LEAST_N components each); level: the index of the first cache level of one
-    thread that holds the vectors there (regime.FILL of its capacity).  Sizes whose data no cache
-    holds are left out (main memory is priced as analysed: one thread does not load it as the
-    node's threads do), and so is a second size at the level of the first."""
+    """(n, level) of the size a form's sweeps are measured at: the valid size whose step's vectors
+    fill up to MARGIN of half of one core's share of L2 (at least TILES tiles and LEAST_N
+    components); level: the index of the first cache level of one thread that holds the vectors
+    there (regime.FILL of its capacity).  None where that is beyond L2 (a tile that fills half of
+    L2, block=l2): data in L3 is not measured (docs/node-model.md, "The fused sweeps as they
+    run": a small working set in a large L3 ran faster than the analysis, the real one slower)."""
     caches = machine.caches
-    l2 = caches[min(1, len(caches) - 1)]
-    share = l2.bytes_per_group / l2.cores_per_group / (DOUBLE * max(vectors, 1))
-    out: list[tuple[int, int]] = []
-    for want in (MARGIN * regmod.FILL * share, BEYOND * share):
-        n = ivp.nearest_n(max(int(want), TILES * tile, LEAST_N))
-        need = DOUBLE * vectors * n
-        level = next((i for i, c in enumerate(caches)
-                      if need <= regmod.FILL * c.bytes_per_group / c.cores_per_group), len(caches))
-        if level < len(caches) and all(level != lv for _, lv in out):
-            out.append((n, level))
-    return out
+    l2 = min(1, len(caches) - 1)
+    share = caches[l2].bytes_per_group / caches[l2].cores_per_group / (DOUBLE * max(vectors, 1))
+    n = ivp.nearest_n(max(int(MARGIN * regmod.FILL * share), TILES * tile, LEAST_N))
+    need = DOUBLE * vectors * n
+    level = next((i for i, c in enumerate(caches) if need <= regmod.FILL * c.bytes_per_group / c.cores_per_group),
+                 len(caches))
+    return [(n, level)] if level <= l2 else []
 
 
 def run_flags(machine: Machine) -> tuple[str, ...]:

@@ -74,6 +74,7 @@ class Machine:
     # level -> per core count (1, 2, ...) the largest spread of the kernels' runs, (max - min) /
     # median, a fraction; only levels whose file keeps the spreads (calibrate --node)
     bandwidth_spreads: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    dp_flops_per_cycle: float = 0.0       # the core's peak (FLOPs per cycle.DP.total; 0: not given)
 
     @property
     def model_label(self) -> str:
@@ -276,7 +277,16 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
                    _partitions(cl.get("partitions") or {}, path),
                    dict(data["in-core measured"]) if data.get("in-core measured") else None,
                    streaming_stores=_streaming_stores(data, path),
-                   bandwidth_spreads=_bandwidth_spreads(data, path))
+                   bandwidth_spreads=_bandwidth_spreads(data, path), dp_flops_per_cycle=_dp_flops(data))
+
+
+def _dp_flops(data) -> float:
+    """The core's double-precision FLOPs per cycle at its peak (the file's `FLOPs per cycle.DP.total`;
+    0 where the file gives none)."""
+    try:
+        return float(data["FLOPs per cycle"]["DP"]["total"])
+    except (KeyError, TypeError, ValueError):
+        return 0.0
 
 
 def _partitions(section: dict, path) -> dict[str, str]:

@@ -48,7 +48,6 @@ class Group(StrEnum):
 FUSED_GROUPS = (Group.RHSLCD, Group.RHSLC, Group.RHSAU)
 RHS_GROUPS = (Group.RHS, Group.RHSALL)
 RHS_SWEEPS = RHS_GROUPS + FUSED_GROUPS     # the sweeps that read communicated vectors
-LC_GROUPS = (Group.LC, Group.LCD, Group.APPROX, Group.UPDATE)   # the method's linear combinations
 
 
 class Kind(StrEnum):

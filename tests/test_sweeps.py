@@ -1,0 +1,147 @@
+"""The fused sweeps measured as the solver runs them: the pricing (pure), the sizes they are
+measured at, and the solver built and timed on this host, stored and reused."""
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+
+import pytest
+
+from autotune.model import sweeps as swmod
+
+MACHINES = Path(__file__).resolve().parent.parent / "machines"
+NAMES = ("L1", "L2", "L3", "MEM")
+# a fused part on a machine whose transfers overlap: T = max of every term
+OVERLAP = {"ok": True, "cy_per_cl": 9.0, "t_comp": 4.0, "t_regl1": 2.0, "saturation_cores": 2.0,
+           "scaling_cy_per_cl": [9.0, 4.5],
+           "terms": {"T_comp (overlapping)": 4.0, "T_RegL1 (overlapping)": 2.0, "T_L1L2 (overlapping)": 3.0,
+                     "T_L2L3 (overlapping)": 6.0, "T_L3MEM (overlapping)": 9.0}}
+
+
+def test_the_in_cache_terms_stop_at_the_measured_level():
+    terms = OVERLAP["terms"]
+    assert set(swmod.in_cache(terms, 1, NAMES)) == {"T_comp (overlapping)", "T_RegL1 (overlapping)",
+                                                    "T_L1L2 (overlapping)"}
+    assert set(swmod.in_cache(terms, 0, NAMES)) == {"T_comp (overlapping)", "T_RegL1 (overlapping)"}
+    assert swmod.in_cache_cycles(OVERLAP, 1, NAMES) == 4.0
+    assert swmod.in_cache_cycles(OVERLAP, 2, NAMES) == 6.0
+    serial = {"T_comp (overlapping)": 4.0, "T_RegL1": 2.0, "T_L1L2": 3.0, "T_L2L3": 4.0}
+    assert swmod.combined(swmod.in_cache(serial, 1, NAMES)) == 5.0      # max(4, 2 + 3)
+    assert swmod.in_cache_cycles({"ok": False}, 1, NAMES) is None
+
+
+def test_choose_takes_the_measurement_beyond_the_tolerance():
+    assert swmod.choose(None, 1.0)[0] == swmod.ANALYSED
+    assert swmod.choose(1.05, 1.0)[0] == swmod.ANALYSED
+    source, why = swmod.choose(1.35, 1.0)
+    assert source == swmod.MEASURED and "+35 %" in why
+    assert swmod.choose(0.5, None)[0] == swmod.MEASURED
+
+
+def test_scaled_moves_the_in_cache_time_and_keeps_the_streams_beyond():
+    # k = 2 at L2: in-core and L1-L2 doubled (8, 4, 6); L2-L3 and memory as analysed
+    out = swmod.scaled(OVERLAP, 2.0, 1, NAMES, 2, 2)
+    assert out["terms"]["T_comp (overlapping)"] == 8.0 and out["terms"]["T_L1L2 (overlapping)"] == 6.0
+    assert out["terms"]["T_L2L3 (overlapping)"] == 6.0 and out["terms"]["T_L3MEM (overlapping)"] == 9.0
+    assert out["cy_per_cl"] == 9.0            # memory still the largest overlapping term
+    assert swmod.scaled(OVERLAP, 3.0, 1, NAMES, 2, 2)["cy_per_cl"] == 12.0    # now the core is
+    assert swmod.scaled(OVERLAP, 1.0, 1, NAMES, 2, 2) is OVERLAP
+
+
+def test_per_execution_averages_the_correctors_sweeps_and_takes_the_median_run():
+    from autotune.pipeline.sweeps import per_execution
+    from autotune.specs.step import Group
+    timers = (("sweep.pred", Group.RHSLCD), ("sweep.corr1", Group.RHSLC), ("sweep.corr2", Group.RHSLC),
+              ("sweep.final", Group.RHSAU))
+    runs = [{"sweep.pred": 1.0, "sweep.corr1": 2.0, "sweep.corr2": 4.0, "sweep.final": 1.0},
+            {"sweep.pred": 3.0, "sweep.corr1": 2.0, "sweep.corr2": 2.0, "sweep.final": 1.0},
+            {"sweep.pred": 2.0, "sweep.corr1": 9.0, "sweep.corr2": 9.0, "sweep.final": 1.0}]
+    assert per_execution(runs, timers) == {"RHSLCD": 2.0, "RHSLC": 3.0, "RHSAU": 1.0}
+
+
+def test_the_size_puts_the_data_in_l2():
+    from autotune.pipeline.sweeps import measure_sizes
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.machine import load_machine
+    ivp, machine = load_ivp("heat2d"), load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml"))
+    sizes = measure_sizes(ivp, machine, 10, 0)
+    assert [lv for _, lv in sizes] == [1]
+    n, _ = sizes[0]
+    assert ivp.nearest_n(n) == n and 8 * 10 * n <= 0.5 * 256 * 1024
+    # a tile that fills half of L2 (block=l2) cannot keep 4 tiles' vectors in L2: not measured
+    assert measure_sizes(ivp, machine, 10, 4096) == []
+
+
+def test_a_unit_is_priced_at_the_measurement_of_its_level_and_says_so():
+    """The in-cache terms of a measured sweep's part scaled by its sweep's factor, the source and
+    both figures kept on the result; the measurement at or above the data's level prices it."""
+    from autotune.pipeline.pricebatch import _as_run, _at_level
+    from autotune.pipeline.layout import Unit
+    from autotune.specs.parts import KernelPart
+    from autotune.specs.scenario import Scenario
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.machine import load_machine
+    from autotune.specs.method import load_method
+    from autotune.request.defaults import DEFAULT_METHOD
+    l2 = {"level": 1, "source": swmod.MEASURED, "factor": 3.0, "measured_s": 3.0, "analysed_s": 1.0}
+    assert _at_level((l2,), 3) is l2 and _at_level((l2,), 0) is l2 and _at_level((), 2) is None
+    sc = Scenario(load_ivp("heat2d"), load_method(DEFAULT_METHOD),
+                  load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml")), 1_000_000, 1, 1)
+    unit = Unit(KernelPart("p", "RHSLC", "", (), ()), (), 0)
+    priced = _as_run(dict(OVERLAP), unit, 0, sc, l2, NAMES)
+    assert priced["terms"]["T_comp (overlapping)"] == 12.0 and priced["cy_per_cl"] == 12.0
+    assert priced["sweep"] is l2
+    kept = _as_run(dict(OVERLAP), unit, 0, sc, dict(l2, source=swmod.ANALYSED), NAMES)
+    assert kept["cy_per_cl"] == 9.0 and kept["sweep"]["source"] == swmod.ANALYSED
+
+
+x86_only = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="an x86 machine file")
+
+
+@x86_only
+def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, private_builds, monkeypatch):
+    """The variant's own solver runs on one rank: every fused group has a time per execution of
+    the size a core takes for such a sweep; the ranking prices the sweep with it and says which
+    figure it used; a second ranking reads the store; a host of another CPU measures nothing."""
+    from autotune.pipeline import sweeps as psw
+    from autotune.pipeline.layout import Session
+    from autotune.request.defaults import DEFAULT_METHOD
+    from autotune.specs.incoremeasure import cpu_key
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.machine import load_machine
+    from autotune.specs.method import load_method
+    from autotune.specs.variants import parse_variant
+    from autotune.storage.store import Store
+    from autotune.tools.cpuprobe import host_cpu
+    from tests.test_incore import _file_with
+    monkeypatch.setattr(psw, "ROUNDS", 2)
+    here = {"cpu": cpu_key(host_cpu()), "when": "always", "tolerance": 0.15}
+    machine = load_machine(str(_file_with(tmp_path, here, "-O3 -march=native -fopenmp")))
+    ivp, method = load_ivp("heat2d"), load_method(DEFAULT_METHOD)
+    fused = parse_variant("lc=jl-onepass,comm=neighbour,au=fused,pred=direct,rhs=onepass,fuse=rhs-lc,block=l1",
+                          ivp.comm)
+    paper = parse_variant("lc=jil,comm=neighbour", ivp.comm)
+    store = Store(tmp_path / "store.sqlite")
+    layout = Session().layout(ivp, method, [paper, fused])
+    seen = []
+    got = psw.ensure_sweeps(layout, ivp, method, machine, store, lambda d, t, n: seen.append(n))
+    assert {layout.units[u].part.kernel for u in got} == {"RHSLCD", "RHSLC", "RHSAU"}
+    for measures in got.values():
+        assert [m.level for m in measures] == [1]
+        for m in measures:
+            assert m.error == "" and m.variant == fused.name
+            # one sweep over n components in cache: between 0.3 and 100 ns per component
+            assert 0.3e-9 < m.seconds / m.n < 100e-9, m
+    assert seen[0] == psw.PROGRESS and any("built" in n for n in seen)
+
+    def no_measuring(*a, **k):
+        raise AssertionError("measured again")
+    monkeypatch.setattr(psw, "measure", no_measuring)
+    assert psw.ensure_sweeps(layout, ivp, method, machine, store) == got
+
+    other = load_machine(str(_file_with(tmp_path, dict(here, cpu="GenuineIntel family 6 model 1"),
+                                        "-O3 -march=native -fopenmp")))
+    why = next(iter(psw.ensure_sweeps(layout, ivp, method, other, store).values()))[0].error
+    assert "this host is not the CPU the file measures" in why
+    assert psw.ensure_sweeps(layout, ivp, method, load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml")),
+                             store) == {}
