@@ -133,6 +133,7 @@ def explain_table(ex: ExplainResult) -> str:
                      f"{k['executions']:>5} {k['seconds']:11.4e} {100 * k['seconds'] / total:5.1f}%"
                      + (f" {k['ecm_s']:11.4e}" if learned else ""))
     lines += _incore_lines(ex)
+    lines += _sweep_lines(ex)
     lines += ["",
               f"barriers: {r.barriers} per step, {r.prediction.barrier_s:.4e} s",
               f"node total (theta): {r.prediction.node_s:.4e} s",
@@ -149,6 +150,20 @@ def explain_table(ex: ExplainResult) -> str:
     for n in res.notes():
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"
+
+
+def _sweep_lines(ex: ExplainResult) -> list[str]:
+    """Each fused sweep's part: the sweep measured as the solver runs it against its analysed
+    loops, and which the prediction used (model.sweeps)."""
+    entries = ex.sweeps()
+    if not entries:
+        return []
+    out = ["", f"{'fused sweep, s':26} {'analysed':>10} {'measured':>10} {'k':>5} {'at':>12} {'used':9} why"]
+    for name, e in entries.items():
+        an, meas = e.get("analysed_s"), e.get("measured_s")
+        out.append(f"{name:26} {'-' if an is None else f'{an:.3e}':>10} {'-' if meas is None else f'{meas:.3e}':>10} "
+                   f"{e['factor']:5.2f} {'n=' + str(e['n']) + ' ' + e['level_name']:>12} {e['source']:9} {e['why']}")
+    return out
 
 
 def _incore_lines(ex: ExplainResult) -> list[str]:

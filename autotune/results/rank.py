@@ -330,6 +330,15 @@ class ExplainResult:
         names = [row["name"] for row in self.result.kernel_rows()]
         return {n: self.ranking.incore[n] for n in dict.fromkeys(names) if n in self.ranking.incore}
 
+    def sweeps(self) -> dict[str, dict]:
+        """The variant's fused sweep parts -> how each is priced against its sweep measured as the
+        solver runs it (model.sweeps: source, why, measured and analysed seconds, factor, size,
+        level), at the level its data comes from; empty where none is measured."""
+        src = self.ranking._source
+        if src is None:
+            return {}
+        return {part.name: result["sweep"] for part, _, result, _ in src.work(self.name) if result.get("sweep")}
+
     def to_frame(self):
         """One row per kernel part."""
         return frame(self.kernel_rows(), KERNEL_COLUMNS + (["ecm_s"] if self.ecm is not None else []))
