@@ -252,13 +252,14 @@ def sweep_factors(batch: Batch, result_of, measured: dict) -> dict[int, tuple[di
                     continue
                 m = math.ceil(sc.ivp.part_components(sc.ivp.rhs[unit.spec], got.n)) * unit.part.step
                 lines = unit.part.iterations_per_m * m / (per_line / unit.part.loops[-1].step)
-                model_s += cycles * lines / clock
+                # the threads share the lines; nothing saturates short of memory (not measured)
+                model_s += cycles * lines / (clock if got.threads == 1 else sc.machine.clock_hz) / got.threads
             source, why = swmod.choose(got.seconds, model_s)
             k = got.seconds / model_s if source == swmod.MEASURED and model_s else 1.0
             infos.append({"source": source, "why": why if not got.error else f"not measured: {got.error}",
                           "measured_s": got.seconds, "analysed_s": model_s, "factor": k, "n": got.n,
                           "level": got.level, "level_name": names[min(got.level, len(names) - 1)],
-                          "variant": got.variant})
+                          "threads": got.threads, "variant": got.variant})
         out.update({u: tuple(infos) for u in members})
     return out
 

@@ -27,24 +27,26 @@ from autotune.specs.step import FUSED_GROUPS, StepForm
 from autotune.storage.store import Store, ecm_key
 
 KIND = "sweep"
-ROUNDS = 5           # runs of each solver, round-robin; the median of each sweep is kept
+ROUNDS = 3           # runs of each solver, round-robin; the median of each sweep is kept
 TILES = 2            # a measured sweep covers at least this many tiles
 LEAST_N = 1024       # and at least this many components
-MARGIN = 0.8         # of the share of L2 aimed at (the nearest valid size may be larger)
+MARGIN = 0.8         # of the half of a level aimed at (the nearest valid size may be larger)
+MOST_N = 4_000_000   # a level whose size needs more components is not measured (the time it takes)
 PROGRESS = "sweeps"
 
 
 @dataclass(frozen=True)
 class SweepMeasure:
     """One fused sweep of a unit measured as it runs: seconds per execution (None: not measured,
-    `error` says why) at n components, its data in cache level `level` (an index of the node's
-    levels, one thread)."""
+    `error` says why) at n components on `threads` threads, its data in cache level `level` (an
+    index of the node's levels)."""
     variant: str
     group: str
     n: int
     level: int
     seconds: float | None
     error: str = ""
+    threads: int = 1
 
 
 def sweep_units(layout: Layout) -> dict[int, tuple[int, str]]:
@@ -65,21 +67,29 @@ def step_vectors(step: StepForm) -> int:
     return len({v for sw in step.sweeps() for v in sw.vectors})
 
 
-def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[tuple[int, int]]:
-    """(n, level) of the size a form's sweeps are measured at: the valid size whose step's vectors
-    fill up to MARGIN of half of one core's share of L2 (at least TILES tiles and LEAST_N
-    components); level: the index of the first cache level of one thread that holds the vectors
-    there (regime.FILL of its capacity).  None where that is beyond L2 (a tile that fills half of
-    L2, block=l2): data in L3 is not measured (docs/node-model.md, "The fused sweeps as they
-    run": a small working set in a large L3 ran faster than the analysis, the real one slower)."""
+def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[tuple[int, int, int]]:
+    """(n, level, threads) of each size a form's sweeps are measured at.  In L2, on one thread: the
+    valid size whose step's vectors fill up to MARGIN of half of one core's share (at least TILES
+    tiles and LEAST_N components), where that keeps them in L2 (a tile that fills half of L2,
+    block=l2, does not).  In each shared level beyond (L3), on the cores that share it: up to
+    MARGIN of half of it, the size the reference kernels measure it at (calibrate --node), where
+    that is at most MOST_N components.  level: the index of the first level of the run's threads
+    that holds the vectors (regime.FILL of its capacity).  Main memory is not measured: it is
+    priced as analysed (docs/node-model.md, "The fused sweeps as they run")."""
     caches = machine.caches
-    l2 = min(1, len(caches) - 1)
-    share = caches[l2].bytes_per_group / caches[l2].cores_per_group / (DOUBLE * max(vectors, 1))
-    n = ivp.nearest_n(max(int(MARGIN * regmod.FILL * share), TILES * tile, LEAST_N))
-    need = DOUBLE * vectors * n
-    level = next((i for i, c in enumerate(caches) if need <= regmod.FILL * c.bytes_per_group / c.cores_per_group),
-                 len(caches))
-    return [(n, level)] if level <= l2 else []
+    out: list[tuple[int, int, int]] = []
+    for i in range(1, len(caches)):
+        c = caches[i]
+        threads = 1 if i == 1 else c.cores_per_group
+        room = c.bytes_per_group / c.cores_per_group * threads
+        n = ivp.nearest_n(max(int(MARGIN * regmod.FILL * room / (DOUBLE * max(vectors, 1))), TILES * tile, LEAST_N))
+        need = DOUBLE * vectors * n
+        level = next((j for j, d in enumerate(caches)
+                      if need <= regmod.FILL * d.bytes_per_group / d.cores_per_group * min(threads, d.cores_per_group)),
+                     len(caches))
+        if level == i and n <= MOST_N:
+            out.append((n, level, threads))
+    return out
 
 
 def run_flags(machine: Machine) -> tuple[str, ...]:
@@ -117,10 +127,11 @@ def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, st
         step = step_form(method, v)
         tile = max((tile_of(layout.units[u].tiling, machine, method.stages) for u, (f, _) in units.items()
                     if f == fi), default=0)
-        for n, level in measure_sizes(ivp, machine, step_vectors(step), tile):
+        for n, level, threads in measure_sizes(ivp, machine, step_vectors(step), tile):
             source = solver_source(ivp, method, v, n, machine)
-            plans[(fi, level)] = {"variant": v.name, "n": n, "level": level, "source": source,
-                                  "timers": step.timers, "key": ecm_key(_inputs(source, machine))}
+            plans[(fi, level)] = {"variant": v.name, "n": n, "level": level, "threads": threads, "source": source,
+                                  "timers": step.timers,
+                                  "key": ecm_key(dict(_inputs(source, machine), n=n, threads=threads))}
     records: dict[tuple[int, int], dict] = {}
     todo = []
     for pk, plan in plans.items():
@@ -145,7 +156,7 @@ def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, st
                 continue
             seconds = (records[(f, level)].get("sweeps") or {}).get(group)
             error = "" if seconds is not None else records[(f, level)].get("error", "the solver has no timer of it")
-            mine.append(SweepMeasure(plan["variant"], group, plan["n"], level, seconds, error))
+            mine.append(SweepMeasure(plan["variant"], group, plan["n"], level, seconds, error, plan["threads"]))
         out[u] = tuple(mine)
     return out
 
@@ -161,8 +172,8 @@ def measure(plans: dict[tuple, dict], ivp: IVP, machine: Machine,
     keys = {str(pk): pk for pk in plans}
     built, failed = sweep_bench.build_all({k: plans[pk]["source"] for k, pk in keys.items()}, run_flags(machine),
                                           progress and (lambda what: progress(0, total, f"{PROGRESS}: {what}")))
-    runs = {k: (exe, plans[keys[k]]["n"], ivp.size_value(plans[keys[k]]["n"]), ivp.default_step(plans[keys[k]]["n"]))
-            for k, exe in built.items()}
+    runs = {k: (exe, plans[keys[k]]["n"], ivp.size_value(plans[keys[k]]["n"]), ivp.default_step(plans[keys[k]]["n"]),
+                plans[keys[k]]["threads"]) for k, exe in built.items()}
     timed, broke = sweep_bench.time_all(runs, ROUNDS, progress and (
         lambda done: progress(len(plans) + done, total, f"{PROGRESS}: round {done} of {ROUNDS} timed")))
     failed.update(broke)
@@ -172,7 +183,7 @@ def measure(plans: dict[tuple, dict], ivp: IVP, machine: Machine,
         if error:
             out[pk] = {"variant": plan["variant"], "n": plan["n"], "error": error}
             continue
-        out[pk] = {"variant": plan["variant"], "n": plan["n"], "level": plan["level"],
+        out[pk] = {"variant": plan["variant"], "n": plan["n"], "level": plan["level"], "threads": plan["threads"],
                    "runs": timed[str(pk)], "sweeps": per_execution(timed[str(pk)], plan["timers"])}
     return out
 

@@ -1,8 +1,8 @@
 """The fused sweeps of a variant timed as its solver runs them: the edge that builds and runs it.
 
-The solver is the variant's own (codegen.solver, the code `tune` runs), built with the machine
-file's compiler flags, and run on one rank and one thread at a small system size, where its data
-stays in the cache (pipeline.sweeps chooses the size).  The solver's own sweep timers
+The solver is the variant's own (codegen.solver, the code `tune` runs), built with `tune`'s
+default flags, and run on one rank at a system size where its data stays in a cache level, on
+the threads that share it (pipeline.sweeps chooses the size).  The solver's own sweep timers
 (`phases_s`' "sweep.pred", "sweep.corr1", ..., "sweep.final": seconds per step of each) are the
 measurement: the RHS of each tile into its buffer of F, the linear combination that reads it
 back, the streamed copy of store=nt, the tile's restart and the fence, all as they run.  The
@@ -19,7 +19,9 @@ from autotune.errors import InputError, ToolError
 
 HARNESS_VERSION = 1
 STEPS = 40          # steps of one run (after WARMUP untimed ones)
-WARMUP = 3
+LARGE_N = 200_000   # from this size on, LARGE_STEPS (a step lasts milliseconds)
+LARGE_STEPS = 4
+WARMUP = 2
 
 
 def build_all(sources: dict[str, str], flags: tuple[str, ...],
@@ -39,26 +41,28 @@ def build_all(sources: dict[str, str], flags: tuple[str, ...],
     return built, failed
 
 
-def run_once(exe: Path, n: int, size: int, h: float) -> dict[str, float]:
-    """Seconds per step of each sweep timer of one run on one rank and one thread."""
+def run_once(exe: Path, n: int, size: int, h: float, threads: int = 1) -> dict[str, float]:
+    """Seconds per step of each sweep timer of one run on one rank, its threads bound one a core."""
     from autotune.tools import build as buildmod
     from autotune.tools.launcher import parse_launcher
-    result = buildmod.run(exe, parse_launcher(None), 1, 1, n, size, STEPS, h, WARMUP, timeout=120.0)
+    steps = LARGE_STEPS if n >= LARGE_N else STEPS
+    result = buildmod.run(exe, parse_launcher(None), 1, threads, n, size, steps + WARMUP, h, WARMUP, timeout=300.0,
+                          pin=True)
     return {k: float(v) for k, v in (result.get("phases_s") or {}).items() if k.startswith("sweep.")}
 
 
-def time_all(runs: dict[str, tuple[Path, int, int, float]], rounds: int,
+def time_all(runs: dict[str, tuple[Path, int, int, float, int]], rounds: int,
              progress: Callable[[int], None] | None = None) -> tuple[dict[str, list[dict]], dict[str, str]]:
-    """`rounds` runs of each solver (key -> (exe, n, size, h)), round-robin; the runs of each, and
+    """`rounds` runs of each solver (key -> (exe, n, size, h, threads)), round-robin; the runs of each, and
     why each one that failed a run failed (it runs no more; the others go on)."""
     out: dict[str, list[dict]] = {k: [] for k in runs}
     failed: dict[str, str] = {}
     for done in range(1, rounds + 1):
-        for key, (exe, n, size, h) in runs.items():
+        for key, (exe, n, size, h, threads) in runs.items():
             if key in failed:
                 continue
             try:
-                out[key].append(run_once(exe, n, size, h))
+                out[key].append(run_once(exe, n, size, h, threads))
             except (ToolError, InputError, subprocess.SubprocessError, OSError, ValueError) as e:
                 failed[key] = f"the solver failed: {' '.join(str(e).split())[:300]}"
         if progress:
