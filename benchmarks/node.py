@@ -11,7 +11,9 @@ Each scenario is one `tune --top K --sample S --model ecm` at 1 node x all cores
 autotune of another checkout (the code before a change: its directory goes first on PYTHONPATH),
 the two back to back per scenario, so a shared machine's drift touches both alike.  Prints per
 scenario and side: median |deviation|, the range of the phase and fused-sweep ratios (measured
-over predicted) and how many lie in 0.8-1.25, the top-1 loss, and the check of the sample; then
+over predicted) and how many lie in 0.8-1.25, the top-1 loss, the check of the sample, the
+measured best over the floor (bound_s), and the median ratio of each phase and sweep kind (the
+corrector's sweeps one kind: pred, corr, final, RHS, LC, ...); then
 the file's clock against a dependent-add chain measured now.  Each tune writes to a store of its
 own side (--store-dir), so that neither reuses the other's runs.
 """
@@ -63,9 +65,14 @@ def figures(result: dict) -> dict:
                 ratios.setdefault(phase, []).append(v["measured_s"] / v["predicted_s"])
     medians = {p: statistics.median(r) for p, r in ratios.items()}
     inside = sum(BAND[0] <= r <= BAND[1] for r in medians.values())
+    kinds: dict[str, list[float]] = {}      # the sweep kinds: sweep.corr1, .corr2, ... are one
+    for phase, r in ratios.items():
+        kinds.setdefault(phase.rstrip("0123456789"), []).extend(r)
     check = s.get("check") or {}
     return {"median_abs_dev_pct": s.get("median_abs_deviation_pct"), "top1_loss_pct": s.get("top1_loss_pct"),
             "spearman": s.get("spearman"), "phase_median_ratio": medians, "phases_in_band": inside,
+            "kind_median_ratio": {k: statistics.median(r) for k, r in sorted(kinds.items())},
+            "best_over_bound": s.get("best_over_bound"), "bound_s": s.get("bound_s"),
             "phases": len(medians), "check": check.get("verdict"), "sample_gain_pct": check.get("sample_gain_pct"),
             "measured_best": s.get("measured_best"), "predicted_best": s.get("predicted_best")}
 
@@ -79,9 +86,11 @@ def line(side: str, ivp: str, n: int, f: dict) -> str:
         return f"{side:8} {ivp:14} {n:>9,}  failed: {f['error']}"
     r = list(f["phase_median_ratio"].values())
     span = f"{min(r):.2f}-{max(r):.2f}" if r else "-"
+    kinds = " ".join(f"{k.removeprefix('sweep.')}={v:.2f}" for k, v in f["kind_median_ratio"].items())
     return (f"{side:8} {ivp:14} {n:>9,} {_f(f['median_abs_dev_pct'], '8.1f')} {span:>11} "
             f"{f['phases_in_band']:>3}/{f['phases']:<3} {_f(f['top1_loss_pct'], '7.1f')} {_f(f['spearman'], '6.2f')}  "
-            f"{f['check'] or '-'}")
+            f"{f['check'] or '-'}  best/floor {_f(f['best_over_bound'], '.2f')}\n"
+            f"{'':8} median measured/predicted per kind: {kinds}")
 
 
 def clock_check(machine: str) -> str:
