@@ -78,7 +78,8 @@ def test_the_sizes_put_the_data_in_l2_on_one_core_and_in_l3_on_the_cores_that_sh
 def test_a_unit_is_priced_at_the_measurement_of_its_level_and_says_so():
     """The in-cache terms of a measured sweep's part scaled by its sweep's factor, the source and
     both figures kept on the result; the measurement at or above the data's level prices it."""
-    from autotune.pipeline.pricebatch import _as_run, _at_level
+    from autotune.pipeline.pricebatch import _as_run
+    from autotune.pipeline.sweepprice import at_level as _at_level
     from autotune.pipeline.layout import Unit
     from autotune.specs.parts import KernelPart
     from autotune.specs.scenario import Scenario
@@ -96,6 +97,20 @@ def test_a_unit_is_priced_at_the_measurement_of_its_level_and_says_so():
     assert priced["sweep"] is l2
     kept = _as_run(dict(OVERLAP), unit, 0, sc, dict(l2, source=swmod.ANALYSED), NAMES)
     assert kept["cy_per_cl"] == 9.0 and kept["sweep"]["source"] == swmod.ANALYSED
+
+
+def test_the_streamed_rows_go_to_memory_at_the_measured_rate_at_any_size():
+    from autotune.pipeline.layout import Unit
+    from autotune.pipeline.sweepprice import streamed_seconds
+    from autotune.specs.machine import StreamingStores
+    from autotune.specs.parts import KernelPart
+    part = KernelPart("p", "RHSLC", "", (), (("y", 1), ("Yn", 4)), stores=("Yn",))
+    stores = (StreamingStores("MEM", "copy", (10e9, 16e9), (8e9, 12e9)),)
+    # 4 rows of 1000 doubles: 32 kB at 10 GB/s on one thread, at 16 GB/s on two
+    assert streamed_seconds(Unit(part, (), 0, ("Yn",)), 1000, 1, stores) == pytest.approx(3.2e-6)
+    assert streamed_seconds(Unit(part, (), 0, ("Yn",)), 1000, 2, stores) == pytest.approx(2.0e-6)
+    assert streamed_seconds(Unit(part, (), 0), 1000, 1, stores) == 0.0
+    assert streamed_seconds(Unit(part, (), 0, ("Yn",)), 1000, 1, ()) == 0.0
 
 
 x86_only = pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="an x86 machine file")

@@ -24,6 +24,7 @@ from autotune.model import sweeps as swmod
 from autotune.model.streaming import streamed
 from autotune.model.tiles import tiled
 from autotune.pipeline.layout import Layout, Session, Unit, tile_of
+from autotune.pipeline.sweepprice import at_level, sweep_factors
 from autotune.specs import window
 from autotune.specs.parts import DOUBLE, KernelPart
 from autotune.specs.scenario import Scenario
@@ -151,7 +152,7 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
     result (a dict, "ok" false for a failed analysis); measured: per unit of a fused sweep, the
     sweep as the solver runs it (pipeline.sweeps.SweepMeasure), where there is one."""
     sc, ops, layout, placed = batch.first, batch.ops, batch.layout, batch.placed
-    factors = sweep_factors(batch, result_of, measured or {})
+    factors = sweep_factors(batch, result_of, measured or {}, _as_run)
     clock, threads, rpn = sc.machine.clock_hz, sc.node_threads, sc.ranks_per_node
     per_line = sc.machine.cacheline / DOUBLE
     size = len(placed.lv.names) * (len(placed.lv.names) + 1)
@@ -167,7 +168,7 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
                 if num == ():
                     reg = regmod.code_regime(c, placed.lv)
                     r = results[key] = _as_run(result_of(unit.part, reg), unit, tile, sc,
-                                               _at_level(factors.get(u, ()), placed.lv.names.index(reg.data)),
+                                               at_level(factors.get(u, ()), placed.lv.names.index(reg.data)),
                                                placed.lv.names)
                     num = numbers[key] = ecm_numbers(r)
                 if num is not None:
@@ -218,59 +219,6 @@ def _as_run(result: dict, unit: Unit, tile: int, sc: Scenario, sweep: dict | Non
     if m.state is not None:
         result = at_state(result, m.state, m.numa_cores, m.cores)
     return result
-
-
-def sweep_factors(batch: Batch, result_of, measured: dict) -> dict[int, tuple[dict, ...]]:
-    """Per unit of a measured fused sweep, how its in-cache terms are priced at each measured level
-    (model.sweeps): the sweep's measured seconds per execution against the model's at that size
-    and level, over every part of the sweep (each part's analysis as the variant runs it, before
-    any factor), the source chosen and the factor k."""
-    if not measured:
-        return {}
-    from autotune.pipeline.incore import one_core_clock
-    sc, layout, placed = batch.first, batch.layout, batch.placed
-    clock, per_line = one_core_clock(sc.machine), sc.machine.cacheline / DOUBLE
-    names = placed.lv.names
-    sweeps: dict[tuple, list[int]] = {}
-    for u, got in measured.items():
-        if got:
-            sweeps.setdefault((got[0].variant, got[0].group), []).append(u)
-    out: dict[int, tuple[dict, ...]] = {}
-    for members in sweeps.values():
-        infos = []
-        for i, got in enumerate(measured[members[0]]):
-            model_s: float | None = 0.0
-            for u in members:
-                unit = layout.units[u]
-                code = next((c for _, _, _, codes in placed.levels[u] for c in codes), None)
-                tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if unit.stores_f else 0
-                cycles = None if code is None else swmod.in_cache_cycles(
-                    _as_run(result_of(unit.part, regmod.code_regime(code, placed.lv)), unit, tile, sc),
-                    got.level, names)
-                if cycles is None or model_s is None:
-                    model_s = None
-                    continue
-                m = math.ceil(sc.ivp.part_components(sc.ivp.rhs[unit.spec], got.n)) * unit.part.step
-                lines = unit.part.iterations_per_m * m / (per_line / unit.part.loops[-1].step)
-                # the threads share the lines; nothing saturates short of memory (not measured)
-                model_s += cycles * lines / (clock if got.threads == 1 else sc.machine.clock_hz) / got.threads
-            source, why = swmod.choose(got.seconds, model_s)
-            k = got.seconds / model_s if source == swmod.MEASURED and model_s else 1.0
-            infos.append({"source": source, "why": why if not got.error else f"not measured: {got.error}",
-                          "measured_s": got.seconds, "analysed_s": model_s, "factor": k, "n": got.n,
-                          "level": got.level, "level_name": names[min(got.level, len(names) - 1)],
-                          "threads": got.threads, "variant": got.variant})
-        out.update({u: tuple(infos) for u in members})
-    return out
-
-
-def _at_level(infos: tuple[dict, ...], data: int) -> dict | None:
-    """The measurement that prices a result whose data comes from level index `data`: the deepest
-    one measured at or above it (the shallowest where all lie deeper)."""
-    if not infos:
-        return None
-    held = [i for i in infos if i["level"] <= data]
-    return max(held, key=lambda i: i["level"]) if held else min(infos, key=lambda i: i["level"])
 
 
 def ecm_numbers(r: dict) -> tuple | None:

@@ -1,0 +1,80 @@
+"""How a batch's fused sweeps are priced against their measurements (pipeline.sweeps,
+model.sweeps): per measured level, the model's seconds for the sweep at the measured size and
+threads against the measured ones, the source chosen and the factor; and which measurement
+prices a result whose data comes from a given level."""
+from __future__ import annotations
+
+import math
+
+from autotune.model import regime as regmod
+from autotune.model import sweeps as swmod
+from autotune.model.streaming import stream_counts
+from autotune.pipeline.layout import Unit, tile_of
+from autotune.specs.parts import DOUBLE
+
+
+def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[dict, ...]]:
+    """Per unit of a measured fused sweep, how its in-cache terms are priced at each measured level
+    (model.sweeps): the sweep's measured seconds per execution against the model's at that size
+    and level, over every part of the sweep (each part's analysis as the variant runs it, before
+    any factor: as_run, pipeline.pricebatch's), the source chosen and the factor k."""
+    if not measured:
+        return {}
+    from autotune.pipeline.incore import one_core_clock
+    sc, layout, placed = batch.first, batch.layout, batch.placed
+    clock, per_line = one_core_clock(sc.machine), sc.machine.cacheline / DOUBLE
+    names = placed.lv.names
+    sweeps: dict[tuple, list[int]] = {}
+    for u, got in measured.items():
+        if got:
+            sweeps.setdefault((got[0].variant, got[0].group), []).append(u)
+    out: dict[int, tuple[dict, ...]] = {}
+    for members in sweeps.values():
+        infos = []
+        for i, got in enumerate(measured[members[0]]):
+            model_s: float | None = 0.0
+            for u in members:
+                unit = layout.units[u]
+                code = next((c for _, _, _, codes in placed.levels[u] for c in codes), None)
+                tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if unit.stores_f else 0
+                cycles = None if code is None else swmod.in_cache_cycles(
+                    as_run(result_of(unit.part, regmod.code_regime(code, placed.lv)), unit, tile, sc),
+                    got.level, names)
+                if cycles is None or model_s is None:
+                    model_s = None
+                    continue
+                m = math.ceil(sc.ivp.part_components(sc.ivp.rhs[unit.spec], got.n)) * unit.part.step
+                lines = unit.part.iterations_per_m * m / (per_line / unit.part.loops[-1].step)
+                # the threads share the lines; nothing saturates short of memory (not measured)
+                model_s += cycles * lines / (clock if got.threads == 1 else sc.machine.clock_hz) / got.threads
+                model_s += streamed_seconds(unit, m, got.threads, sc.machine.streaming_stores)
+            source, why = swmod.choose(got.seconds, model_s)
+            k = got.seconds / model_s if source == swmod.MEASURED and model_s else 1.0
+            infos.append({"source": source, "why": why if not got.error else f"not measured: {got.error}",
+                          "measured_s": got.seconds, "analysed_s": model_s, "factor": k, "n": got.n,
+                          "level": got.level, "level_name": names[min(got.level, len(names) - 1)],
+                          "threads": got.threads, "variant": got.variant})
+        out.update({u: tuple(infos) for u in members})
+    return out
+
+
+def streamed_seconds(unit: Unit, m: int, threads: int, stores) -> float:
+    """Seconds the rows a unit stores non-temporally take to memory at a size whose data stays in
+    cache (where they go all the same, and the analysis of a cache regime has no memory term):
+    at the machine's measured copy_nt rate on `threads` threads (0 where it streams nothing or
+    the file measured no rate)."""
+    if not unit.streams:
+        return 0.0
+    rows = stream_counts(unit.part, unit.streams)[2]
+    rate = next((s.nt_bps[min(threads, len(s.nt_bps)) - 1] for s in stores
+                 if s.level == "MEM" and s.kernel == "copy" and s.nt_bps), None)
+    return DOUBLE * rows * m / rate if rate else 0.0
+
+
+def at_level(infos: tuple[dict, ...], data: int) -> dict | None:
+    """The measurement that prices a result whose data comes from level index `data`: the deepest
+    one measured at or above it (the shallowest where all lie deeper)."""
+    if not infos:
+        return None
+    held = [i for i in infos if i["level"] <= data]
+    return max(held, key=lambda i: i["level"]) if held else min(infos, key=lambda i: i["level"])
