@@ -108,7 +108,11 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
         clock_1core_ghz=clock.one_core_hz / 1e9 if clock else None,
         bandwidth_gbs={lvl: {k: rows[-1][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
         bandwidth_1thread_gbs={lvl: {k: rows[0][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
-        text=text if dry_run else None, reference_kernels=reference, wide_spreads=wide)
+        text=text if dry_run else None, reference_kernels=reference, wide_spreads=wide,
+        bandwidth_intervals={lvl: {k: [list(r[4]) if len(r) > 4 and r[4] else None for r in rows]
+                                   for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
+        bandwidth_runs={lvl: {k: [r[5] if len(r) > 5 else None for r in rows] for k, rows in ks.items()}
+                        for lvl, ks in bandwidths.items()})
 
 
 def _warn_wide(wide: list[dict], progress: Callable[[str], None], shown: int = 8) -> None:

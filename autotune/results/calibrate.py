@@ -90,6 +90,10 @@ class HostMachineResult:
     # calibrate --node: the bandwidths whose runs spread wider than specs.hostmachine.WIDE_SPREAD
     # ((max - min) / median): level, kernel, threads, gbps (the median written), spread (a fraction)
     wide_spreads: list = field(default_factory=list)
+    # calibrate --node: per level and kernel, at 1, 2, ... threads, the 95 % interval of the median
+    # GB/s ([low, high], specs.hostmachine.median_interval) and how many runs it took to settle
+    bandwidth_intervals: dict = field(default_factory=dict)
+    bandwidth_runs: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)

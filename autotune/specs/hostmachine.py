@@ -22,6 +22,12 @@ KERNELS = ("copy", "daxpy", "load", "triad", "update")
 # 74 GB/s for the 2-thread memory load), while tune reports medians: the model should see the
 # bandwidth the runs will see.
 REPEATS = 5
+# more rounds, up to MAX_REPEATS, while the 95 % interval of some kernel's median at a point (a
+# bootstrap of its runs, median_interval) is wider than STABLE of it: until the estimate settles.
+# The median stays the statistic (the typical figure, not the attainable one): tune's runs meet
+# the same busy neighbours, and the tune's in-run state (model.state) adjusts for the minute it ran
+MAX_REPEATS = 11
+STABLE = 0.10
 # streams of the benchmark kernels (read, read+write, write) and FLOPs per iteration
 _KERNEL_STREAMS = {"load": (1, 0, 0, 0), "copy": (1, 0, 1, 0), "update": (1, 1, 1, 0),
                    "triad": (3, 0, 1, 2), "daxpy": (2, 1, 1, 2)}
@@ -32,7 +38,7 @@ _KERNEL_STREAMS = {"load": (1, 0, 0, 0), "copy": (1, 0, 1, 0), "update": (1, 1, 
 NT_KERNELS = ("copy_nt", "triad_nt")
 NT_LEVELS = ("MEM",)
 NT_NOTE = ("copy and triad with non-temporal stores (no write-allocate read: the bytes the kernels "
-           "name are the bytes they move), median of {repeats} runs at 1, 2, ... threads{spread}; "
+           "name are the bytes they move), median of {repeats} runs or more at 1, 2, ... threads{spread}; "
            "parts that stream their stores are priced by them against the write-allocated kernels in "
            "benchmarks")
 NT_SPREAD = " (their spread beside the level's results: benchmarks.measurements.<level>.1.spread)"
@@ -75,12 +81,38 @@ def median_spread(values: list[float]) -> tuple[float, float]:
 
 class Point(NamedTuple):
     """One point of the streaming benchmark (a level, kernel and thread count): the median GB/s
-    of its REPEATS runs and their spread (median_spread).  Recorded numbers without the runs may
-    be given as plain (threads, bytes per thread, GB/s) tuples: they have no spread."""
+    of its runs (REPEATS to MAX_REPEATS), their spread (median_spread), the 95 % interval of the
+    median (median_interval) and how many runs.  Recorded numbers without the runs may be given as
+    plain (threads, bytes per thread, GB/s) tuples: they have no spread."""
     threads: int
     bytes_per_thread: int
     gbps: float
     spread: float | None = None
+    interval: tuple[float, float] | None = None
+    runs: int | None = None
+
+
+def median_interval(values: list[float], resamples: int = 1000) -> tuple[float, float]:
+    """The 95 % interval of the median of the runs: the 2.5th and 97.5th percentiles of the
+    medians of `resamples` bootstrap resamples (a fixed seed: the same runs give the same
+    interval)."""
+    import random
+    if not values:
+        raise ValueError("no runs to take the interval of")
+    rng = random.Random(0)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    return meds[int(0.025 * (resamples - 1))], meds[int(0.975 * (resamples - 1))]
+
+
+def settled(runs: dict[str, list[float]], width: float = STABLE) -> bool:
+    """Whether every kernel's median at a point is known to within `width` of it (the interval of
+    median_interval)."""
+    for values in runs.values():
+        mid = statistics.median(values)
+        lo, hi = median_interval(values)
+        if mid and (hi - lo) / mid > width:
+            return False
+    return True
 
 
 def _spread(row) -> float | None:
@@ -308,7 +340,8 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
         "measured": "cache geometry and core count from the OS; "
                     + ("the clock under load (clock, below); " if clock else "")
                     + "bandwidth per level, kernel and thread count from the built-in streaming benchmark "
-                    f"(median of {REPEATS} runs" + ("; their spread, (max - min) / median, beside the results"
+                    f"(median of {REPEATS} to {MAX_REPEATS} runs, more while its 95 % interval was wider than "
+                    f"{100 * STABLE:.0f} % of it" + ("; their spread, (max - min) / median, beside the results"
                                                    if spread else "") + ")",
         "clock": clock_provenance(host, clock),
         "assumed": f"{RATES_ASSUMED}the {u.hierarchy.key} design ({u.hierarchy.source}); "

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Callable
 
 from autotune.errors import ToolError
-from autotune.specs.hostmachine import (CLOCK_RUNS, KERNELS, NT_KERNELS, NT_LEVELS, REPEATS, Cache, ClockMeasure,
-                                        HostInfo, Point, clock_under_load, median_spread, percent)
+from autotune.specs.hostmachine import (CLOCK_RUNS, KERNELS, MAX_REPEATS, NT_KERNELS, NT_LEVELS, REPEATS, Cache,
+                                        ClockMeasure, HostInfo, Point, clock_under_load, median_interval,
+                                        median_spread, percent, settled)
 
 FILL = 0.5
 
@@ -143,9 +144,10 @@ def stream_has_nt(exe: Path) -> bool:
 def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
             cc: str = "gcc") -> dict:
     """Per level and kernel, a Point per thread count (1, 2, ...): the GB/s of the built-in
-    streaming benchmark, the median of REPEATS runs, and their spread ((max - min) / median); in
-    NT_LEVELS also of the kernels with non-temporal stores (NT_KERNELS), where the target has them.
-    The kernels of a level and thread count are run round-robin, REPEATS rounds, so that a slow or
+    streaming benchmark, the median of its runs, their spread ((max - min) / median) and the 95 %
+    interval of the median; in NT_LEVELS also of the kernels with non-temporal stores (NT_KERNELS),
+    where the target has them.  The kernels of a level and thread count are run round-robin,
+    REPEATS rounds, more (up to MAX_REPEATS) until every kernel's median is settled, so that a slow or
     fast spell of a shared machine touches every kernel alike (back to back, one kernel's runs
     could all fall in one: on a shared guest the memory bandwidth moved by 1.7 x between minutes)."""
     results: dict = {}
@@ -164,13 +166,19 @@ def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float 
                 # a shared level holds every thread's share: split its working set
                 ws = per_thread if shared == 1 or level == "MEM" else max(per_thread // t, 4096)
                 runs: dict[str, list[float]] = {kernel: [] for kernel in kernels}
-                for _ in range(REPEATS):
+                done = 0
+                while done < REPEATS or (done < MAX_REPEATS and not settled(runs)):
                     for kernel in kernels:
                         runs[kernel].append(stream_gbps(exe, kernel, ws, t, min_seconds))
+                    done += 1
                 for kernel in kernels:
-                    results[level][kernel].append(Point(t, ws, *median_spread(runs[kernel])))
+                    results[level][kernel].append(Point(t, ws, *median_spread(runs[kernel]),
+                                                        median_interval(runs[kernel]), done))
             widest = max((p.spread, k, p.threads) for k in kernels for p in results[level][k])
+            loosest = max(((p.interval[1] - p.interval[0]) / p.gbps if p.gbps else 0.0, k, p.threads, p.runs)
+                          for k in kernels for p in results[level][k])
             progress(f"bandwidth {level}: " + ", ".join(f"{k} {results[level][k][0].gbps:.1f}" for k in kernels)
                      + f" GB/s on 1 thread; runs spread up to {percent(widest[0])} ({widest[1]}, "
-                     f"{widest[2]} thread(s))")
+                     f"{widest[2]} thread(s)); the medians' 95 % intervals within {percent(loosest[0])} of them "
+                     f"(widest: {loosest[1]}, {loosest[2]} thread(s), {loosest[3]} runs)")
     return results
