@@ -163,3 +163,18 @@ def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, priv
     assert "this host is not the CPU the file measures" in why
     assert psw.ensure_sweeps(layout, ivp, method, load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml")),
                              store) == {}
+
+
+def test_explain_lists_each_sweep_with_both_figures_and_the_one_used():
+    from autotune.report.rank import _sweep_lines
+
+    class Explained:
+        def sweeps(self):
+            return {"rhslc.heat2d.interior": {"analysed_s": 2.9e-05, "measured_s": 3.7e-05, "factor": 1.28,
+                                              "n": 11664, "level_name": "L2", "source": swmod.MEASURED,
+                                              "why": "measured +28 % off the analysed loops (tolerance 10 %)"}}
+    lines = _sweep_lines(Explained())
+    assert lines[1].split()[:3] == ["fused", "sweep,", "s"]
+    row = lines[2].split()
+    assert row[:4] == ["rhslc.heat2d.interior", "2.900e-05", "3.700e-05", "1.28"] and "measured" in row
+    assert _sweep_lines(type("None", (), {"sweeps": lambda self: {}})()) == []

@@ -322,6 +322,9 @@ class ExplainResult:
             d.update(model=res.model, kernels=self.kernel_rows(), ecm_predicted_s=self.ecm.variant(self.name).predicted_s)
         if res.incore:
             d["incore"] = self.incore()
+        sweeps = self.sweeps()
+        if sweeps:
+            d["sweeps"] = sweeps
         return d
 
     def incore(self) -> dict[str, dict]:
