@@ -59,20 +59,17 @@ def test_per_execution_averages_the_correctors_sweeps_and_takes_the_median_run()
     assert per_execution(runs, timers) == {"RHSLCD": 2.0, "RHSLC": 3.0, "RHSAU": 1.0}
 
 
-def test_the_sizes_put_the_data_in_l2_on_one_core_and_in_l3_on_the_cores_that_share_it():
-    from autotune.pipeline.sweeps import MOST_N, measure_sizes
+def test_the_size_puts_the_data_in_l2_on_one_core():
+    from autotune.pipeline.sweeps import measure_sizes
     from autotune.specs.ivp import load_ivp
     from autotune.specs.machine import load_machine
     ivp, machine = load_ivp("heat2d"), load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml"))
-    l3 = machine.caches[2]
     sizes = measure_sizes(ivp, machine, 10, 0)
-    assert [(lv, t) for _, lv, t in sizes] == [(1, 1), (2, l3.cores_per_group)]
-    (n2, _, _), (n3, _, _) = sizes
-    assert ivp.nearest_n(n2) == n2 and 8 * 10 * n2 <= 0.5 * 256 * 1024
-    assert 8 * 10 * n3 <= 0.5 * l3.bytes_per_group and n3 <= MOST_N
-    assert 8 * 10 * n3 > 0.5 * 256 * 1024 * l3.cores_per_group     # beyond the threads' L2
-    # a tile that fills half of L2 (block=l2) cannot keep 2 tiles' vectors in L2: L3 alone
-    assert [lv for _, lv, _ in measure_sizes(ivp, machine, 10, 4096)] == [2]
+    assert [(lv, t) for _, lv, t in sizes] == [(1, 1)]
+    n, _, _ = sizes[0]
+    assert ivp.nearest_n(n) == n and 8 * 10 * n <= 0.5 * 256 * 1024
+    # a tile that fills half of L2 (block=l2) cannot keep 2 tiles' vectors in L2: not measured
+    assert measure_sizes(ivp, machine, 10, 4096) == []
 
 
 def test_a_unit_is_priced_at_the_measurement_of_its_level_and_says_so():
@@ -145,7 +142,7 @@ def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, priv
     got = psw.ensure_sweeps(layout, ivp, method, machine, store, lambda d, t, n: seen.append(n))
     assert {layout.units[u].part.kernel for u in got} == {"RHSLCD", "RHSLC", "RHSAU"}
     for measures in got.values():
-        assert [(m.level, m.threads) for m in measures] == [(1, 1), (2, machine.caches[2].cores_per_group)]
+        assert [(m.level, m.threads) for m in measures] == [(1, 1)]
         for m in measures:
             assert m.error == "" and m.variant == fused.name
             # one sweep over n components in cache: between 0.3 and 100 ns per component

@@ -68,27 +68,24 @@ def step_vectors(step: StepForm) -> int:
 
 
 def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[tuple[int, int, int]]:
-    """(n, level, threads) of each size a form's sweeps are measured at.  In L2, on one thread: the
+    """(n, level, threads) of each size a form's sweeps are measured at: in L2, on one thread, the
     valid size whose step's vectors fill up to MARGIN of half of one core's share (at least TILES
     tiles and LEAST_N components), where that keeps them in L2 (a tile that fills half of L2,
-    block=l2, does not).  In each shared level beyond (L3), on the cores that share it: up to
-    MARGIN of half of it, the size the reference kernels measure it at (calibrate --node), where
-    that is at most MOST_N components.  level: the index of the first level of the run's threads
-    that holds the vectors (regime.FILL of its capacity).  Main memory is not measured: it is
-    priced as analysed (docs/node-model.md, "The fused sweeps as they run")."""
+    block=l2, does not); level: the index of the first level that holds them there (regime.FILL
+    of its capacity).  The shared levels beyond are not measured: a sweep measured in L3 at the
+    size its rates were fitted at priced larger sizes in the same level wrongly (docs/node-model.md,
+    "The fused sweeps as they run")."""
     caches = machine.caches
     out: list[tuple[int, int, int]] = []
-    for i in range(1, len(caches)):
+    for i in range(1, min(2, len(caches))):
         c = caches[i]
-        threads = 1 if i == 1 else c.cores_per_group
-        room = c.bytes_per_group / c.cores_per_group * threads
+        room = c.bytes_per_group / c.cores_per_group
         n = ivp.nearest_n(max(int(MARGIN * regmod.FILL * room / (DOUBLE * max(vectors, 1))), TILES * tile, LEAST_N))
         need = DOUBLE * vectors * n
-        level = next((j for j, d in enumerate(caches)
-                      if need <= regmod.FILL * d.bytes_per_group / d.cores_per_group * min(threads, d.cores_per_group)),
+        level = next((j for j, d in enumerate(caches) if need <= regmod.FILL * d.bytes_per_group / d.cores_per_group),
                      len(caches))
         if level == i and n <= MOST_N:
-            out.append((n, level, threads))
+            out.append((n, level, 1))
     return out
 
 
