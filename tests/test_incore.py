@@ -126,6 +126,8 @@ def test_parts_are_measured_on_this_host_stored_and_reused(tmp_path, compiler, m
     # y = y + h * sum b_l F_l over an L1-resident block: between 0.2 and 50 cycles per 8 components
     assert 0.2 < rec["cy_per_cl"] < 50, rec
     assert rec["iterations"] == rec["constants"]["M"] and rec["per_line"] == 8
+    # measured again with its data in L2: more components, and no faster per line than in L1
+    assert rec["l2"]["constants"]["M"] > rec["constants"]["M"] and rec["l2"]["cy_per_cl"] > 0.8 * rec["cy_per_cl"]
     assert seen[0] == pinc.PROGRESS and any("built" in n for n in seen)
 
     def no_measuring(*a, **k):
@@ -192,3 +194,24 @@ def test_a_harness_that_fails_is_priced_by_the_port_model_and_not_kept(tmp_path,
     monkeypatch.setattr(incore_bench, "run_once", real)
     again = pinc.ensure_incore([fused, first], machine, store)     # measured now, the other from the store
     assert again[fused.code]["cy_per_cl"] > 0 and again[first.code] == json.loads(json.dumps(got[first.code]))
+
+
+def test_a_time_from_l2_measured_off_the_model_scales_the_in_cache_terms():
+    """The in-core and L1-L2 terms move to the time measured with the data in L2; the transfers
+    beyond L2 stay; within the tolerance, or with the data in L1, nothing moves."""
+    over = {"ok": True, "cy_per_cl": 28.8, "t_comp": 6.0, "t_regl1": 0.8, "saturation_cores": 2.0,
+            "scaling_cy_per_cl": [28.8, 14.4],
+            "terms": {"T_comp (overlapping)": 6.0, "T_RegL1 (overlapping)": 0.8, "T_L1L2 (overlapping)": 5.3,
+                      "T_L2L3 (overlapping)": 28.8, "T_L3MEM": 0.0}}
+    out, how = incmod.from_l2(over, 9.0, 2, 2)
+    assert how["source"] == "measured" and how["factor"] == pytest.approx(1.5) and how["model_cy_per_cl"] == 6.0
+    assert out["terms"]["T_comp (overlapping)"] == pytest.approx(9.0)
+    assert out["terms"]["T_L1L2 (overlapping)"] == pytest.approx(7.95)
+    assert out["terms"]["T_L2L3 (overlapping)"] == 28.8
+    same, how = incmod.from_l2(over, 6.3, 2, 2)
+    assert same is over and how["source"] == "analysed" and how["factor"] == 1.0
+    l1 = dict(over, terms={"T_comp (overlapping)": 6.0, "T_RegL1 (overlapping)": 0.8, "T_L1L2 (overlapping)": 0.0})
+    assert incmod.from_l2(l1, 9.0, 2, 2)[0] is l1
+    rec = {"cy_per_cl": 6.0, "l2": {"cy_per_cl": 9.0}}
+    priced = incmod.priced(over, rec, "disagree", 0.15, 2, 2)
+    assert priced["incore"]["l2"]["factor"] == pytest.approx(1.5) and priced["incore"]["source"] == "port model"

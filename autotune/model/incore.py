@@ -22,7 +22,7 @@ while the measurement is within `tolerance` of it).
 """
 from __future__ import annotations
 
-from autotune.model.learned import IN_CORE_TERMS, base_term, recombine
+from autotune.model.learned import IN_CORE_TERMS, base_term, recombine, transfer_interface as transfer_of
 
 MEASURED = "measured"
 PORT_MODEL = "port model"
@@ -78,8 +78,9 @@ def with_measured(result: dict, measured: float, numa_cores: int, socket_cores: 
 
 def priced(result: dict, record: dict | None, when: str, tolerance: float, numa_cores: int,
            socket_cores: int) -> dict:
-    """The analysis as it is priced: with the measured in-core time where `choose` says so, and in
-    every case an `incore` entry saying which source it used and what each one gave."""
+    """The analysis as it is priced: with the measured in-core time where `choose` says so, then
+    with its time from L2 where that was measured (from_l2), and in every case an `incore` entry
+    saying which source it used and what each one gave."""
     if not result.get("ok"):
         return result
     port = port_cycles(result)
@@ -88,5 +89,31 @@ def priced(result: dict, record: dict | None, when: str, tolerance: float, numa_
     if record and record.get("error"):
         why = f"not measured: {record['error']}"
     out = with_measured(result, measured, numa_cores, socket_cores) if source == MEASURED else dict(result)
-    out["incore"] = {"source": source, "why": why, "port_cy_per_cl": port, "measured_cy_per_cl": measured}
+    entry = {"source": source, "why": why, "port_cy_per_cl": port, "measured_cy_per_cl": measured}
+    l2 = (record or {}).get("l2") or {}
+    if l2.get("cy_per_cl") and out.get("terms"):
+        out, entry["l2"] = from_l2(out, float(l2["cy_per_cl"]), numa_cores, socket_cores)
+    out["incore"] = entry
     return out
+
+
+L2_LEVELS = ("L1", "L2")
+L2_TOLERANCE = 0.10
+
+
+def from_l2(result: dict, measured: float, numa_cores: int, socket_cores: int) -> tuple[dict, dict]:
+    """The analysis with its time from L2 measured (the part's harness with its data in L2): where
+    the model's (the in-core terms and the L1-L2 transfer, combined by the file's rule) is off by
+    more than L2_TOLERANCE, those terms are scaled by k = measured / model in every regime beyond
+    L1, the transfers beyond L2 kept (model.sweeps does the same for a fused sweep); how is the
+    second value.  A result whose data stays in L1 is as it is."""
+    from autotune.model import sweeps as swmod
+    terms = result["terms"]
+    if not any(transfer_of(t) == "L1-L2" and v > 0 for t, v in terms.items()):
+        return result, {"source": "not used", "why": "the data stays in L1", "measured_cy_per_cl": measured}
+    model = swmod.in_cache_cycles(result, 1, L2_LEVELS)
+    source, why = swmod.choose(measured, model, L2_TOLERANCE)
+    k = measured / model if source == swmod.MEASURED and model else 1.0
+    out = swmod.scaled(result, k, 1, L2_LEVELS, numa_cores, socket_cores) if k != 1.0 else result
+    return out, {"source": source, "why": why.replace("analysed loops", "analysed part"),
+                 "measured_cy_per_cl": measured, "model_cy_per_cl": model, "factor": k}

@@ -21,6 +21,7 @@ from autotune.specs.parts import KernelPart
 from autotune.storage.store import Store, ecm_key
 
 KIND = "incore"
+L1, L2 = "L1", "L2"  # the levels each part is measured in: its in-core time, its time from L2
 ROUNDS = 5          # runs of each part's harness, round-robin over the parts; the median is kept
 MIN_S = 0.01        # seconds a timed batch of calls lasts at least
 PROGRESS = "in-core"
@@ -29,18 +30,26 @@ PROGRESS = "in-core"
 HALO = 16           # the size parameter of a stencil whose halo grows with the IVP (a short row)
 
 
-def l1_constants(part: KernelPart, machine: Machine) -> dict[str, int]:
-    """Constants that fill half of L1 with the part's working set (M + 2 halo components of every
-    row); a stencil whose halo is the IVP's size parameter gets a short one (HALO)."""
+def l1_constants(part: KernelPart, machine: Machine, level: int = 0) -> dict[str, int]:
+    """Constants that fill half of L1 (of cache level `level`'s share of one core) with the part's
+    working set (M + 2 halo components of every row); a stencil whose halo is the IVP's size
+    parameter gets a short one (HALO)."""
     if part.size_parameter is not None:
         halo = HALO
     else:
         halo = int(part.halo) if part.halo.isdigit() else 0
-    fill = int(regmod.FILL * machine.caches[0].bytes_per_group / part.bytes_per_component) - 2 * halo
+    c = machine.caches[level]
+    fill = int(regmod.FILL * c.bytes_per_group / c.cores_per_group / part.bytes_per_component) - 2 * halo
     consts = {"M": max(64, fill // 8 * 8)}
     if part.size_parameter is not None:
         consts[part.size_parameter] = halo
     return consts
+
+
+def l2_constants(part: KernelPart, machine: Machine) -> dict[str, int] | None:
+    """Constants that fill half of one core's share of L2 with the part's working set (None: the
+    machine has no L2)."""
+    return l1_constants(part, machine, 1) if len(machine.caches) > 1 else None
 
 
 def _inputs(part: KernelPart, machine: Machine, constants: dict) -> dict:
@@ -70,32 +79,36 @@ def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
     stored ones reused, missing ones measured where this host is the file's CPU."""
     if not machine.incore_measured:
         return {}
-    keyed: dict[str, tuple[KernelPart, dict, str]] = {}
+    keyed: dict[tuple[str, str], tuple[KernelPart, dict, str]] = {}
     for part in parts:
-        if part.code not in keyed:
-            consts = l1_constants(part, machine)
-            keyed[part.code] = (part, consts, ecm_key(_inputs(part, machine, consts)))
-    out: dict[str, dict] = {}
+        for level, consts in ((L1, l1_constants(part, machine)), (L2, l2_constants(part, machine))):
+            if consts is not None and (part.code, level) not in keyed:
+                keyed[(part.code, level)] = (part, consts, ecm_key(_inputs(part, machine, consts)))
+    got_all: dict[tuple[str, str], dict] = {}
     todo = {}
-    for code, (part, consts, key) in keyed.items():
+    for ident, (part, consts, key) in keyed.items():
         got = store.get_derived(KIND, key)
         if got is not None:
-            out[code] = json.loads(got)
+            got_all[ident] = json.loads(got)
         else:
-            todo[code] = (part, consts, key)
+            todo[ident] = (part, consts, key)
     if todo and host_is(machine):
-        for code, record in measure(todo, machine, progress, jobs).items():
+        for ident, record in measure(todo, machine, progress, jobs).items():
             if "cy_per_cl" in record:     # a failure may pass (a full disk): it is not kept
-                store.put_derived(KIND, todo[code][2], json.dumps(record, sort_keys=True).encode())
-            out[code] = record
+                store.put_derived(KIND, todo[ident][2], json.dumps(record, sort_keys=True).encode())
+            got_all[ident] = record
     elif todo:
         why = f"this host is not the CPU the file measures ({machine.incore_measured['cpu']}), and the store has none"
-        out.update({code: {"part": part.name, "error": why} for code, (part, _, _) in todo.items()})
+        got_all.update({ident: {"part": part.name, "error": why} for ident, (part, _, _) in todo.items()})
+    out: dict[str, dict] = {}
+    for (code, level), record in got_all.items():
+        if level == L1:
+            out[code] = dict(record, **({"l2": got_all[(code, L2)]} if (code, L2) in got_all else {}))
     return out
 
 
-def measure(todo: dict[str, tuple[KernelPart, dict, str]], machine: Machine,
-            progress: Callable[[int, int, str], None] | None, jobs: int | None) -> dict[str, dict]:
+def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], machine: Machine,
+            progress: Callable[[int, int, str], None] | None, jobs: int | None) -> dict[tuple, dict]:
     """Build every part's harness (in a pool of analysis workers), then time them round-robin."""
     import tempfile
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -109,8 +122,8 @@ def measure(todo: dict[str, tuple[KernelPart, dict, str]], machine: Machine,
     if progress:
         progress(0, len(codes), PROGRESS)
     with tempfile.TemporaryDirectory(prefix="autotune-incore-") as tmp:
-        tasks = {c: {"name": names[c], "code": c, "machine_path": machine.path, "constants": todo[c][1],
-                     "folder": f"{tmp}/{i}"} for i, c in enumerate(codes)}
+        tasks = {c: {"name": names[c], "code": todo[c][0].code, "machine_path": machine.path,
+                     "constants": todo[c][1], "folder": f"{tmp}/{i}"} for i, c in enumerate(codes)}
         built = {}
         with ProcessPoolExecutor(max_workers=workers, initializer=init_worker_once) as pool:
             futures = {pool.submit(incore_bench.build, t): c for c, t in tasks.items()}

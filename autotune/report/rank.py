@@ -179,4 +179,10 @@ def _incore_lines(ex: ExplainResult) -> list[str]:
         port, meas = e.get("port_cy_per_cl"), e.get("measured_cy_per_cl")
         out.append(f"{name:26} {'-' if port is None else f'{port:.2f}':>10} {'-' if meas is None else f'{meas:.2f}':>9} "
                    f"{e['source']:11} {e['why']}")
+    from_l2 = {name: e["l2"] for name, e in entries.items() if e.get("l2") and e["l2"].get("model_cy_per_cl")}
+    if from_l2:
+        out += ["", f"{'time from L2, cy/CL':26} {'analysed':>10} {'measured':>9} {'k':>5} {'used':9} why"]
+        for name, e in from_l2.items():
+            out.append(f"{name:26} {e['model_cy_per_cl']:10.2f} {e['measured_cy_per_cl']:9.2f} {e['factor']:5.2f} "
+                       f"{e['source']:9} {e['why']}")
     return out
