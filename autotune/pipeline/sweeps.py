@@ -68,24 +68,28 @@ def step_vectors(step: StepForm) -> int:
 
 
 def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[tuple[int, int, int]]:
-    """(n, level, threads) of each size a form's sweeps are measured at: in L2, on one thread, the
-    valid size whose step's vectors fill up to MARGIN of half of one core's share (at least TILES
-    tiles and LEAST_N components), where that keeps them in L2 (a tile that fills half of L2,
-    block=l2, does not); level: the index of the first level that holds them there (regime.FILL
-    of its capacity).  The shared levels beyond are not measured: a sweep measured in L3 at the
-    size its rates were fitted at priced larger sizes in the same level wrongly (docs/node-model.md,
-    "The fused sweeps as they run")."""
+    """(n, level, threads) of the size a form's sweeps are measured at: on every core of the node
+    (the file's cores), each core's share of the step's vectors filling up to MARGIN of half of
+    its L2 (at least TILES tiles and LEAST_N components a core), where that keeps them in L2 (a
+    tile that fills half of L2, block=l2, does not); level: the index of the first level of one
+    core that holds its share (regime.FILL of its capacity).  On every core, not one: heat2d's
+    sweeps on two threads of a 2-core guest ran 1.2-1.55 x their analysis in L2, on one thread
+    0.7-1.3 x, and the pool is priced on all of them.  The shared levels beyond are not measured:
+    a sweep measured in L3 at the size its rates were fitted at priced larger sizes in the same
+    level wrongly (docs/node-model.md, "The fused sweeps as they run")."""
     caches = machine.caches
+    threads = max(1, machine.cores)
     out: list[tuple[int, int, int]] = []
     for i in range(1, min(2, len(caches))):
         c = caches[i]
         room = c.bytes_per_group / c.cores_per_group
-        n = ivp.nearest_n(max(int(MARGIN * regmod.FILL * room / (DOUBLE * max(vectors, 1))), TILES * tile, LEAST_N))
-        need = DOUBLE * vectors * n
+        per_thread = max(int(MARGIN * regmod.FILL * room / (DOUBLE * max(vectors, 1))), TILES * tile, LEAST_N)
+        n = ivp.nearest_n(per_thread * threads)
+        need = DOUBLE * vectors * n / threads
         level = next((j for j, d in enumerate(caches) if need <= regmod.FILL * d.bytes_per_group / d.cores_per_group),
                      len(caches))
         if level == i and n <= MOST_N:
-            out.append((n, level, 1))
+            out.append((n, level, threads))
     return out
 
 
