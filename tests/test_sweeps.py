@@ -44,6 +44,7 @@ def test_scaled_moves_the_in_cache_time_and_keeps_the_streams_beyond():
     assert out["terms"]["T_comp (overlapping)"] == 8.0 and out["terms"]["T_L1L2 (overlapping)"] == 6.0
     assert out["terms"]["T_L2L3 (overlapping)"] == 6.0 and out["terms"]["T_L3MEM (overlapping)"] == 9.0
     assert out["cy_per_cl"] == 9.0            # memory still the largest overlapping term
+    assert out["t_comp"] == OVERLAP["t_comp"]  # the in-core time the floor counts stays
     assert swmod.scaled(OVERLAP, 3.0, 1, NAMES, 2, 2)["cy_per_cl"] == 12.0    # now the core is
     assert swmod.scaled(OVERLAP, 1.0, 1, NAMES, 2, 2) is OVERLAP
 

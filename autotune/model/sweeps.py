@@ -74,9 +74,10 @@ def choose(measured_s: float | None, model_s: float | None, tolerance: float = T
 def scaled(result: dict, k: float, level: int, names: tuple[str, ...], numa_cores: int,
            socket_cores: int) -> dict:
     """The analysis with its in-cache terms at `level` scaled by k, recombined (a failed analysis,
-    one without terms, or k = 1: as it is)."""
+    one without terms, or k = 1: as it is); its in-core cycles (t_comp) are kept."""
     terms = result.get("terms")
     if not result.get("ok") or not terms or k == 1.0:
         return result
     out = {t: v * k if within(t, level, names) else v for t, v in terms.items()}
-    return recombine(result, out, numa_cores, socket_cores, k)
+    # t_comp stays the in-core time: the floor counts the step's arithmetic by it (model.bound)
+    return recombine(result, out, numa_cores, socket_cores)
