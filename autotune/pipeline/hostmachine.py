@@ -120,7 +120,7 @@ def _warn_wide(wide: list[dict], progress: Callable[[str], None], shown: int = 8
     then how many more: the result lists them all)."""
     for w in wide[:shown]:
         progress(f"warning: bandwidth {w['level']} {w['kernel']} on {w['threads']} thread(s): its "
-                 f"{hostmachine.REPEATS} runs spread {hostmachine.percent(w['spread'])} (max - min over the "
+                 f"{w.get('runs') or hostmachine.REPEATS} runs spread {hostmachine.percent(w['spread'])} (max - min over the "
                  f"median, over {hostmachine.percent(hostmachine.WIDE_SPREAD)}); the file keeps the median, "
                  f"{w['gbps']:.2f} GB/s: was the machine busy?")
     if len(wide) > shown:

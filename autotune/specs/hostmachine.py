@@ -126,8 +126,9 @@ def percent(spread: float) -> str:
 
 def wide_spreads(bandwidths: dict, limit: float = WIDE_SPREAD) -> list[dict]:
     """The points of the streaming benchmark whose runs spread wider than `limit`, in the order
-    measured: level, kernel, threads, the median GB/s and the spread."""
-    return [{"level": level, "kernel": kernel, "threads": row[0], "gbps": row[2], "spread": _spread(row)}
+    measured: level, kernel, threads, the median GB/s, the spread and (where kept) how many runs."""
+    return [{"level": level, "kernel": kernel, "threads": row[0], "gbps": row[2], "spread": _spread(row),
+             **({"runs": row[5]} if len(row) > 5 and row[5] else {})}
             for level, kernels in bandwidths.items() for kernel, rows in kernels.items() for row in rows
             if _spread(row) is not None and _spread(row) > limit]
 
