@@ -43,11 +43,10 @@ class AnalysisProgress:
 
     def __call__(self, done: int, total: int, name: str) -> None:
         measuring = next((text for prefix, text in MEASURING.items() if name.startswith(prefix)), None)
-        incore = measuring is not None
         if done == 0:
-            if name in MEASURING or not incore:     # a measurement's first line names it alone
+            if name in MEASURING or measuring is None:     # a measurement's first line names it alone
                 self.start = self.now()
-                self.stream.write(f"autotune: {measuring.format(total=total)}\n" if incore else
+                self.stream.write(f"autotune: {measuring.format(total=total)}\n" if measuring else
                                   f"autotune: running {total} kerncraft analyses (ECM, OSACA, layer conditions or "
                                   f"cache simulation)\n")
             else:
@@ -55,7 +54,7 @@ class AnalysisProgress:
             self.stream.flush()
             return
         left = time_left(self.now() - self.start, done, total)
-        text = f"autotune: {name} [{done}/{total}], {total - done} left" if incore else \
+        text = f"autotune: {name} [{done}/{total}], {total - done} left" if measuring else \
             f"autotune: kerncraft [{done}/{total}] {name} done, {total - done} left"
         if done < total and left is not None:
             text += f", about {clock(left)} to go"

@@ -22,6 +22,7 @@ while the measurement is within `tolerance` of it).
 """
 from __future__ import annotations
 
+from autotune.model import sweeps as swmod
 from autotune.model.learned import IN_CORE_TERMS, base_term, recombine, transfer_interface as transfer_of
 
 MEASURED = "measured"
@@ -107,7 +108,6 @@ def from_l2(result: dict, measured: float, numa_cores: int, socket_cores: int) -
     more than L2_TOLERANCE, those terms are scaled by k = measured / model in every regime beyond
     L1, the transfers beyond L2 kept (model.sweeps does the same for a fused sweep); how is the
     second value.  A result whose data stays in L1 is as it is."""
-    from autotune.model import sweeps as swmod
     terms = result["terms"]
     if not any(transfer_of(t) == "L1-L2" and v > 0 for t, v in terms.items()):
         return result, {"source": "not used", "why": "the data stays in L1", "measured_cy_per_cl": measured}

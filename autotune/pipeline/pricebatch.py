@@ -142,9 +142,14 @@ class Priced:
     factors: dict           # per unit of a measured fused sweep: how it is priced (sweep_factors)
 
     def key(self, u: int, code: int) -> tuple:
-        """Key of unit u's priced result in one regime (results, numbers): a measured sweep's
-        unit has its own (its factor is its sweep's)."""
-        return self.batch.layout.units[u].result_key(code) + ((u,) if u in self.factors else ())
+        """Key of unit u's priced result in one regime (results, numbers)."""
+        return priced_key(self.batch.layout.units[u], u, code, self.factors)
+
+
+def priced_key(unit: Unit, u: int, code: int, factors: dict) -> tuple:
+    """Key of a unit's priced result in one regime: its analysis and how it is priced
+    (Unit.result_key); a measured sweep's unit has its own (its factor is its sweep's)."""
+    return unit.result_key(code) + ((u,) if u in factors else ())
 
 
 def price(batch: Batch, result_of, session: Session, measured: dict | None = None) -> Priced:
@@ -163,7 +168,7 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
         tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if unit.stores_f else 0
         for _, _, _, codes in mine:
             for c in codes:
-                key = unit.result_key(c) + ((u,) if u in factors else ())   # Priced.key
+                key = priced_key(unit, u, c, factors)
                 num = numbers.get(key, ())
                 if num == ():
                     reg = regmod.code_regime(c, placed.lv)

@@ -78,19 +78,16 @@ def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[t
     a sweep measured in L3 at the size its rates were fitted at priced larger sizes in the same
     level wrongly (docs/node-model.md, "The fused sweeps as they run")."""
     caches = machine.caches
+    if len(caches) < 2:
+        return []
     threads = max(1, machine.cores)
-    out: list[tuple[int, int, int]] = []
-    for i in range(1, min(2, len(caches))):
-        c = caches[i]
-        room = c.bytes_per_group / c.cores_per_group
-        per_thread = max(int(MARGIN * regmod.FILL * room / (DOUBLE * max(vectors, 1))), TILES * tile, LEAST_N)
-        n = ivp.nearest_n(per_thread * threads)
-        need = DOUBLE * vectors * n / threads
-        level = next((j for j, d in enumerate(caches) if need <= regmod.FILL * d.bytes_per_group / d.cores_per_group),
-                     len(caches))
-        if level == i and n <= MOST_N:
-            out.append((n, level, threads))
-    return out
+    room = caches[1].bytes_per_group / caches[1].cores_per_group
+    per_thread = max(int(MARGIN * regmod.FILL * room / (DOUBLE * max(vectors, 1))), TILES * tile, LEAST_N)
+    n = ivp.nearest_n(per_thread * threads)
+    need = DOUBLE * vectors * n / threads
+    level = next((j for j, d in enumerate(caches) if need <= regmod.FILL * d.bytes_per_group / d.cores_per_group),
+                 len(caches))
+    return [(n, level, threads)] if level == 1 and n <= MOST_N else []
 
 
 def run_flags(machine: Machine) -> tuple[str, ...]:
