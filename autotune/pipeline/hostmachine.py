@@ -15,7 +15,7 @@ from typing import Callable
 
 from autotune.errors import InputError
 from autotune.results.calibrate import HostMachineResult
-from autotune.specs import hostmachine
+from autotune.specs import capacity, hostmachine
 from autotune.specs.cpus import load_table
 from autotune.specs.isa import host_isa
 from autotune.storage.atomic import write_text
@@ -82,13 +82,16 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
     progress(f"{host.cores} cores, the OS's clock {host.clock_hz / 1e9:.2f} GHz, caches "
              + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
     clock = None if dry_run else hostprobe.measure_clock(host, progress)
+    scan = None if dry_run else hostprobe.measure_capacity(host, progress, min_seconds)
+    if scan is not None:
+        host = capacity.with_capacity(host, scan)   # measured, and priced, at the capacity the data get
     bandwidths = {} if dry_run else hostprobe.measure(host, progress, min_seconds)
     wide = hostmachine.wide_spreads(bandwidths)
     _warn_wide(wide, progress)
     ports = list(given.ports) if given else cpuprobe.osaca_ports(ident.record.osaca)
     data = hostmachine.build(host, ident, flags, note, ports, bandwidths,
                              name, nodes, package_version("kerncraft"), time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-                             clock=clock)
+                             clock=clock, capacity=scan)
     if given:
         data = _with_port_model_file(data, given)
     text = (f"# Machine model of {host.model_name or 'this host'} ({ident.record.name}), made by "
@@ -111,6 +114,7 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
         text=text if dry_run else None, reference_kernels=reference, wide_spreads=wide,
         bandwidth_intervals={lvl: {k: [list(r[4]) if len(r) > 4 and r[4] else None for r in rows]
                                    for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
+        last_level=scan.to_dict() if scan else {},
         bandwidth_runs={lvl: {k: [r[5] if len(r) > 5 else None for r in rows] for k, rows in ks.items()}
                         for lvl, ks in bandwidths.items()})
 

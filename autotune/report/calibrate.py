@@ -34,6 +34,10 @@ def host_table(res: HostMachineResult) -> str:
     if res.clock_measured:
         lines.append(f"  clock {res.clock_ghz:.2f} GHz measured under load on all cores (one core alone "
                      f"{res.clock_1core_ghz:.2f} GHz; the OS says {res.os_clock_ghz:.2f} GHz)")
+    if res.last_level:
+        ll = res.last_level
+        lines.append(f"  {ll['level']} capacity {ll['capacity_bytes'] / 2**20:.0f} MiB per instance "
+                     f"(the OS says {ll['nominal_bytes'] / 2**20:.0f} MiB; {ll['found']})")
     for level, row in res.bandwidth_gbs.items():
         lines.append(f"  {level:4} " + "  ".join(f"{k} {v:7.1f}" for k, v in row.items()) + "  GB/s (all cores)")
     lines += wide_lines(res.wide_spreads)

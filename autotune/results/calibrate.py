@@ -94,6 +94,9 @@ class HostMachineResult:
     # GB/s ([low, high], specs.hostmachine.median_interval) and how many runs it took to settle
     bandwidth_intervals: dict = field(default_factory=dict)
     bandwidth_runs: dict = field(default_factory=dict)
+    # calibrate --node: the last cache level's capacity as the node's data get it
+    # (specs.capacity.CapacityScan.to_dict: the OS's and the file's bytes, the scan); empty: not scanned
+    last_level: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)

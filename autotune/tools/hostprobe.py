@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 from autotune.errors import ToolError
+from autotune.specs import capacity
+from autotune.specs.capacity import CapacityScan
 from autotune.specs.hostmachine import (CLOCK_RUNS, KERNELS, MAX_REPEATS, NT_KERNELS, NT_LEVELS, REPEATS, Cache,
                                         ClockMeasure, HostInfo, Point, clock_under_load, median_interval,
                                         median_spread, percent, settled)
@@ -139,6 +141,27 @@ def stream_has_nt(exe: Path) -> bool:
     if out.returncode not in (0, 3):
         raise ToolError(f"streaming benchmark {NT_KERNELS[0]} failed: {out.stderr.strip()}")
     return out.returncode == 0
+
+
+def measure_capacity(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
+                     cc: str = "gcc") -> CapacityScan:
+    """The last cache level's capacity as the node's data get it: the streaming benchmark's
+    capacity.KERNEL on every core at capacity.scan_sizes, capacity.ROUNDS rounds round-robin (a
+    slow spell of a shared machine touches every size alike); specs.capacity finds the fall."""
+    sizes = capacity.scan_sizes(host)
+    runs: list[list[float]] = [[] for _ in sizes]
+    if sizes:
+        with tempfile.TemporaryDirectory(prefix="autotune-capacity-") as tmp:
+            exe = build_stream(Path(tmp), cc)
+            for r in range(capacity.ROUNDS):
+                progress(f"last-level cache: round {r + 1} of {capacity.ROUNDS} over {len(sizes)} sizes, "
+                         f"{sizes[0] / 2**20:.0f}-{sizes[-1] / 2**20:.0f} MiB")
+                for i, size in enumerate(sizes):
+                    runs[i].append(stream_gbps(exe, capacity.KERNEL, max(size // host.cores, 4096), host.cores,
+                                               min_seconds))
+    scan = capacity.effective(host, sizes, runs)
+    progress(scan.describe())
+    return scan
 
 
 def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
