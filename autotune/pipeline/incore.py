@@ -16,13 +16,16 @@ from typing import Callable
 
 from autotune.model import incore as incmod
 from autotune.model import regime as regmod
+from autotune.specs.hostmachine import settled
 from autotune.specs.machine import Machine
 from autotune.specs.parts import KernelPart
 from autotune.storage.store import Store, ecm_key
 
 KIND = "incore"
 L1, L2 = "L1", "L2"  # the levels each part is measured in: its in-core time, its time from L2
-ROUNDS = 5          # runs of each part's harness, round-robin over the parts; the median is kept
+ROUNDS = 5          # runs of each part's harness, round-robin over the parts; the median is kept,
+MAX_ROUNDS = 11     # and more rounds, up to this, while some part's median is not known to within
+STABLE = 0.10       # this of it (its 95 % interval, specs.hostmachine.settled): until it settles
 MIN_S = 0.01        # seconds a timed batch of calls lasts at least
 PROGRESS = "in-core"
 
@@ -133,8 +136,10 @@ def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], machine: Machine,
                 if progress:
                     progress(len(built), total, f"{PROGRESS}: {names[c]} built")
         ready = {c: built[c] for c in codes if built[c]["ok"]}
-        runs, failed = incore_bench.time_all(ready, ROUNDS, MIN_S, progress and (
-            lambda done: progress(len(codes) + done, total, f"{PROGRESS}: round {done} of {ROUNDS} timed")))
+        runs, failed = incore_bench.time_all(
+            ready, ROUNDS, MIN_S, progress and (lambda done: progress(
+                len(codes) + done, len(codes) + max(done, ROUNDS), f"{PROGRESS}: round {done} timed")),
+            MAX_ROUNDS, lambda seen: settled(seen, STABLE))
     clock = one_core_clock(machine)
     out = {}
     for c in codes:

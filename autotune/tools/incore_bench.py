@@ -21,7 +21,7 @@ from typing import Callable
 
 from autotune.errors import ToolError
 
-HARNESS_VERSION = 1
+HARNESS_VERSION = 2     # 2: timed by the thread's CPU time
 # kerncraft's main-program template with its benchmark markers replaced by our timer: the same
 # declarations, initialisation and dummy calls (which keep the compiler from dropping the work),
 # calls doubled until a batch lasts MIN_S, one warm-up batch first
@@ -64,7 +64,7 @@ _TIMER = textwrap.dedent("""
     #include <time.h>
     double at_now(void) {
         struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
         return t.tv_sec + 1e-9 * t.tv_nsec;
     }
     """)
@@ -146,13 +146,19 @@ def run_once(built: dict, min_s: float) -> float:
 
 
 def time_all(built: dict[str, dict], rounds: int, min_s: float,
-             progress: Callable[[int], None] | None = None) -> tuple[dict[str, list[float]], dict[str, str]]:
-    """Seconds per call of each harness, `rounds` runs each, round-robin over the harnesses, and
-    why each harness that failed a run failed (it runs no more; the others go on);
-    progress(round) after each round."""
+             progress: Callable[[int], None] | None = None, max_rounds: int | None = None,
+             settled: Callable[[dict[str, list[float]]], bool] | None = None
+             ) -> tuple[dict[str, list[float]], dict[str, str]]:
+    """Seconds per call of each harness, `rounds` runs each, round-robin over the harnesses, then
+    more rounds (up to max_rounds) while settled(runs) says some median is not yet known; and why
+    each harness that failed a run failed (it runs no more; the others go on); progress(round)
+    after each round."""
     runs: dict[str, list[float]] = {k: [] for k in built}
     failed: dict[str, str] = {}
-    for done in range(1, rounds + 1):
+    done = 0
+    while done < rounds or (done < (max_rounds or rounds) and settled is not None
+                            and not settled({k: v for k, v in runs.items() if k not in failed and v})):
+        done += 1
         for key, b in built.items():
             if key in failed:
                 continue
