@@ -131,21 +131,33 @@ def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, priv
     from autotune.tools.cpuprobe import host_cpu
     from tests.test_incore import _file_with
     monkeypatch.setattr(psw, "ROUNDS", 2)
+    monkeypatch.setattr(psw, "LEAST_N", 256)     # the pipelined step's 26 vectors in Haswell's 256 KiB L2
+    monkeypatch.setattr(psw, "TILES", 1)
     here = {"cpu": cpu_key(host_cpu()), "when": "always", "tolerance": 0.15}
     machine = load_machine(str(_file_with(tmp_path, here, "-O3 -march=native -fopenmp")))
     ivp, method = load_ivp("heat2d"), load_method(DEFAULT_METHOD)
     fused = parse_variant("lc=jl-onepass,comm=neighbour,au=fused,pred=direct,rhs=onepass,fuse=rhs-lc,block=l1",
                           ivp.comm)
     paper = parse_variant("lc=jil,comm=neighbour", ivp.comm)
+    piped = parse_variant(fused.name + ",buf=ghost,pipe=wavefront", ivp.comm)
     store = Store(tmp_path / "store.sqlite")
-    layout = Session().layout(ivp, method, [paper, fused])
+    layout = Session().layout(ivp, method, [paper, fused, piped])
     seen = []
     got = psw.ensure_sweeps(layout, ivp, method, machine, store, lambda d, t, n: seen.append(n))
     assert {layout.units[u].part.kernel for u in got} == {"RHSLCD", "RHSLC", "RHSAU"}
+    # the pipelined levels are one group, timed as the step that runs them: each level's unit with
+    # how often it runs in that step (the predictor's level once, the corrector's m - 1 times, ...)
+    piped_units = {u for u in got if layout.units[u].windowed}
+    assert {layout.units[u].part.kernel for u in piped_units} == {"RHSLCD", "RHSLC", "RHSAU"}
+    runs = {layout.units[u].part.kernel: got[u][0].executions for u in piped_units}
+    assert runs == {"RHSLCD": 1, "RHSLC": method.iterations - 1, "RHSAU": 1}
+    assert len({got[u][0].seconds for u in piped_units}) == 1          # one time for the step
     for measures in got.values():
         assert [(m.level, m.threads) for m in measures] == [(1, machine.cores)]
         for m in measures:
-            assert m.error == "" and m.variant == fused.name
+            assert m.error == "" and m.variant == (piped.name if m.group == psw.PIPE else fused.name)
+            assert (m.group == psw.PIPE) == (m.executions > 1 or layout.units[next(
+                u for u in got if got[u][0] is m)].windowed)
             # one sweep over n components in cache on the file's cores (more than this host has):
             # between 0.1 and 100 ns per component
             assert 0.1e-9 < m.seconds / m.n < 100e-9, m
@@ -187,9 +199,11 @@ def test_a_sweep_that_cannot_be_measured_borrows_the_factor_of_one_that_stores_a
     from autotune.specs.parts import KernelPart
     corr = KernelPart("rhslc", "RHSLC", "", (), ())
     units = (Unit(corr, (), 0, (), (("block", "l1"),)), Unit(corr, (), 0, (), (("block", "l2"),)),
-             Unit(corr, (), 0, ("Yn",), (("block", "l2"),)))
+             Unit(corr, (), 0, ("Yn",), (("block", "l2"),)), Unit(corr, ((-1.0, 1),), 0, (), (("block", "l1"),)))
     layout = SimpleNamespace(units=units)
+    assert units[3].windowed and not units[0].windowed
     info = {"level": 1, "source": swmod.MEASURED, "factor": 1.3, "variant": "v1", "why": "measured +30 %"}
-    got = borrowed(layout, {0: ("m",), 1: (), 2: ()}, {0: (info,)})
-    assert set(got) == {1}                     # the streamed one has no donor that streams alike
+    got = borrowed(layout, {0: ("m",), 1: (), 2: (), 3: ()}, {0: (info,)})
+    # the streamed one has no donor that streams alike; the pipelined level none that is pipelined
+    assert set(got) == {1}
     assert got[1][0]["factor"] == 1.3 and got[1][0]["borrowed"] and "v1" in got[1][0]["why"]

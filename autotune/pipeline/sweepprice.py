@@ -10,7 +10,9 @@ from autotune.model import regime as regmod
 from autotune.model import sweeps as swmod
 from autotune.model.streaming import stream_counts
 from autotune.pipeline.layout import Unit, tile_of
+from autotune.pipeline.sweeps import PIPE
 from autotune.specs.parts import DOUBLE
+from autotune.specs.window import extra_share
 
 
 def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[dict, ...]]:
@@ -34,6 +36,7 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
         for i, got in enumerate(measured[members[0]]):
             model_s: float | None = 0.0
             for u in members:
+                runs = measured[u][i].executions
                 unit = layout.units[u]
                 code = next((c for _, _, _, codes in placed.levels[u] for c in codes), None)
                 tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if unit.stores_f else 0
@@ -44,16 +47,20 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
                     model_s = None
                     continue
                 m = math.ceil(sc.ivp.part_components(sc.ivp.rhs[unit.spec], got.n)) * unit.part.step
+                if unit.extends:   # a pipelined level: the neighbours' share computed again, at this size
+                    m *= 1.0 + extra_share(sc.ivp.access_distance(got.n), unit.extends, got.threads, got.n)
                 lines = unit.part.iterations_per_m * m / (per_line / unit.part.loops[-1].step)
                 # the threads share the lines; nothing saturates short of memory (not measured)
-                model_s += cycles * lines / (clock if got.threads == 1 else sc.machine.clock_hz) / got.threads
-                model_s += streamed_seconds(unit, m, got.threads, sc.machine.streaming_stores)
+                model_s += runs * cycles * lines / (clock if got.threads == 1 else sc.machine.clock_hz) / got.threads
+                model_s += runs * streamed_seconds(unit, m, got.threads, sc.machine.streaming_stores)
             source, why = swmod.choose(got.seconds, model_s)
             k = got.seconds / model_s if source == swmod.MEASURED and model_s else 1.0
+            if got.group == PIPE:
+                why = f"the pipelined step, its levels timed together: {why}"
             infos.append({"source": source, "why": why if not got.error else f"not measured: {got.error}",
                           "measured_s": got.seconds, "analysed_s": model_s, "factor": k, "n": got.n,
                           "level": got.level, "level_name": names[min(got.level, len(names) - 1)],
-                          "threads": got.threads, "variant": got.variant})
+                          "threads": got.threads, "variant": got.variant, "group": got.group})
         out.update({u: tuple(infos) for u in members})
     return out | borrowed(layout, measured, out)
 
@@ -71,7 +78,8 @@ def borrowed(layout, measured: dict, priced: dict[int, tuple[dict, ...]]) -> dic
             continue
         unit = layout.units[u]
         donor = next((v for v in priced if layout.units[v].part.kernel == unit.part.kernel
-                      and layout.units[v].streams == unit.streams), None)
+                      and layout.units[v].streams == unit.streams
+                      and layout.units[v].windowed == unit.windowed), None)
         if donor is None:
             continue
         out[u] = tuple(dict(i, why=f"not measurable here (its tiles' data does not fit L2): the factor of "

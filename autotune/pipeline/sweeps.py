@@ -33,6 +33,10 @@ LEAST_N = 1024       # and at least this many components
 MARGIN = 0.8         # of the half of a level aimed at (the nearest valid size may be larger)
 MOST_N = 4_000_000   # a level whose size needs more components is not measured (the time it takes)
 PROGRESS = "sweeps"
+# the pipelined levels of a step are one group, timed by the solver's phase that holds them (one
+# rank: no exchange inside the step; the levels' barriers and the ring's restarts are in it)
+PIPE = "pipe"
+PIPE_TIMER = "RHS"
 
 
 @dataclass(frozen=True)
@@ -47,19 +51,30 @@ class SweepMeasure:
     seconds: float | None
     error: str = ""
     threads: int = 1
+    executions: int = 1       # how often the unit runs in one execution of its group (the pipelined step: its levels)
 
 
 def sweep_units(layout: Layout) -> dict[int, tuple[int, str]]:
-    """Per unit of a fused sweep whose tile of F is stored (not a pipelined level), the step form
-    whose first variant measures it and its group."""
+    """Per unit of a fused sweep whose tile of F is stored, the step form whose first variant
+    measures it and its group; per unit of a pipelined level (pipe=wavefront), the same with the
+    group PIPE: the levels are timed together, as the step that runs them."""
     out: dict[int, tuple[int, str]] = {}
     for fi, form in enumerate(layout.forms):
         for s in form.slots:
             u = layout.slots[s].unit
             unit = layout.units[u]
-            if unit.part.kernel in FUSED_GROUPS and unit.stores_f and not unit.windowed and u not in out:
+            if unit.part.kernel not in FUSED_GROUPS or u in out:
+                continue
+            if unit.windowed:
+                out[u] = (fi, PIPE)
+            elif unit.stores_f:
                 out[u] = (fi, str(unit.part.kernel))
     return out
+
+
+def executions(layout: Layout, fi: int, u: int) -> int:
+    """How often unit u runs in one step of form fi (its slots' executions)."""
+    return sum(layout.slots[s].executions for s in layout.forms[fi].slots if layout.slots[s].unit == u)
 
 
 def step_vectors(step: StepForm) -> int:
@@ -128,7 +143,8 @@ def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, st
         for n, level, threads in measure_sizes(ivp, machine, step_vectors(step), tile):
             source = solver_source(ivp, method, v, n, machine)
             plans[(fi, level)] = {"variant": v.name, "n": n, "level": level, "threads": threads, "source": source,
-                                  "timers": step.timers,
+                                  "timers": step.timers + (((PIPE_TIMER, PIPE),) if any(
+                                      g == PIPE for f, g in units.values() if f == fi) else ()),
                                   "key": ecm_key(dict(_inputs(source, machine), n=n, threads=threads))}
     records: dict[tuple[int, int], dict] = {}
     todo = []
@@ -154,7 +170,8 @@ def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, st
                 continue
             seconds = (records[(f, level)].get("sweeps") or {}).get(group)
             error = "" if seconds is not None else records[(f, level)].get("error", "the solver has no timer of it")
-            mine.append(SweepMeasure(plan["variant"], group, plan["n"], level, seconds, error, plan["threads"]))
+            mine.append(SweepMeasure(plan["variant"], group, plan["n"], level, seconds, error, plan["threads"],
+                                     executions(layout, fi, u) if group == PIPE else 1))
         out[u] = tuple(mine)
     return out
 
