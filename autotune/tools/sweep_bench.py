@@ -5,7 +5,8 @@ default flags, and run on one rank at a system size where its data stays in a ca
 the threads that share it (pipeline.sweeps chooses the size).  The solver's own sweep timers
 (`phases_s`' "sweep.pred", "sweep.corr1", ..., "sweep.final": seconds per step of each) are the
 measurement: the RHS of each tile into its buffer of F, the linear combination that reads it
-back, the streamed copy of store=nt, the tile's restart and the fence, all as they run.  The
+back, the streamed copy of store=nt, the tile's restart and the fence, all as they run; a
+pipelined step's levels by the phase timer that holds them.  The
 solvers run round-robin, so a slow spell of a shared host touches every one alike; what the
 seconds mean for the model is model.sweeps' (pure).
 """
