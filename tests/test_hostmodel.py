@@ -55,6 +55,14 @@ def test_calibrate_node_on_this_host(tmp_path, capsys, compiler):
         assert 0.5 < res["clock_ghz"] / res["os_clock_ghz"] < 3 and 0.5 < res["clock_1core_ghz"] / res["os_clock_ghz"] < 3
     assert "clock under load" in err and "the OS says" in err
     assert m.cores == res["cores"] >= 1 and m.caches[0].name == "L1"
+    # the last cache level as the node's data get it: the file holds the capacity the scan found,
+    # never more than the OS reports
+    last = res["last_level"]
+    if last:
+        assert last["level"] == m.caches[-1].name and 0 < last["capacity_bytes"] <= last["nominal_bytes"]
+        assert m.caches[-1].bytes_per_group == pytest.approx(last["capacity_bytes"], rel=1e-3)
+        assert last["found"] in ("measured", "as the OS says", "not told apart", "not scanned")
+        assert len(last["gbps"]) == len(last["sizes_bytes"]) and all(g > 0 for g in last["gbps"])
     bw, one = res["bandwidth_gbs"], res["bandwidth_1thread_gbs"]
     for level in ("L1", "MEM"):
         assert all(0.1 < v < 10_000 for v in bw[level].values())   # GB/s a real machine can have
