@@ -66,8 +66,9 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
 
 
 def borrowed(layout, measured: dict, priced: dict[int, tuple[dict, ...]]) -> dict[int, tuple[dict, ...]]:
-    """Per fused unit that could not be measured (its tiles' data does not fit L2: block=l2), the
-    pricing of a measured sweep of the same group that stores alike (the same streams), the first
+    """Per fused unit that could not be measured (its tiles' data does not fit L2: block=l2; a
+    pipelined step's vectors do not at the least size), the pricing of a measured sweep of the same
+    group that stores alike (the same streams) and is pipelined alike, the first
     in the layout's order, marked as borrowed: a sweep of another tile size measured while this
     one keeps its analysis would be priced against it by different rules, and the two rank by
     that alone (inverterchain n = 4e4: block=l1 measured 1.2-1.4 x slower than analysed, block=l2
@@ -82,7 +83,9 @@ def borrowed(layout, measured: dict, priced: dict[int, tuple[dict, ...]]) -> dic
                       and layout.units[v].windowed == unit.windowed), None)
         if donor is None:
             continue
-        out[u] = tuple(dict(i, why=f"not measurable here (its tiles' data does not fit L2): the factor of "
+        what = ("the pipelined step's data does not fit L2 at the least size it runs" if unit.windowed
+                else "its tiles' data does not fit L2")
+        out[u] = tuple(dict(i, why=f"not measurable here ({what}): the factor of "
                                    f"{i['variant']}'s sweep ({i['why']})", borrowed=True) for i in priced[donor])
     return out
 
