@@ -103,7 +103,7 @@ def test_the_file_describes_the_capacity_measured_and_loads_in_kerncraft(tmp_pat
     bw = {lvl: {k: [hm.Point(1, 1 << 20, g), hm.Point(2, 1 << 20, 2 * g)] for k in hm.KERNELS}
           for lvl, g in {"L1": 200.0, "L2": 100.0, "L3": 40.0, "MEM": 20.0}.items()}
     data = hm.build(capacity.with_capacity(host, scan), ident, ["-march=skylake-avx512"], "x", osaca_ports("SKX"),
-                    bw, "guest", 1, "0.8.18", "today", capacity=scan)
+                    bw, "guest", 1, "0.8.18", "today", capacity=scan.describe(), capacity_measured=scan.measured)
     path = tmp_path / "guest.yaml"
     path.write_text(_dump(data))
     d = yaml.safe_load(path.read_text())
@@ -113,3 +113,13 @@ def test_the_file_describes_the_capacity_measured_and_loads_in_kerncraft(tmp_pat
     assert "stay in it up to" in d["provenance"]["capacity"] and "capacity" in d["provenance"]["measured"]
     m = load_machine(str(path))
     assert m.caches[2].bytes_per_group == pytest.approx(scan.capacity, rel=1e-4)
+
+
+def test_a_host_whose_os_gives_no_cache_is_not_scanned(monkeypatch):
+    from autotune.tools import hostprobe
+
+    def never(*a, **k):
+        raise AssertionError("ran the benchmark")
+    monkeypatch.setattr(hostprobe, "stream_gbps", never)
+    bare = hm.HostInfo("cpu", "GenuineIntel", "6", "1", 2, 2e9, ())
+    assert hostprobe.measure_capacity(bare, lambda line: None) is None

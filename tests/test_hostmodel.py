@@ -1,9 +1,11 @@
+import contextlib
 import json
 import os
 import platform
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -374,7 +376,9 @@ def test_a_wide_spread_is_warned_of_and_in_the_result(tmp_path, capsys, monkeypa
     clock = hostmachine.clock_under_load(2.6e9, "cpuinfo", [[3.65]] * 7, [[3.64, 3.64]] * 7)
     monkeypatch.setattr(hostprobe, "detect", _guest)
     monkeypatch.setattr(hostprobe, "measure_clock", lambda host, progress: clock)
-    monkeypatch.setattr(hostprobe, "measure", lambda host, progress, min_seconds: _recorded_bandwidths())
+    monkeypatch.setattr(hostprobe, "measure", lambda host, progress, min_seconds, **kw: _recorded_bandwidths())
+    monkeypatch.setattr(hostprobe, "stream_exe", lambda cc="gcc": contextlib.nullcontext(Path("stream")))
+    monkeypatch.setattr(hostprobe, "measure_capacity", lambda host, progress, min_seconds, **kw: None)
     monkeypatch.setattr(refkernels, "settle_transfers", lambda target, progress: {})
     target = tmp_path / "guest.yaml"
     argv = ("calibrate", "--node", "--name", "guest", "--out", target, *uarch_args())

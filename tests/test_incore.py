@@ -231,6 +231,6 @@ def test_the_harnesses_run_more_rounds_until_every_median_settles(monkeypatch):
         monkeypatch.setattr(incore_bench, "run_once", lambda b, s, series=series: next(series[b["key"]]))
         rounds = []
         runs, failed = incore_bench.time_all({"a": {"key": "a"}, "b": {"key": "b"}}, pinc.ROUNDS, 0.01,
-                                             rounds.append, pinc.MAX_ROUNDS, lambda seen: settled(seen, pinc.STABLE))
+                                             rounds.append, pinc.MAX_ROUNDS, settled)
         assert not failed and len(runs["a"]) == len(runs["b"]) == len(rounds)
         assert (len(rounds) > pinc.ROUNDS) == more and len(rounds) <= pinc.MAX_ROUNDS

@@ -24,8 +24,8 @@ from autotune.storage.store import Store, ecm_key
 KIND = "incore"
 L1, L2 = "L1", "L2"  # the levels each part is measured in: its in-core time, its time from L2
 ROUNDS = 5          # runs of each part's harness, round-robin over the parts; the median is kept,
-MAX_ROUNDS = 11     # and more rounds, up to this, while some part's median is not known to within
-STABLE = 0.10       # this of it (its 95 % interval, specs.hostmachine.settled): until it settles
+MAX_ROUNDS = 11     # and more rounds, up to this, while some part's median is not settled (its 95 %
+                    # interval wider than specs.hostmachine.STABLE of it, as the bandwidths settle)
 MIN_S = 0.01        # seconds a timed batch of calls lasts at least
 PROGRESS = "in-core"
 
@@ -139,7 +139,7 @@ def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], machine: Machine,
         runs, failed = incore_bench.time_all(
             ready, ROUNDS, MIN_S, progress and (lambda done: progress(
                 len(codes) + done, len(codes) + max(done, ROUNDS), f"{PROGRESS}: round {done} timed")),
-            MAX_ROUNDS, lambda seen: settled(seen, STABLE))
+            MAX_ROUNDS, settled)
     clock = one_core_clock(machine)
     out = {}
     for c in codes:

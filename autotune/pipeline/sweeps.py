@@ -2,9 +2,10 @@
 ranking that needs it.
 
 For a machine whose file has an `in-core measured` section (calibrate --node writes one), one
-variant of each step form with fused sweeps or pipelined levels (timed together, group PIPE) is built as `tune` builds it and run on one rank and
-one thread at a size where its data stays in L2 (`measure_sizes`), round-robin with the
-others, several rounds, the median kept (tools.sweep_bench).  The records go to the store (its
+variant of each step form with fused sweeps or pipelined levels (timed together, group PIPE) is
+built as `tune` builds it and run on one rank and every core at a size where each core's share
+stays in its L2 (`measure_sizes`), round-robin with the others, several rounds, the median kept
+(tools.sweep_bench).  The records go to the store (its
 `derived` table, kind "sweep"), keyed by the solver's source, the compiler, its version and flags
 and the CPU, and are reused like analyses: the sweeps are measured once per code and CPU.  A
 sweep is measured only on a host of the file's CPU; elsewhere the stored records are used, and a

@@ -33,7 +33,6 @@ DISTINCT = 1.2           # a level whose plateau is under this x memory's is not
 class CapacityScan:
     level: int
     nominal: int                 # bytes per instance, the OS's figure
-    instances: int               # instances of the level on the node
     cores: int                   # cores the scan ran on (all of the node's)
     sizes: tuple[int, ...]       # bytes in all, over all cores
     gbps: tuple[float, ...]      # the median GB/s of the rounds at each size
@@ -51,7 +50,8 @@ class CapacityScan:
         mib = 2.0 ** 20
         head = f"L{self.level}: the OS says {self.nominal / mib:.0f} MiB per instance"
         if self.found == "not scanned":
-            return f"{head}; not scanned (it holds less than {2 * BELOW} x the levels above it): as the OS says"
+            return (f"{head}; not scanned (no level above it, or it holds less than {2 * BELOW} x them): "
+                    f"as the OS says")
         curve = ", ".join(f"{s / mib:.0f} MiB {g:.1f}" for s, g in zip(self.sizes, self.gbps))
         tail = (f"; a {KERNEL} on all {self.cores} cores, {ROUNDS} rounds round-robin (GB/s by size in all: "
                 f"{curve})")
@@ -97,17 +97,18 @@ def scan_sizes(host: HostInfo) -> list[int]:
 def effective(host: HostInfo, sizes: list[int], runs: list[list[float]]) -> CapacityScan:
     """The capacity per instance from the scan's runs (one list of GB/s per size): where the
     bandwidth first falls under the middle between the level's plateau and memory's, interpolated
-    between the sizes around it on a log scale; never above the nominal size."""
+    between the sizes around it on a log scale; never above the nominal size.  The host has a
+    cache level (measure_capacity scans none where the OS gives none)."""
     cache = last_level(host)
     n = instances(host, cache)
     total = cache.size * n
     if not sizes:
-        return CapacityScan(cache.level, cache.size, n, host.cores, (), (), 0.0, 0.0, cache.size, "not scanned")
+        return CapacityScan(cache.level, cache.size, host.cores, (), (), 0.0, 0.0, cache.size, "not scanned")
     gbps = tuple(statistics.median(r) for r in runs)
     inside = [g for s, g in zip(sizes, gbps) if s <= total] or [gbps[0]]
     plateau = max(inside)
     memory = statistics.median([g for s, g in zip(sizes, gbps) if s >= MEMORY_FROM * total] or [gbps[-1]])
-    scan = CapacityScan(cache.level, cache.size, n, host.cores, tuple(sizes), gbps, plateau, memory,
+    scan = CapacityScan(cache.level, cache.size, host.cores, tuple(sizes), gbps, plateau, memory,
                         cache.size, "as the OS says")
     if plateau < DISTINCT * memory:
         return replace(scan, found="not told apart")

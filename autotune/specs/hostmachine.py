@@ -297,10 +297,12 @@ def cluster_section(name: str, nodes: int, cores: int, threads_per_core: int = 1
 
 def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str, osaca_ports: list[str],
           bandwidths: dict, name: str, nodes: int, kerncraft_version: str, made: str,
-          clock: ClockMeasure | None = None, capacity=None) -> dict:
+          clock: ClockMeasure | None = None, capacity: str | None = None,
+          capacity_measured: bool = False) -> dict:
     """The machine file (plain data, in kerncraft's order of fields); clock: the clock under load
-    (None: the OS's figure, marked as not measured); capacity: the last level's scan
-    (specs.capacity.CapacityScan; host already holds its capacity)."""
+    (None: the OS's figure, marked as not measured); capacity: what the last level's scan found
+    (specs.capacity.CapacityScan.describe), capacity_measured: whether host holds a capacity it
+    measured in place of the OS's."""
     u = ident.record
     nonov = list(u.non_overlapping)
     dp = dict(u.dp_flops)
@@ -340,15 +342,15 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
                              + f"; FLOPs per cycle and non-overlapping ports from autotune's CPU table ({u.source})",
         "isa": f"compiler flags {isa_note}",
         "measured": "cache geometry and core count from the OS"
-                    + (", the last level's capacity as measured (capacity, below); " if capacity is not None
-                       and capacity.measured else "; ")
+                    + (", the last level's capacity as measured (capacity, below); " if capacity_measured
+                       else "; ")
                     + ("the clock under load (clock, below); " if clock else "")
                     + "bandwidth per level, kernel and thread count from the built-in streaming benchmark "
                     f"(median of {REPEATS} to {MAX_REPEATS} runs, more while its 95 % interval was wider than "
                     f"{100 * STABLE:.0f} % of it" + ("; their spread, (max - min) / median, beside the results"
                                                    if spread else "") + ")",
         "clock": clock_provenance(host, clock),
-        **({"capacity": capacity.describe()} if capacity is not None else {}),
+        **({"capacity": capacity} if capacity is not None else {}),
         "assumed": f"{RATES_ASSUMED}the {u.hierarchy.key} design ({u.hierarchy.source}); "
                    f"network and barrier until calibrated",
     }

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import tempfile
+from contextlib import ExitStack, contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Callable
@@ -143,16 +144,26 @@ def stream_has_nt(exe: Path) -> bool:
     return out.returncode == 0
 
 
+@contextmanager
+def stream_exe(cc: str = "gcc"):
+    """The streaming benchmark built once in a folder of its own, for the scan and the levels."""
+    with tempfile.TemporaryDirectory(prefix="autotune-stream-") as tmp:
+        yield build_stream(Path(tmp), cc)
+
+
 def measure_capacity(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
-                     cc: str = "gcc") -> CapacityScan:
+                     cc: str = "gcc", exe: Path | None = None) -> CapacityScan | None:
     """The last cache level's capacity as the node's data get it: the streaming benchmark's
     capacity.KERNEL on every core at capacity.scan_sizes, capacity.ROUNDS rounds round-robin (a
-    slow spell of a shared machine touches every size alike); specs.capacity finds the fall."""
+    slow spell of a shared machine touches every size alike); specs.capacity finds the fall.
+    None where the OS gives no cache level; exe: the benchmark already built (else built here)."""
+    if capacity.last_level(host) is None:
+        return None
     sizes = capacity.scan_sizes(host)
     runs: list[list[float]] = [[] for _ in sizes]
     if sizes:
-        with tempfile.TemporaryDirectory(prefix="autotune-capacity-") as tmp:
-            exe = build_stream(Path(tmp), cc)
+        with ExitStack() as stack:
+            exe = exe or stack.enter_context(stream_exe(cc))
             for r in range(capacity.ROUNDS):
                 progress(f"last-level cache: round {r + 1} of {capacity.ROUNDS} over {len(sizes)} sizes, "
                          f"{sizes[0] / 2**20:.0f}-{sizes[-1] / 2**20:.0f} MiB")
@@ -165,7 +176,7 @@ def measure_capacity(host: HostInfo, progress: Callable[[str], None], min_second
 
 
 def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
-            cc: str = "gcc") -> dict:
+            cc: str = "gcc", exe: Path | None = None) -> dict:
     """Per level and kernel, a Point per thread count (1, 2, ...): the GB/s of the built-in
     streaming benchmark, the median of its runs, their spread ((max - min) / median) and the 95 %
     interval of the median; in NT_LEVELS also of the kernels with non-temporal stores (NT_KERNELS),
@@ -174,8 +185,8 @@ def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float 
     fast spell of a shared machine touches every kernel alike (back to back, one kernel's runs
     could all fall in one: on a shared guest the memory bandwidth moved by 1.7 x between minutes)."""
     results: dict = {}
-    with tempfile.TemporaryDirectory(prefix="autotune-stream-") as tmp:
-        exe = build_stream(Path(tmp), cc)
+    with ExitStack() as stack:
+        exe = exe or stack.enter_context(stream_exe(cc))
         nt = NT_KERNELS if stream_has_nt(exe) else ()
         if not nt:
             progress("the streaming benchmark has no non-temporal stores on this target: streamed "

@@ -155,9 +155,14 @@ def time_all(built: dict[str, dict], rounds: int, min_s: float,
     after each round."""
     runs: dict[str, list[float]] = {k: [] for k in built}
     failed: dict[str, str] = {}
+    def more(done: int) -> bool:
+        if done < rounds:
+            return True
+        live = {k: v for k, v in runs.items() if k not in failed and v}
+        return done < (max_rounds or rounds) and settled is not None and not settled(live)
+
     done = 0
-    while done < rounds or (done < (max_rounds or rounds) and settled is not None
-                            and not settled({k: v for k, v in runs.items() if k not in failed and v})):
+    while more(done):
         done += 1
         for key, b in built.items():
             if key in failed:
