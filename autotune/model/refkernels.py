@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from autotune.arith import ordered_sum
 from autotune.model.learned import scaling
+from autotune.specs import stencils
 from autotune.specs.units import quantity
 
 MEMORY = "MEM"      # main memory's level in a machine file
@@ -63,6 +64,8 @@ class RefKernel:
     bytes_per_iteration: int           # the bytes the benchmark counts (no write-allocate)
     code: str | None = None            # the in-core code where it differs from view
     pointer_increment: int | None = None   # bytes per assembly iteration of code (None: kerncraft's)
+    row: int | None = None             # a reference stencil's row (doubles): its arrays are rows
+    levels: tuple[str, ...] | None = None   # the levels it was measured in (None: every level)
 
     @property
     def incore_code(self) -> str:
@@ -72,9 +75,20 @@ class RefKernel:
         """Elements per array at a working set of `working_set` bytes, as the benchmark sizes them."""
         return max(working_set // (ELEMENT * self.arrays), 64)
 
+    def constants(self, working_set: int) -> dict[str, int]:
+        """The view's constants at a working set of `working_set` bytes, as the benchmark sizes it."""
+        if self.row:
+            return {"M": stencils.rows_of(self.row, working_set), "N": self.row}
+        return {"N": self.elements(working_set)}
+
     def incore_constants(self) -> dict[str, int]:
         """Constants of the in-core code (its loop bound is a run-time argument: any size will do)."""
+        if self.row:
+            return {"M": 16, "N": self.row}
         return {"N": 4096, "M": 4096 // LANES} if self.code else {"N": 4096}
+
+    def measured_in(self, level: str) -> bool:
+        return self.levels is None or level in self.levels
 
 
 REFERENCE_KERNELS = (
@@ -85,6 +99,22 @@ REFERENCE_KERNELS = (
     RefKernel("triad", _loop("double a[N], b[N], c[N], d[N];", "a[i] = b[i] + c[i] * d[i];"), 4, 32),
     RefKernel("daxpy", _loop("double a[N], b[N];\ndouble s;", "a[i] = a[i] + s * b[i];"), 2, 24),
 )
+# the reference stencils (specs.stencils): b = the five-point sum of a, rows of N doubles
+STENCIL_VIEW = ("double a[M][N], b[M][N];\n\nfor (int j=1; j<M-1; ++j)\n    for (int i=1; i<N-1; ++i)\n"
+                "        b[j][i] = a[j-1][i] + a[j][i-1] + a[j][i] + a[j][i+1] + a[j+1][i];\n")
+
+
+def stencil_kernels(data: dict) -> tuple[RefKernel, ...]:
+    """The reference stencils a machine file measured, each with its row and levels."""
+    measured = stencils.measured_in(data)
+    return tuple(RefKernel(name, STENCIL_VIEW, stencils.ARRAYS, stencils.BYTES, row=row,
+                           levels=tuple(lv for lv, run in measured.items() if name in run))
+                 for name, row in stencils.rows_in(data).items())
+
+
+def reference_kernels(data: dict) -> tuple[RefKernel, ...]:
+    """Every reference kernel of a machine file: the streaming kernels and its stencils."""
+    return REFERENCE_KERNELS + stencil_kernels(data)
 
 
 def measured_cy_per_cl(bytes_per_iteration: float, gbs: float, clock_hz: float, line: int = 64) -> float:
@@ -143,6 +173,30 @@ def _runs(data: dict, pick) -> dict[str, dict]:
             except (ValueError, IndexError, TypeError):
                 continue
         out[str(level)] = {"working_set": int(quantity(runs["size per thread"][i], "size")), "gbs": gbs, "threads": t}
+    return _with_stencils(data, out)
+
+
+def _with_stencils(data: dict, out: dict[str, dict]) -> dict[str, dict]:
+    """The runs `out` with the reference stencils' GB/s where they ran at the same thread count and
+    working set as the level's streaming kernels (specs.stencils: the same rounds)."""
+    for level, run in stencils.measured_in(data).items():
+        got = out.get(level)
+        threads = [int(t) for t in run.get("threads") or []]
+        if got is None or got["threads"] not in threads:
+            continue
+        i = threads.index(got["threads"])
+        try:
+            if int(quantity(run["size per thread"][i], "size")) != got["working_set"]:
+                continue
+        except (KeyError, IndexError, ValueError, TypeError):
+            continue
+        for kernel, values in run.items():
+            if kernel in ("threads", "size per thread"):
+                continue
+            try:
+                got["gbs"][str(kernel)] = quantity(values[i], "bandwidth") / 1e9
+            except (ValueError, IndexError, TypeError):
+                continue
     return out
 
 
@@ -283,6 +337,8 @@ def references(analyses: dict, measured: dict, clock: float, line: int = 64,
     out = []
     for k in kernels:
         for level, run in measured.items():
+            if not k.measured_in(level):
+                continue
             run = (every or {}).get(level, run)
             gbs = run["gbs"].get(k.name)
             cy = measured_cy_per_cl(k.bytes_per_iteration, gbs, clock, line) if gbs and gbs > 0 else None

@@ -15,7 +15,7 @@ from typing import Callable
 
 from autotune.errors import InputError
 from autotune.results.calibrate import HostMachineResult
-from autotune.specs import capacity, hostmachine
+from autotune.specs import capacity, hostmachine, stencils
 from autotune.specs.cpus import load_table
 from autotune.specs.isa import host_isa
 from autotune.storage.atomic import write_text
@@ -82,13 +82,14 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
     progress(f"{host.cores} cores, the OS's clock {host.clock_hz / 1e9:.2f} GHz, caches "
              + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
     clock = None if dry_run else hostprobe.measure_clock(host, progress)
-    scan, bandwidths = None, {}
+    scan, bandwidths, found = None, {}, ()
     if not dry_run:
         with hostprobe.stream_exe() as exe:
             scan = hostprobe.measure_capacity(host, progress, min_seconds, exe=exe)
             if scan is not None:
                 host = capacity.with_capacity(host, scan)   # measured, and priced, at the capacity the data get
-            bandwidths = hostprobe.measure(host, progress, min_seconds, exe=exe)
+            found = stencils.stencils(host, hostprobe.working_sets(host))
+            bandwidths = hostprobe.measure(host, progress, min_seconds, exe=exe, found=found)
     wide = hostmachine.wide_spreads(bandwidths)
     _warn_wide(wide, progress)
     ports = list(given.ports) if given else cpuprobe.osaca_ports(ident.record.osaca)
@@ -96,6 +97,7 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
                              name, nodes, package_version("kerncraft"), time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                              clock=clock, capacity=scan.describe() if scan else None,
                              capacity_measured=bool(scan and scan.measured))
+    data = stencils.with_section(data, bandwidths, found)
     if given:
         data = _with_port_model_file(data, given)
     text = (f"# Machine model of {host.model_name or 'this host'} ({ident.record.name}), made by "

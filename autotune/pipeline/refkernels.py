@@ -33,15 +33,17 @@ def settle_transfers(target: Path, progress: Callable[[str], None], jobs: int | 
     if not measured:
         return {}
     as_written = rk.rule_of(data)
+    kernels = rk.reference_kernels(data)
     try:
-        analyses, _ = refkernels_ecm.analyse(target, {lv: m["working_set"] for lv, m in measured.items()}, jobs)
+        analyses, _ = refkernels_ecm.analyse(target, {lv: m["working_set"] for lv, m in measured.items()}, jobs,
+                                             kernels)
     except ToolError as e:
         progress(f"warning: the reference kernels could not be analysed ({e}); transfers as the design states")
         analyses = {}
     for line in rk.disagreements(analyses, as_written):
         progress(f"warning: kerncraft composes otherwise than assumed: {line}")
     clock = rk.clock_hz(data)
-    refs = rk.references(analyses, measured, clock, rk.line_bytes(data), every=rk.every_core(data))
+    refs = rk.references(analyses, measured, clock, rk.line_bytes(data), kernels, rk.every_core(data))
     when, tolerance = rf.incore_policy(data)
     fit = rf.fit_model(refs, as_written, rf.design_rates(data), when, incore_tolerance=tolerance)
     rk.with_rule(data, fit.rule)

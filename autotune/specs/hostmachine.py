@@ -71,6 +71,13 @@ class HostInfo:
     clock_source: str = "the OS"    # where clock_hz was read
 
 
+def thread_share(host: HostInfo, level: str, per_thread: int, threads: int) -> int:
+    """A thread's working set in `level` on `threads` threads: a shared cache level holds every
+    thread's share, so its working set is split among them; a private one's and memory's is not."""
+    shared = next((c.shared_by for c in host.caches if f"L{c.level}" == level), host.cores)
+    return per_thread if shared == 1 or level == "MEM" else max(per_thread // threads, 4096)
+
+
 def median_spread(values: list[float]) -> tuple[float, float]:
     """The median of a measurement's runs and their spread, (max - min) / median."""
     if not values:

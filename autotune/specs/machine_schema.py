@@ -140,6 +140,11 @@ SCHEMA = {
         # kerncraft would match them to ordinary parts (model.streaming)
         "streaming stores": {"type": "object", "properties": {"note": {"type": "string"}},
                              "additionalProperties": _STREAMING_STORES},
+        # autotune's: the reference stencils' rows and GB/s per level (specs.stencils), apart from
+        # `benchmarks` for the same reason
+        "reference stencils": {"type": "object", "properties": {
+            "note": {"type": "string"}, "rows": {"type": "object", "additionalProperties": COUNT}},
+            "additionalProperties": _STREAMING_STORES},
         # autotune's: each kernel part's in-core time measured on this CPU (model.incore)
         "in-core measured": {
             "type": "object",

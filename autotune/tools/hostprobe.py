@@ -1,8 +1,9 @@
 """`calibrate --node`, the edges: what the OS tells of this host (CPU model, vendor, cores,
 clock, cache geometry), the clock a chain of dependent adds measures under load (one core, all
 cores), and what a streaming benchmark measures (bandwidth of the load, copy, update, triad and
-daxpy kernels in every cache level and memory, and of copy and triad with non-temporal stores
-in memory, for 1..cores threads).  The machine file is made from them by specs/hostmachine.py
+daxpy kernels in every cache level and memory, of copy and triad with non-temporal stores in
+memory, and of the reference stencils below the levels that hold their rows, for 1..cores
+threads).  The machine file is made from them by specs/hostmachine.py
 (pure)."""
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ from pathlib import Path
 from typing import Callable
 
 from autotune.errors import ToolError
-from autotune.specs import capacity
+from autotune.specs import capacity, stencils
 from autotune.specs.capacity import CapacityScan
 from autotune.specs.hostmachine import (CLOCK_RUNS, KERNELS, MAX_REPEATS, NT_KERNELS, NT_LEVELS, REPEATS, Cache,
                                         ClockMeasure, HostInfo, Point, clock_under_load, median_interval,
-                                        median_spread, percent, settled)
+                                        median_spread, percent, settled, thread_share)
 
 FILL = 0.5
 
@@ -125,9 +126,12 @@ def measure_clock(host: HostInfo, progress: Callable[[str], None], min_seconds: 
     return clock
 
 
-def stream_gbps(exe: Path, kernel: str, bytes_per_thread: int, threads: int, min_seconds: float) -> float:
-    """GB/s of one run of the streaming benchmark (bytes the kernel names, threads bound close)."""
-    out = subprocess.run([str(exe), kernel, str(bytes_per_thread), str(min_seconds)], env=_omp_env(threads),
+def stream_gbps(exe: Path, kernel: str, bytes_per_thread: int, threads: int, min_seconds: float,
+                row: int | None = None) -> float:
+    """GB/s of one run of the streaming benchmark (bytes the kernel names, threads bound close);
+    row: the stencil's row length."""
+    extra = [f"row={row}"] if row else []
+    out = subprocess.run([str(exe), kernel, str(bytes_per_thread), str(min_seconds), *extra], env=_omp_env(threads),
                          capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         raise ToolError(f"streaming benchmark {kernel} failed: {out.stderr.strip()}")
@@ -176,11 +180,12 @@ def measure_capacity(host: HostInfo, progress: Callable[[str], None], min_second
 
 
 def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
-            cc: str = "gcc", exe: Path | None = None) -> dict:
+            cc: str = "gcc", exe: Path | None = None, found: tuple[stencils.Stencil, ...] = ()) -> dict:
     """Per level and kernel, a Point per thread count (1, 2, ...): the GB/s of the built-in
     streaming benchmark, the median of its runs, their spread ((max - min) / median) and the 95 %
     interval of the median; in NT_LEVELS also of the kernels with non-temporal stores (NT_KERNELS),
-    where the target has them.  The kernels of a level and thread count are run round-robin,
+    where the target has them, and in their levels of the reference stencils `found`.
+    The kernels of a level and thread count are run round-robin,
     REPEATS rounds, more (up to MAX_REPEATS) until every kernel's median is settled, so that a slow or
     fast spell of a shared machine touches every kernel alike (back to back, one kernel's runs
     could all fall in one: on a shared guest the memory bandwidth moved by 1.7 x between minutes)."""
@@ -192,18 +197,19 @@ def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float 
             progress("the streaming benchmark has no non-temporal stores on this target: streamed "
                      "stores are priced as assumed (no write-allocate read, the same bandwidth)")
         sizes = working_sets(host)
+        rows = {s.name: s.row for s in found}
         for level, per_thread in sizes.items():
-            shared = next((c.shared_by for c in host.caches if f"L{c.level}" == level), host.cores)
-            kernels = KERNELS + (nt if level in NT_LEVELS else ())
+            kernels = (KERNELS + (nt if level in NT_LEVELS else ())
+                       + tuple(s.name for s in found if level in s.levels))
             results[level] = {kernel: [] for kernel in kernels}
             for t in range(1, host.cores + 1):
-                # a shared level holds every thread's share: split its working set
-                ws = per_thread if shared == 1 or level == "MEM" else max(per_thread // t, 4096)
+                ws = thread_share(host, level, per_thread, t)
                 runs: dict[str, list[float]] = {kernel: [] for kernel in kernels}
                 done = 0
                 while done < REPEATS or (done < MAX_REPEATS and not settled(runs)):
                     for kernel in kernels:
-                        runs[kernel].append(stream_gbps(exe, kernel, ws, t, min_seconds))
+                        runs[kernel].append(stream_gbps(exe, stencils.KERNEL if kernel in rows else kernel, ws, t,
+                                                        min_seconds, rows.get(kernel)))
                     done += 1
                 for kernel in kernels:
                     results[level][kernel].append(Point(t, ws, *median_spread(runs[kernel]),

@@ -77,11 +77,11 @@ def analyse_kernel(task: dict) -> dict:
         return {_INCORE_FAILED: _reason(out.getvalue(), e)}
     other = None
     results = {}
-    for level, n in task["levels"]:
+    for level, constants in task["levels"]:
         out = io.StringIO()
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-                kernel, machine, args = kb._kernel(task["view"], os.path.join(folder, level), spec, "LC", {"N": n})
+                kernel, machine, args = kb._kernel(task["view"], os.path.join(folder, level), spec, "LC", constants)
                 data = ECMData(kernel, machine, args, parser)
                 data.analyze()
                 written, _ = _combine(kernel, machine, args, cpu, data)
@@ -97,8 +97,8 @@ def analyse_kernel(task: dict) -> dict:
 
 def analyse(machine_file: Path, working_sets: dict[str, int], jobs: int | None = None,
             kernels: tuple[RefKernel, ...] = REFERENCE_KERNELS) -> tuple[dict, Rule]:
-    """Every reference kernel at each level's working set (bytes, one thread) against the machine
-    file: ({kernel: {level: {"terms", "as_written", "flipped"} | {"error"}}}, the file's rule).
+    """Every reference kernel at each level's working set (bytes, one thread) it was measured in,
+    against the machine file: ({kernel: {level: {"terms", "as_written", "flipped"} | {"error"}}}, the file's rule).
     The analyses run in a pool of `jobs` processes (default: the available cores, at most one
     per kernel), so kerncraft's patches stay out of this process."""
     from concurrent.futures import BrokenExecutor, ProcessPoolExecutor
@@ -114,7 +114,8 @@ def analyse(machine_file: Path, working_sets: dict[str, int], jobs: int | None =
         other.write_text(dump_text(round_trip_yaml(), with_rule(data, flipped(rule))))
         tasks = [{"name": k.name, "code": k.incore_code, "view": k.view, "pointer_increment": k.pointer_increment,
                   "incore_constants": k.incore_constants(), "machine": str(machine_file), "flipped": str(other),
-                  "scratch": scratch, "levels": [(lv, k.elements(ws)) for lv, ws in working_sets.items()]}
+                  "scratch": scratch,
+                  "levels": [(lv, k.constants(ws)) for lv, ws in working_sets.items() if k.measured_in(lv)]}
                  for k in kernels]
         workers = max(1, min(jobs or default_jobs(), len(tasks)))
         try:
@@ -127,7 +128,9 @@ def analyse(machine_file: Path, working_sets: dict[str, int], jobs: int | None =
     out = {}
     for name, levels in found.items():
         if _INCORE_FAILED in levels:
-            out[name] = {lv: {"error": f"in-core analysis: {levels[_INCORE_FAILED]}"} for lv in working_sets}
+            kernel = next(k for k in kernels if k.name == name)
+            out[name] = {lv: {"error": f"in-core analysis: {levels[_INCORE_FAILED]}"}
+                         for lv in working_sets if kernel.measured_in(lv)}
         else:
             out[name] = levels
     return out, rule

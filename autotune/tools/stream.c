@@ -1,11 +1,13 @@
 /* Streaming bandwidth of one kernel with OMP_NUM_THREADS threads, each on its
  * own arrays of `bytes_per_thread` in total (first-touch placement).  Counts
  * the bytes the kernel names (no write-allocate), as likwid-bench does.
- *   usage: stream KERNEL BYTES_PER_THREAD MIN_SECONDS [serve]
+ *   usage: stream KERNEL BYTES_PER_THREAD MIN_SECONDS [serve] [row=W]
  *   serve: the arrays allocated once, one measurement per line read from stdin
  *   KERNEL: load copy update triad daxpy, and copy_nt triad_nt: copy and triad
  *   with non-temporal stores (the written line goes to memory without being
- *   read first: for them the bytes named are the bytes moved)
+ *   read first: for them the bytes named are the bytes moved), and stencil:
+ *   a 2D five-point stencil over rows of W doubles (row=W, default 4096),
+ *   its interior counted as one stream read and one written
  *   prints: threads GB/s;  exit status 3: no non-temporal stores on this target */
 #include <omp.h>
 #include <stdio.h>
@@ -76,11 +78,29 @@ static void triad_nt(double *restrict a, const double *restrict b, const double 
 }
 #endif
 
-enum { LOAD_K, UPDATE_K, COPY_K, DAXPY_K, TRIAD_K, COPY_NT_K, TRIAD_NT_K };
+enum { LOAD_K, UPDATE_K, COPY_K, DAXPY_K, TRIAD_K, COPY_NT_K, TRIAD_NT_K, STENCIL_K };
 /* name, arrays (one stream each), bytes named per iteration */
 static const struct { const char *name; int arrays; double bytes; } KERNELS[] = {
     {"load", 1, 8}, {"update", 1, 16}, {"copy", 2, 16}, {"daxpy", 2, 24}, {"triad", 4, 32},
-    {"copy_nt", 2, 16}, {"triad_nt", 4, 32}};
+    {"copy_nt", 2, 16}, {"triad_nt", 4, 32}, {"stencil", 2, 16}};
+
+static long row = 4096;   /* the stencil's row length (doubles) */
+
+/* b = the five-point sum of a over the interior of rows of `row`: its rows above and below are
+   reused from a cache only where three of them fit (the layer condition) */
+static void stencil(double *restrict b, const double *restrict a, long n) {
+    long rows = n / row;
+    for (long j = 1; j < rows - 1; ++j) {
+        const double *restrict up = a + (j - 1) * row, *restrict mid = a + j * row, *restrict down = a + (j + 1) * row;
+        double *restrict out = b + j * row;
+        for (long i = 1; i < row - 1; ++i) out[i] = up[i] + mid[i - 1] + mid[i] + mid[i + 1] + down[i];
+    }
+}
+
+/* iterations of one pass over arrays of n elements (the stencil: its interior) */
+static double iterations(int kernel, long n) {
+    return kernel == STENCIL_K ? (double)(n / row - 2) * (double)(row - 2) : (double)n;
+}
 
 /* One pass of the kernel over the thread's arrays; returns what keeps the load from being dead. */
 static double sweep(int kernel, double *restrict a, double *restrict b, double *restrict c, double *restrict d,
@@ -106,6 +126,7 @@ static double sweep(int kernel, double *restrict a, double *restrict b, double *
     case COPY_K: for (long i = 0; i < n; ++i) b[i] = a[i] + 0.0; break;
     case DAXPY_K: for (long i = 0; i < n; ++i) a[i] = a[i] + s * b[i]; break;
     case TRIAD_K: for (long i = 0; i < n; ++i) a[i] = b[i] + c[i] * d[i]; break;  /* 3 read, 1 written */
+    case STENCIL_K: stencil(b, a, n); break;
 #if NT_WIDTH
     case COPY_NT_K: copy_nt(b, a, n); break;
     case TRIAD_NT_K: triad_nt(a, b, c, d, n); break;
@@ -153,12 +174,13 @@ static void measure(int kernel, double **v, long n, double min_s, long *reps) {
         if (elapsed >= min_s || *reps > (1L << 40)) break;
         *reps = (long)(*reps * (elapsed > 0 ? 1.5 * min_s / elapsed : 10)) + 1;
     }
-    printf("%d %.4f %g\n", threads, per_it * n * *reps * threads / elapsed / 1e9, sink > 0 ? 0.0 : 1.0);
+    printf("%d %.4f %g\n", threads, per_it * iterations(kernel, n) * *reps * threads / elapsed / 1e9,
+           sink > 0 ? 0.0 : 1.0);
     fflush(stdout);
 }
 
 int main(int argc, char **argv) {
-    if (argc < 4) { fprintf(stderr, "usage: stream KERNEL BYTES MIN_SECONDS [serve]\n"); return 2; }
+    if (argc < 4) { fprintf(stderr, "usage: stream KERNEL BYTES MIN_SECONDS [serve] [row=W]\n"); return 2; }
     int kernel = -1;
     for (int i = 0; i < (int)(sizeof KERNELS / sizeof *KERNELS); ++i)
         if (!strcmp(argv[1], KERNELS[i].name)) kernel = i;
@@ -169,10 +191,17 @@ int main(int argc, char **argv) {
     }
     long bytes = atol(argv[2]);
     double min_s = atof(argv[3]);
-    int serve = argc > 4 && !strcmp(argv[4], "serve");
+    int serve = 0;
+    for (int i = 4; i < argc; ++i) {
+        if (!strcmp(argv[i], "serve")) serve = 1;
+        else if (!strncmp(argv[i], "row=", 4)) row = atol(argv[i] + 4);
+        else { fprintf(stderr, "unknown argument %s\n", argv[i]); return 2; }
+    }
+    if (row < 3) { fprintf(stderr, "row=W: W must be 3 or more\n"); return 2; }
     int arrays = KERNELS[kernel].arrays;
     long n = bytes / (8 * arrays);
     if (n < 64) n = 64;
+    if (kernel == STENCIL_K && n < 3 * row) n = 3 * row;   /* one interior row at least */
     double **v = calloc((size_t)4 * omp_get_max_threads(), sizeof *v);
     #pragma omp parallel
     allocate(v + 4 * omp_get_thread_num(), arrays, n);
