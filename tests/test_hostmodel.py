@@ -130,9 +130,10 @@ def test_the_streaming_benchmark_writes_through_the_caches(tmp_path, compiler):
 
 
 # the bytes a kernel names per element, read and written, 8 each (stream.c's loops), and the
-# arrays it sweeps: load reads a; update a = s a; copy b = a; daxpy a = a + s b; triad a = b + c d
+# arrays it sweeps: load reads a; update a = s a; copy b = a; daxpy a = a + s b; triad a = b + c d;
+# the stencil b = the five-point sum of a (its interior: 0.3 % fewer at the default row and 48 MiB)
 NAMED = {"load": (8, 1), "update": (16, 1), "copy": (16, 2), "daxpy": (24, 2), "triad": (32, 4),
-         "copy_nt": (16, 2), "triad_nt": (32, 4)}
+         "copy_nt": (16, 2), "triad_nt": (32, 4), "stencil": (16, 2)}
 
 
 def _served(exe, kernel: str, bytes_per_thread: int, threads: int, sweeps: int) -> list[tuple[float, float]]:
@@ -198,6 +199,8 @@ def test_stream_gbps_passes_the_run_and_reads_its_bandwidth(tmp_path):
     fake.chmod(0o755)
     assert hostmodel.stream_gbps(fake, "triad", 1 << 20, 3, 0.25) == 12.3456
     assert (tmp_path / "stream.args").read_text().split() == ["3", "close", "triad", str(1 << 20), "0.25"]
+    hostmodel.stream_gbps(fake, "stencil", 1 << 20, 1, 0.25, row=4096)
+    assert (tmp_path / "stream.args").read_text().split()[2:] == ["stencil", str(1 << 20), "0.25", "row=4096"]
 
 
 def test_calibrate_node_dry_run_says_the_clock_is_the_os_one(tmp_path, capsys):
