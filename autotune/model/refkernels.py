@@ -173,31 +173,7 @@ def _runs(data: dict, pick) -> dict[str, dict]:
             except (ValueError, IndexError, TypeError):
                 continue
         out[str(level)] = {"working_set": int(quantity(runs["size per thread"][i], "size")), "gbs": gbs, "threads": t}
-    return _with_stencils(data, out)
-
-
-def _with_stencils(data: dict, out: dict[str, dict]) -> dict[str, dict]:
-    """The runs `out` with the reference stencils' GB/s where they ran at the same thread count and
-    working set as the level's streaming kernels (specs.stencils: the same rounds)."""
-    for level, run in stencils.measured_in(data).items():
-        got = out.get(level)
-        threads = [int(t) for t in run.get("threads") or []]
-        if got is None or got["threads"] not in threads:
-            continue
-        i = threads.index(got["threads"])
-        try:
-            if int(quantity(run["size per thread"][i], "size")) != got["working_set"]:
-                continue
-        except (KeyError, IndexError, ValueError, TypeError):
-            continue
-        for kernel, values in run.items():
-            if kernel in ("threads", "size per thread"):
-                continue
-            try:
-                got["gbs"][str(kernel)] = quantity(values[i], "bandwidth") / 1e9
-            except (ValueError, IndexError, TypeError):
-                continue
-    return out
+    return stencils.with_runs(data, out)
 
 
 # ---------------------------------------------------------------- the rules

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 from autotune.specs.hostmachine import HostInfo, thread_share
+from autotune.specs.units import quantity
 
 KERNEL = "stencil"     # the streaming benchmark's kernel (autotune/tools/stream.c)
 ARRAYS = 2             # a and b, one stream each
@@ -113,3 +114,28 @@ def measured_in(data: dict) -> dict[str, dict]:
     kernel: [GB/s text, ...]}}."""
     section_ = data.get(SECTION) or {}
     return {str(lv): run for lv, run in section_.items() if lv not in ("note", "rows") and isinstance(run, dict)}
+
+
+def with_runs(data: dict, out: dict[str, dict]) -> dict[str, dict]:
+    """The streaming kernels' runs `out` ({level: {"working_set", "gbs", "threads"}}, as
+    model.refkernels reads them) with the stencils' GB/s where they ran at the same thread count
+    and working set (the same rounds)."""
+    for level, run in measured_in(data).items():
+        got = out.get(level)
+        threads = [int(t) for t in run.get("threads") or []]
+        if got is None or got["threads"] not in threads:
+            continue
+        i = threads.index(got["threads"])
+        try:
+            if int(quantity(run["size per thread"][i], "size")) != got["working_set"]:
+                continue
+        except (KeyError, IndexError, ValueError, TypeError):
+            continue
+        for kernel, values in run.items():
+            if kernel in ("threads", "size per thread"):
+                continue
+            try:
+                got["gbs"][str(kernel)] = quantity(values[i], "bandwidth") / 1e9
+            except (ValueError, IndexError, TypeError):
+                continue
+    return out
