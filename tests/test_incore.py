@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import platform
+import re
 from pathlib import Path
 
 import pytest
@@ -136,6 +137,16 @@ def test_parts_are_measured_on_this_host_stored_and_reused(tmp_path, compiler, m
         raise AssertionError("measured again")
     monkeypatch.setattr(pinc, "measure", no_measuring)
     assert pinc.ensure_incore([part], machine, store)[part.code] == json.loads(json.dumps(rec))
+    # a file of the same CPU made by another calibration (another one-core clock) reuses the
+    # seconds, converted to cycles at its own clock
+    path = _file_with(tmp_path, dict(here, clock="1.50 GHz"), "-O3 -march=native -fopenmp")
+    path.write_text(re.sub(r"^clock: .*$", "clock: 1.9 GHz", path.read_text(), count=1, flags=re.M))
+    again = load_machine(str(path))
+    assert again.kerncraft_digest != machine.kerncraft_digest and again.clock_hz == 1.9e9
+    reused = pinc.ensure_incore([part], again, store)[part.code]
+    assert reused["seconds_per_call"] == rec["seconds_per_call"] and reused["clock_hz"] == 1.5e9
+    assert reused["cy_per_cl"] == pytest.approx(rec["cy_per_cl"] * 1.5e9 / rec["clock_hz"])
+    assert reused["l2"]["cy_per_cl"] == pytest.approx(rec["l2"]["cy_per_cl"] * 1.5e9 / rec["clock_hz"])
 
     other = load_machine(str(_file_with(tmp_path, dict(here, cpu="GenuineIntel family 6 model 1"),
                                         "-O3 -march=native -fopenmp")))

@@ -3,8 +3,9 @@
 For a machine whose file has an `in-core measured` section (calibrate --node writes one), the
 parts a ranking needs are built as kerncraft analyses them and timed on an L1-resident working set
 (tools.incore_bench), round-robin, the median kept; the records go to the store (the `derived`
-table, kind "incore"), keyed by the part's code, its constants, the machine file's node part,
-the compiler and the CPU, and are reused like analyses.  A part is measured only on a host of
+table, kind "incore"), keyed by the part's code, its constants, the compiler, its flags and the
+CPU, not by the rest of the file: a second calibration of the same CPU reuses them, and their
+seconds are converted to cycles at the clock of the file in use.  A part is measured only on a host of
 the file's CPU; elsewhere the stored records are used, and a part without one is priced by the
 port model (its analysis says so).
 """
@@ -59,7 +60,7 @@ def _inputs(part: KernelPart, machine: Machine, constants: dict) -> dict:
     from autotune.tools.incore_bench import HARNESS_VERSION
     from autotune.tools.toolchain import compiler_version, package_version
     return {"harness": HARNESS_VERSION, "code": part.code, "unroll": part.unroll, "constants": constants,
-            "machine": machine.kerncraft_digest, "compiler": machine.compiler, "flags": machine.compiler_flags,
+            "compiler": machine.compiler, "flags": machine.compiler_flags,
             "compiler_version": compiler_version(machine.compiler), "kerncraft": package_version("kerncraft"),
             "cpu": machine.incore_measured["cpu"]}
 
@@ -103,6 +104,8 @@ def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
     elif todo:
         why = f"this host is not the CPU the file measures ({machine.incore_measured['cpu']}), and the store has none"
         got_all.update({ident: {"part": part.name, "error": why} for ident, (part, _, _) in todo.items()})
+    clock = one_core_clock(machine)
+    got_all = {ident: at_clock(record, clock) for ident, record in got_all.items()}
     out: dict[str, dict] = {}
     for (code, level), record in got_all.items():
         if level == L1:
@@ -154,6 +157,14 @@ def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], machine: Machine,
                   "iterations": b["iterations"], "per_line": per_line, "clock_hz": clock,
                   "cy_per_cl": incmod.cycles_per_line(seconds, clock, b["iterations"], per_line)}
     return out
+
+
+def at_clock(record: dict, clock: float) -> dict:
+    """A measured record's cycles at `clock` (its seconds are what was measured; a failure as is)."""
+    if "seconds_per_call" not in record:
+        return record
+    return dict(record, clock_hz=clock, cy_per_cl=incmod.cycles_per_line(
+        record["seconds_per_call"], clock, record["iterations"], record["per_line"]))
 
 
 def one_core_clock(machine: Machine) -> float:
