@@ -407,6 +407,36 @@ def test_a_wide_spread_is_warned_of_and_in_the_result(tmp_path, capsys, monkeypa
     assert wide_lines([]) == []
 
 
+def test_a_fit_that_does_not_end_leaves_no_file_and_keeps_the_measurements(tmp_path, capsys, monkeypatch):
+    """The file lands at its path only once its transfers are settled; where the fit fails, the
+    measured draft is kept beside it as <name>.unsettled and the command fails."""
+    from autotune.pipeline import hostmachine as phm
+    from autotune.pipeline import refkernels
+    from autotune.tools import hostprobe
+    clock = hostmachine.clock_under_load(2.6e9, "cpuinfo", [[3.65]] * 7, [[3.64, 3.64]] * 7)
+    monkeypatch.setattr(hostprobe, "detect", _guest)
+    monkeypatch.setattr(hostprobe, "measure_clock", lambda host, progress: clock)
+    monkeypatch.setattr(hostprobe, "measure", lambda host, progress, min_seconds, **kw: _recorded_bandwidths())
+    monkeypatch.setattr(hostprobe, "stream_exe", lambda cc="gcc": contextlib.nullcontext(Path("stream")))
+    monkeypatch.setattr(hostprobe, "measure_capacity", lambda host, progress, min_seconds, **kw: None)
+    seen = []
+
+    def broken(target, progress):
+        seen.append(Path(target))
+        raise RuntimeError("the fit broke")
+    monkeypatch.setattr(refkernels, "settle_transfers", broken)
+    target = tmp_path / "guest.yaml"
+    uarch = (uarch_args() or [None, None])[1]
+    with pytest.raises(RuntimeError, match="the fit broke"):
+        phm.write_host_machine(target, "guest", lambda line: None, uarch=uarch)
+    assert not target.exists() and seen[0] != target and seen[0].name == target.name
+    kept = tmp_path / ("guest.yaml" + phm.UNSETTLED)
+    assert load_machine(str(kept)).bandwidth("MEM", 1) > 0
+    monkeypatch.setattr(refkernels, "settle_transfers", lambda target, progress: {})
+    phm.write_host_machine(target, "guest", lambda line: None, uarch=uarch)
+    assert load_machine(str(target)).bandwidth("MEM", 1) > 0
+
+
 def test_the_spread_of_a_level_at_a_core_count_is_its_widest_kernels():
     from dataclasses import replace
 

@@ -103,13 +103,7 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
     text = (f"# Machine model of {host.model_name or 'this host'} ({ident.record.name}), made by "
             f"autotune calibrate --node.\n# Measured, identified and assumed fields: see 'provenance' "
             f"below.\n" + _dump(data))
-    reference = {}
-    if not dry_run:
-        write_text(target, text, "out", make_folders=True)
-        from autotune.specs.machine import load_machine
-        load_machine(str(target))  # the file we wrote must load like any other
-        from autotune.pipeline.refkernels import settle_transfers
-        reference = settle_transfers(target, progress)   # the file's transfers overlap, checked and set
+    reference = {} if dry_run else _settled(target, text, progress)
     return HostMachineResult(
         machine=name, file=str(target), uarch=ident.to_dict(), flags=flags, cores=host.cores,
         clock_ghz=hostmachine.file_clock_hz(host, clock) / 1e9, nodes=nodes, wall_s=time.perf_counter() - t0,
@@ -123,6 +117,34 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
         last_level=scan.to_dict() if scan else {},
         bandwidth_runs={lvl: {k: [r[5] if len(r) > 5 else None for r in rows] for k, rows in ks.items()}
                         for lvl, ks in bandwidths.items()})
+
+
+UNSETTLED = ".unsettled"   # the suffix of a file whose measurements were kept but whose fit did not end
+
+
+def _settled(target: Path, text: str, progress: Callable[[str], None]) -> dict:
+    """Write the file at `target` once its transfers are settled (pipeline.refkernels): it is
+    drafted and fitted in a folder of its own, so `target` only ever holds a finished file.  Where
+    the fit does not end (an error, an interrupt), the draft, with every measurement, is kept
+    beside `target` as <name>.unsettled, and the error goes on."""
+    import tempfile
+
+    from autotune.pipeline.refkernels import settle_transfers
+    from autotune.specs.machine import load_machine
+    with tempfile.TemporaryDirectory(prefix="autotune-calibrate-") as tmp:
+        draft = Path(tmp) / target.name        # kerncraft keys its analyses on the file's name
+        write_text(draft, text, "out")
+        try:
+            load_machine(str(draft))           # the file we wrote must load like any other
+            reference = settle_transfers(draft, progress)   # its transfers overlap, checked and set
+        except BaseException:
+            kept = target.with_name(target.name + UNSETTLED)
+            write_text(kept, draft.read_text(), "out", make_folders=True)
+            progress(f"the measurements are kept in {kept}: the transfers were not settled, so {target} "
+                     f"was not written")
+            raise
+        write_text(target, draft.read_text(), "out", make_folders=True)
+    return reference
 
 
 def _warn_wide(wide: list[dict], progress: Callable[[str], None], shown: int = 8) -> None:
