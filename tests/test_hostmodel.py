@@ -370,11 +370,8 @@ def test_a_file_without_spreads_loads_and_a_bad_spread_is_refused():
         parse_machine(data, "h.yaml", "h")
 
 
-def test_a_wide_spread_is_warned_of_and_in_the_result(tmp_path, capsys, monkeypatch):
-    """calibrate --node on recorded runs (the measurements and the reference kernels' check
-    replaced by their recorded outcome): the progress names each wide point, the JSON lists them,
-    the table says so, and the file written loads in kerncraft and here."""
-    from autotune.pipeline import refkernels
+def _recorded_host(monkeypatch):
+    """calibrate --node's measurements replaced by the recorded guest's: its caches, clock and runs."""
     from autotune.tools import hostprobe
     clock = hostmachine.clock_under_load(2.6e9, "cpuinfo", [[3.65]] * 7, [[3.64, 3.64]] * 7)
     monkeypatch.setattr(hostprobe, "detect", _guest)
@@ -382,6 +379,14 @@ def test_a_wide_spread_is_warned_of_and_in_the_result(tmp_path, capsys, monkeypa
     monkeypatch.setattr(hostprobe, "measure", lambda host, progress, min_seconds, **kw: _recorded_bandwidths())
     monkeypatch.setattr(hostprobe, "stream_exe", lambda cc="gcc": contextlib.nullcontext(Path("stream")))
     monkeypatch.setattr(hostprobe, "measure_capacity", lambda host, progress, min_seconds, **kw: None)
+
+
+def test_a_wide_spread_is_warned_of_and_in_the_result(tmp_path, capsys, monkeypatch):
+    """calibrate --node on recorded runs (the measurements and the reference kernels' check
+    replaced by their recorded outcome): the progress names each wide point, the JSON lists them,
+    the table says so, and the file written loads in kerncraft and here."""
+    from autotune.pipeline import refkernels
+    _recorded_host(monkeypatch)
     monkeypatch.setattr(refkernels, "settle_transfers", lambda target, progress: {})
     target = tmp_path / "guest.yaml"
     argv = ("calibrate", "--node", "--name", "guest", "--out", target, *uarch_args())
@@ -412,13 +417,7 @@ def test_a_fit_that_does_not_end_leaves_no_file_and_keeps_the_measurements(tmp_p
     measured draft is kept beside it as <name>.unsettled and the command fails."""
     from autotune.pipeline import hostmachine as phm
     from autotune.pipeline import refkernels
-    from autotune.tools import hostprobe
-    clock = hostmachine.clock_under_load(2.6e9, "cpuinfo", [[3.65]] * 7, [[3.64, 3.64]] * 7)
-    monkeypatch.setattr(hostprobe, "detect", _guest)
-    monkeypatch.setattr(hostprobe, "measure_clock", lambda host, progress: clock)
-    monkeypatch.setattr(hostprobe, "measure", lambda host, progress, min_seconds, **kw: _recorded_bandwidths())
-    monkeypatch.setattr(hostprobe, "stream_exe", lambda cc="gcc": contextlib.nullcontext(Path("stream")))
-    monkeypatch.setattr(hostprobe, "measure_capacity", lambda host, progress, min_seconds, **kw: None)
+    _recorded_host(monkeypatch)
     seen = []
 
     def broken(target, progress):

@@ -9,7 +9,7 @@ the solver's kernels, whose rows are reused from one level and not from the next
 with the rule.  A stencil whose three rows exceed one level and fit the next moves more lines over
 the upper interface than over the lower: five against three per line of work.  Measured below
 the level that holds its rows, it shows whether the upper transfer adds to the lower one or hides
-behind it (docs/node-model.md, "The reference kernels").
+behind it (docs/node-model.md, "How transfers compose: the reference kernels").
 """
 from __future__ import annotations
 
