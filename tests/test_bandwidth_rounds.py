@@ -24,7 +24,7 @@ def test_a_point_gets_more_rounds_until_its_median_settles(monkeypatch):
     monkeypatch.setattr(hostprobe, "stream_has_nt", lambda exe: True)
     monkeypatch.setattr(hostprobe, "working_sets", lambda host: {"L1": 16384})
     monkeypatch.setattr(hostprobe, "KERNELS", ("copy", "load"))
-    monkeypatch.setattr(hostprobe, "stream_gbps", lambda exe, kernel, ws, t, s: next(rounds[kernel]))
+    monkeypatch.setattr(hostprobe, "stream_gbps", lambda exe, kernel, ws, t, s, row=None: next(rounds[kernel]))
     host = hm.HostInfo("cpu", "GenuineIntel", "6", "1", 1, 2e9, (hm.Cache(1, 32768, 8, 64, 1),))
     seen = []
     got = hostprobe.measure(host, seen.append)["L1"]

@@ -98,7 +98,7 @@ def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
             todo[ident] = (part, consts, key)
     if todo and host_is(machine):
         for ident, record in measure(todo, machine, progress, jobs).items():
-            if "cy_per_cl" in record:     # a failure may pass (a full disk): it is not kept
+            if "seconds_per_call" in record:     # a failure may pass (a full disk): it is not kept
                 store.put_derived(KIND, todo[ident][2], json.dumps(record, sort_keys=True).encode())
             got_all[ident] = record
     elif todo:
@@ -115,7 +115,8 @@ def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
 
 def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], machine: Machine,
             progress: Callable[[int, int, str], None] | None, jobs: int | None) -> dict[tuple, dict]:
-    """Build every part's harness (in a pool of analysis workers), then time them round-robin."""
+    """Build every part's harness (in a pool of analysis workers), then time them round-robin: the
+    seconds per call and what converts them to cycles per line of work (at_clock)."""
     import tempfile
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -143,7 +144,6 @@ def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], machine: Machine,
             ready, ROUNDS, MIN_S, progress and (lambda done: progress(
                 len(codes) + done, len(codes) + max(done, ROUNDS), f"{PROGRESS}: round {done} timed")),
             MAX_ROUNDS, settled)
-    clock = one_core_clock(machine)
     out = {}
     for c in codes:
         b, part = built[c], todo[c][0]
@@ -154,8 +154,7 @@ def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], machine: Machine,
         seconds = statistics.median(runs[c])
         per_line = b["elements_per_cacheline"] / part.loops[-1].step   # kerncraft's line of work
         out[c] = {"part": names[c], "constants": todo[c][1], "seconds_per_call": seconds, "runs": runs[c],
-                  "iterations": b["iterations"], "per_line": per_line, "clock_hz": clock,
-                  "cy_per_cl": incmod.cycles_per_line(seconds, clock, b["iterations"], per_line)}
+                  "iterations": b["iterations"], "per_line": per_line}
     return out
 
 

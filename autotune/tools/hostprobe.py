@@ -208,8 +208,8 @@ def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float 
                 done = 0
                 while done < REPEATS or (done < MAX_REPEATS and not settled(runs)):
                     for kernel in kernels:
-                        runs[kernel].append(stream_gbps(exe, stencils.KERNEL, ws, t, min_seconds, row=rows[kernel])
-                                            if kernel in rows else stream_gbps(exe, kernel, ws, t, min_seconds))
+                        runs[kernel].append(stream_gbps(exe, stencils.KERNEL if kernel in rows else kernel, ws, t,
+                                                        min_seconds, row=rows.get(kernel)))
                     done += 1
                 for kernel in kernels:
                     results[level][kernel].append(Point(t, ws, *median_spread(runs[kernel]),
