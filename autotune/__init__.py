@@ -4,7 +4,7 @@
     autotune.rank("heat2d", nodes=8).to_frame()
     autotune.tune(autotune.TuneRequest.of("heat2d", nodes=8, top=3, steps=20))
 
-rank, sweep, scale, explain, tune and calibrate are the commands of the command line as
+rank, sweep, scale, explain, tune, generate, plan and calibrate are the commands of the command line as
 functions (autotune.api), with identify_cpu, calibrate_node and import_kerncraft for a new
 cluster's machine file and learn for calibrate --from-runs.  They take the request objects the
 command line builds (ScenarioRequest, RankRequest, TuneRequest, CalibrateRequest, RunOptions)
@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 from autotune.errors import InputError, ToolError  # noqa: E402, F401 (exported)
 
 # autotune.api's __all__: its functions and the request types they take
-_API = ("rank", "sweep", "scale", "explain", "tune", "generate_online", "ingest", "calibrate", "identify_cpu", "calibrate_node",
+_API = ("rank", "sweep", "scale", "explain", "tune", "generate", "generate_online", "plan", "ingest", "calibrate", "identify_cpu", "calibrate_node",
         "import_kerncraft", "learn", "ScenarioRequest", "RankRequest", "TuneRequest", "CalibrateRequest",
         "RunOptions")
 _OWN = ("InputError", "ToolError", "__version__")

@@ -33,21 +33,23 @@ from autotune.errors import InputError
 from autotune.pipeline import entry
 from autotune.request.calibrate import CalibrateRequest
 from autotune.request.commands import RankRequest, TuneRequest
+from autotune.request.generate import GenerateRequest
+from autotune.request.machinefile import LearnRequest, NewMachineRequest
+from autotune.request.plan import PlanRequest
 from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
-from autotune.request.selection import selection
+from autotune.request.selection import online_rule, selection
 from autotune.results.rank import ExplainResult, RankResult
 from autotune.results.rankset import RankSet
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
 from autotune.results.online import OnlineResult
 from autotune.results.tune import TuneResult
-from autotune.storage.paths import check_output_path, default_store_path
+from autotune.storage.paths import default_store_path
 from autotune.storage.store import Store
-from autotune.tools.ecm_runner import check_jobs
 
 # the functions and the request types they take (autotune exports these and the result types)
-__all__ = ["rank", "sweep", "scale", "explain", "tune", "generate_online", "ingest", "calibrate", "identify_cpu", "calibrate_node",
+__all__ = ["rank", "sweep", "scale", "explain", "tune", "generate", "generate_online", "plan", "ingest", "calibrate", "identify_cpu", "calibrate_node",
            "import_kerncraft", "learn", "ScenarioRequest", "RankRequest", "TuneRequest", "CalibrateRequest",
            "RunOptions"]
 
@@ -83,7 +85,7 @@ def rank(request: Request | RankRequest, /, *, nodes=None, threads=None, n=None,
     if spec.is_sweep and not spec.each_ivp:
         raise InputError(": rank takes one scenario, or 'all' IVPs at one value of the others; use autotune.sweep "
                          "for lists and ranges", field="ivp")
-    check_jobs(jobs)
+    entry.check_jobs(jobs)
     with _store(store) as st:
         return entry.rank(req.scenario, req.rule, st, progress, jobs, req.selected_only)
 
@@ -97,11 +99,9 @@ def sweep(request: Request | RankRequest, /, *, n=None, nodes=None, threads=None
     only.  request: as for rank (a RankRequest for within or all).  .to_frame() is the long table."""
     req = RankRequest.of(request, n=n, nodes=nodes, threads=threads, machine=machine, method=method,
                          variant_filter=variant_filter, top=top, selected_only=selected_only)
-    spec = req.scenario.sweep_spec()
-    from autotune.pipeline.sweep import run_sweep
-    check_jobs(jobs)
+    entry.check_jobs(jobs)
     with _store(store) as st:
-        return run_sweep(spec, req.rule, st, progress, jobs, req.selected_only)
+        return entry.sweep(req, st, progress, jobs)
 
 
 def scale(request: Request, /, *, n=None, nodes=None, threads=None, machine: str | None = None,
@@ -113,7 +113,7 @@ def scale(request: Request, /, *, n=None, nodes=None, threads=None, machine: str
                              variant_filter=variant_filter)
     if req.nodes is None:
         req = ScenarioRequest.of(req, nodes="1:64")
-    check_jobs(jobs)
+    entry.check_jobs(jobs)
     with _store(store) as st:
         return entry.scale(req, rule, st, progress, jobs)
 
@@ -126,7 +126,7 @@ def explain(request: Request, /, *, variant: str, nodes=None, threads=None, n=No
     ScenarioRequest."""
     req = ScenarioRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine, method=method,
                              model=model)
-    check_jobs(jobs)
+    entry.check_jobs(jobs)
     with _store(store) as st:
         return entry.explain(req, variant, selection(), st, progress, jobs)
 
@@ -146,10 +146,19 @@ def tune(request: Request | TuneRequest, /, *, nodes=None, threads=None, n=None,
     many steps)."""
     req = TuneRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine, top=top, variants=variants,
                          reps=reps)
-    check_jobs(jobs)
+    entry.check_jobs(jobs)
     with _store(store) as st:
         return entry.tune(req.scenario, req.rule, req.run, st, say or _quiet, req.named, progress, jobs, req.sample,
                           req.baseline)
+
+
+def generate(request: Request, /, *, n=None, machine: str | None = None, method: str | None = None,
+             out="variants-out"):
+    """generate: every variant's kernel parts and solvers for the IVP at size n (the machine's
+    caches set the fused sweeps' tiles), written to `out` with variants.json (parts, executions,
+    build commands).  Returns a GenerateResult."""
+    req = GenerateRequest(ScenarioRequest.of(request, n=n, machine=machine, method=method), out)
+    return entry.generate(req)
 
 
 def generate_online(request: Request, /, *, top: int | None = None, within: float | None = None, nodes=None,
@@ -159,21 +168,28 @@ def generate_online(request: Request, /, *, top: int | None = None, within: floa
     carries the top K pre-selected variants (at most 8; default: those within 10 % of the best)
     and picks the fastest while it runs (docs/online.md); recheck: its default re-check, a trial
     again every so many steps.  Returns an OnlineSourceResult."""
-    req = ScenarioRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine)
-    from autotune.pipeline.online import online_rule
-    rule = online_rule(top, within, "top")
-    check_output_path(Path(out), "out", "folder")
-    check_jobs(jobs)
+    req = GenerateRequest(ScenarioRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine), out,
+                          online_rule(top, within, "top"), recheck)
+    entry.check_jobs(jobs)
     with _store(store) as st:
-        return entry.generate_online(req, rule, Path(out), st, say or _quiet, None, jobs, recheck)
+        return entry.generate_online(req, st, say or _quiet, None, jobs)
+
+
+def plan(scenarios, /, *, out="plan.json", store=None, jobs: int | str | None = None,
+         progress: Progress = None):
+    """plan: the scenarios file (YAML: ivp, n, nodes, threads, machine, top/within, run options)
+    pre-selected into a plan for tune --plan, written to `out`.  Returns a PlanResult."""
+    req = PlanRequest(scenarios, out)
+    entry.check_jobs(jobs)
+    with _store(store) as st:
+        return entry.plan(req, st, progress, jobs)
 
 
 def ingest(path, *, store=None, say: Callable[[str], None] | None = None):
     """tune --ingest: the JSON an online solver wrote (AUTOTUNE_ONLINE_JSON) into the store, each
     candidate's timed trial steps as a run of it, marked online.  Returns an OnlineResult."""
-    from autotune.pipeline.online import ingest as take
     with _store(store) as st:
-        return take(Path(path), st, say or _quiet)
+        return entry.ingest(Path(path), st, say or _quiet)
 
 
 def learn(machine: str, *, store=None, folds: str = "scenario", holdout=(), dry_run: bool = False, out=None,
@@ -182,9 +198,9 @@ def learn(machine: str, *, store=None, folds: str = "scenario", holdout=(), dry_
     cross-validate (folds: scenario, size or ivp; holdout: IVPs no fit sees) and, unless dry_run,
     write them into its machine file (or `out`).  Returns a LearnResult (.to_frame(): one row
     per fold)."""
+    req = LearnRequest.of(machine, folds=folds, holdout=holdout, dry_run=dry_run, out=out)
     with _store(store) as st:
-        return entry.learn(machine, st, say or _quiet, folds, tuple([holdout] if isinstance(holdout, str) else holdout),
-                           dry_run, out)
+        return entry.learn(req, st, say or _quiet)
 
 
 def calibrate(request: str | Path | CalibrateRequest, /, *, procs=None, threads=None, ops=None,
@@ -193,12 +209,11 @@ def calibrate(request: str | Path | CalibrateRequest, /, *, procs=None, threads=
     """Run the MPI micro-benchmarks, fit the communication model, write it into the machine file
     (or `out`; raw: every measurement as JSON Lines too).  request: a machine name or path, or a
     CalibrateRequest (message sizes: min_bytes, max_bytes, factor, max_seconds; timeout)."""
-    from autotune.pipeline.calibrate import calibrate as run_calibrate
     req = CalibrateRequest.of(request, procs=procs, threads=threads, ops=ops, launcher=launcher, out=out,
                               fresh=fresh, raw=raw)
-    plan, target = req.resolve()
+    req.resolve()       # the outputs refused before the store is opened
     with _store(store) as st:
-        return run_calibrate(plan, st, target, say or _quiet, req.fresh, req.raw)
+        return entry.calibrate(req, st, say or _quiet)
 
 
 def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None, port_model=None):
@@ -208,8 +223,7 @@ def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None, port_mode
     of the closest record it models is borrowed (`borrowed_from` says whose and why); InputError
     where no record of the CPU's vendor is modelled.  uarch: an explicit choice (assumed);
     port_model: an OSACA architecture file (path) to use instead of the installed one."""
-    from autotune.tools.cpuprobe import identify_cpu as identify
-    return identify(cpuinfo, uarch, port_model)
+    return entry.identify_cpu(cpuinfo, uarch, port_model)
 
 
 def calibrate_node(name: str, *, nodes: int = 1, uarch: str | None = None, dry_run: bool = False,
@@ -218,17 +232,12 @@ def calibrate_node(name: str, *, nodes: int = 1, uarch: str | None = None, dry_r
     """A cluster machine file of this host (calibrate --node): the CPU identified, caches from the
     OS, bandwidths measured; written to the user's machine folder (or out).  dry_run: identify only.
     port_model: an OSACA architecture file (path) for the in-core analyses (recorded by digest)."""
-    from autotune.pipeline.hostmachine import new_machine_target, write_host_machine
-    name, target = new_machine_target(name, out)
-    if not dry_run:
-        check_output_path(target, "out", "machine")
-    return write_host_machine(target, name, say or _quiet, nodes, uarch, min_seconds, dry_run, port_model)
+    req = NewMachineRequest.of(name, nodes=nodes, uarch=uarch, min_seconds=min_seconds, dry_run=dry_run, out=out,
+                               port_model=port_model)
+    return entry.new_machine(req, say or _quiet)
 
 
 def import_kerncraft(path, name: str, *, nodes: int = 1, out=None):
     """A cluster machine file of a kerncraft machine file (calibrate --from-kerncraft)."""
-    from autotune.pipeline.hostmachine import import_kerncraft as run_import
-    from autotune.pipeline.hostmachine import new_machine_target
-    name, target = new_machine_target(name, out)
-    check_output_path(target, "out", "machine")
-    return run_import(Path(path), target, name, nodes)
+    req = NewMachineRequest.of(name, nodes=nodes, from_kerncraft=Path(path), out=out)
+    return entry.new_machine(req, _quiet)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
-from pathlib import Path
 
 from autotune.errors import InputError
 from autotune.pipeline import entry
@@ -12,7 +11,7 @@ from autotune.report.render import plot, render
 from autotune.request.commands import RankRequest, TuneRequest
 from autotune.request.scenario import ScenarioRequest
 from autotune.request.selection import selection
-from autotune.storage.paths import check_output_path, default_store_path
+from autotune.storage.paths import default_store_path
 from autotune.storage.store import Store
 
 
@@ -79,27 +78,15 @@ def cmd_scale(args, progress) -> int:
 
 
 def cmd_tune(args, progress) -> int:
-    if args.ingest:
-        from autotune.pipeline.online import ingest
-        if args.ivp or args.online or args.plan:
-            raise InputError(f"{args.ingest}: not with --ivp, --plan or --online (the file says what it ran)", field="ingest")
+    from autotune.request.plan import tune_form
+    form = tune_form(args.ivp, args.plan, args.ingest, args.online, args.recheck, args.sample, args.baseline,
+                     args.replay, args.plot)
+    if form == "ingest":
         with open_store(args) as store:
-            emit(render(ingest(args.ingest, store, progress_line("tune")), args.format))
+            emit(render(entry.ingest(args.ingest, store, progress_line("tune")), args.format))
         return 0
-    if args.recheck and not args.online:
-        raise InputError(f"{args.recheck}: only with --online", field="recheck")
-    if args.plan:
-        if args.sample is not None:
-            raise InputError(f"{args.sample}: not with --plan, which runs the planned variants", field="sample")
-        if args.baseline:
-            raise InputError(": not with --plan, which runs the planned variants", field="baseline")
-        if args.replay:
-            raise InputError(": not with --plan (replay one scenario: tune --ivp ... --replay)", field="replay")
+    if form == "plan":
         return cmd_tune_plan(args, progress)
-    if not args.ivp:
-        raise InputError("tune: give --ivp (and the scenario) or --plan")
-    if args.plot and args.online:
-        raise InputError(f"{args.plot}: not with --online (its report is the trial)", field="plot")
     if args.plot:
         from autotune.report.plots import check_plot_path
         check_plot_path(args.plot)
@@ -113,139 +100,58 @@ def cmd_tune(args, progress) -> int:
     return 0
 
 
-def _indices(text: str | None, count: int) -> list[int] | None:
-    if text is None:
-        return None
-    try:
-        out = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        out = []
-    if not out or any(not 0 <= i < count for i in out):
-        raise InputError(f"{text}: expected scenario indices 0..{count - 1}, comma-separated", field="scenario")
-    return out
-
-
 def cmd_tune_plan(args, progress) -> int:
-    from autotune.pipeline import submit as sub
-    from autotune.pipeline.plan import read_plan, run_plan
-    say = progress_line("tune")
-    plan_path = Path(args.plan)
-    plan = read_plan(plan_path)
-    only = _indices(args.scenario, len(plan["scenarios"]))
-    for opt in ("partition", "account", "time", "sbatch_args"):
-        if getattr(args, opt) is not None and not args.submit:
-            raise InputError(f"{getattr(args, opt)}: only with --submit", field=opt)
-    opts = sub.SubmitOptions(args.submit, args.partition, args.account, args.time, args.sbatch_args or "",
-                             args.launcher, args.online, args.recheck) if args.submit else None
-    state = None if only is not None else sub.read_state(plan_path, plan)
-    if args.status and state is None:
-        raise InputError(f"{plan_path}: has no batch jobs to report (submit it with --submit slurm)", field="plan")
-    if state and args.store and args.store.resolve() != Path(state["store"]):
-        raise InputError(f"{args.store}: the jobs of {plan_path} write to {state['store']}; leave --store out "
-                         f"or give that one", field="store")
-    store_path = args.store or (Path(state["store"]) if state else default_store_path())
-    store = Store(store_path)
-    try:
-        if args.status:
-            res = sub.plan_status(plan_path, plan, state, store)
-        elif args.submit or state is not None:      # a submitted plan: collect, submit again what was lost
-            res = sub.submit_plan(plan_path, plan, store, store_path, opts, say)
-            if not args.submit:
-                batch = {s.index: (s.status, s.job) for s in res.scenarios}
-                res = run_plan(plan, store, say, args.jobs, batch=batch)
-        else:
-            res = run_plan(plan, store, say, args.jobs, args.launcher, only, online=args.online, recheck=args.recheck)
-    finally:
-        store.close()
+    from autotune.request.plan import TunePlanRequest
+    res = entry.tune_plan(request_of(TunePlanRequest, args), args.store, progress_line("tune"), args.jobs)
     emit(render(res, args.format if args.format in ("table", "json", "csv") else "table"))
     return 1 if getattr(getattr(res, "totals", None), "scenario_errors", 0) else 0
 
 
 def cmd_plan(args, progress) -> int:
-    from autotune.pipeline.plan import make_plan, write_plan
-    check_output_path(args.out, "out", "plan")
+    from autotune.request.plan import PlanRequest
+    req = request_of(PlanRequest, args)
     with open_store(args) as store:
-        plan = make_plan(args.scenarios, store, progress, args.jobs)
-    write_plan(plan, args.out)
+        plan = entry.plan(req, store, progress, args.jobs)
     if args.format == "json":
-        emit(json.dumps(dict({"out": str(args.out)}, **json.loads(render(plan, "json"))), indent=2))
+        emit(json.dumps(dict({"out": str(req.out)}, **json.loads(render(plan, "json"))), indent=2))
     else:
-        emit(render(plan, "table") + f"wrote {args.out}")
+        emit(render(plan, "table") + f"wrote {req.out}")
     return 0
 
 
 def cmd_generate(args, progress) -> int:
-    from autotune.pipeline.generate import generate
-    check_output_path(args.out, "out", "folder")
-    if args.online is not None:
-        return _generate_online(args, progress)
-    for opt in ("within", "recheck", "nodes", "threads"):      # the scenario is the online solver's
-        if getattr(args, opt):
-            raise InputError(f"{getattr(args, opt)}: only with --online", field=opt)
-    res = generate(args.ivp, args.method, args.out, args.n, args.machine)
-    print(f"wrote {res.parts} kernel parts and {res.solvers} solvers (n = {res.n:,}) for {len(res.variants)} "
-          f"variants of {res.ivp} to {res.out} (variants.json: parts, executions, build commands)")
-    return 0
-
-
-def _new_machine(args, say) -> int:
-    """calibrate --node (this host) or --from-kerncraft FILE: a new cluster machine file."""
-    from autotune.pipeline.hostmachine import import_kerncraft, new_machine_target, write_host_machine
-    if args.node and args.from_kerncraft:
-        raise InputError(f"{args.from_kerncraft}: either --node or --from-kerncraft", field="from_kerncraft")
-    if args.from_kerncraft and args.port_model:
-        raise InputError(f"{args.port_model}: only with --node", field="port_model")
-    if not args.min_seconds > 0:   # nan too
-        raise InputError(f"{args.min_seconds}: expected a positive number", field="min_seconds")
-    if args.name and args.machine and args.name != args.machine:
-        raise InputError(f"{args.machine}: give the new machine's name once (--name)", field="machine")
-    name, target = new_machine_target(args.name or args.machine, args.out)
-    if not args.dry_run:
-        check_output_path(target, "out", "machine")
-    if args.from_kerncraft:
-        res = import_kerncraft(args.from_kerncraft, target, name, args.nodes)
-    else:
-        res = write_host_machine(target, name, say, args.nodes, args.uarch, args.min_seconds, args.dry_run,
-                                 args.port_model)
-    emit(render(res, args.format))
-    return 0
-
-
-def _learn(args, say) -> int:
-    """calibrate --from-runs: the node model fitted to the machine's stored runs."""
-    holdout = tuple(x.strip() for x in (args.holdout or "").split(",") if x.strip())
-    with open_store(args) as store:
-        res = entry.learn(args.machine, store, say, args.folds, holdout, args.dry_run, args.out)
-    emit(render(res, args.format))
+    from autotune.request.generate import GenerateRequest
+    req = request_of(GenerateRequest, args)
+    if req.online is not None:
+        with open_store(args) as store:
+            res = entry.generate_online(req, store, progress_line("generate"), progress, args.jobs)
+        emit(render(res, "table"))
+        return 0
+    emit(render(entry.generate(req), "table"))
     return 0
 
 
 def cmd_calibrate(args, progress) -> int:
+    from autotune.request.machinefile import LearnRequest, check_comm_only, new_machine_request
     say = progress_line("calibrate")
     if args.plot:
         from autotune.report.plots import check_plot_path
         check_plot_path(args.plot)
     if args.node or args.from_kerncraft:
-        return _new_machine(args, say)
-    for flag in ("name", "uarch"):
-        if getattr(args, flag):
-            raise InputError(f"{getattr(args, flag)}: only with --node or --from-kerncraft", field=flag)
-    if args.port_model:
-        raise InputError(f"{args.port_model}: only with --node", field="port_model")
-    if not args.machine:
-        raise InputError(": expected a machine to calibrate (or --node / --from-kerncraft to make one)",
-                         field="machine")
+        req = new_machine_request(args.node, args.from_kerncraft, args.name, args.machine, nodes=args.nodes,
+                                  uarch=args.uarch, port_model=args.port_model, min_seconds=args.min_seconds,
+                                  dry_run=args.dry_run, out=args.out)
+        emit(render(entry.new_machine(req, say), args.format))
+        return 0
+    check_comm_only(args.name, args.uarch, args.port_model, args.folds, args.holdout, args.from_runs, args.machine)
     if args.from_runs:
-        return _learn(args, say)
-    for flag in ("folds", "holdout"):
-        if getattr(args, flag) not in (None, "scenario"):
-            raise InputError(f"{getattr(args, flag)}: only with --from-runs", field=flag)
-    from autotune.pipeline.calibrate import calibrate
+        with open_store(args) as store:
+            res = entry.learn(request_of(LearnRequest, args), store, say)
+        emit(render(res, args.format))
+        return 0
     from autotune.request.calibrate import CalibrateRequest
-    req = request_of(CalibrateRequest, args)
-    plan, target = req.resolve()
     with open_store(args) as store:
-        res = calibrate(plan, store, target, say, req.fresh, req.raw)
+        res = entry.calibrate(request_of(CalibrateRequest, args), store, say)
     if args.plot:
         plot(res, args.plot)
         res.plot = str(args.plot)
@@ -258,17 +164,5 @@ COMMANDS = {"rank": cmd_rank, "explain": cmd_explain, "scale": cmd_scale, "tune"
 
 
 def dispatch(args, progress) -> int:
-    from autotune.tools.ecm_runner import check_jobs
-    check_jobs(getattr(args, "jobs", None))  # --jobs mpi without MPI workers: say so before any work
+    entry.check_jobs(getattr(args, "jobs", None))  # --jobs mpi without MPI workers: say so before any work
     return COMMANDS[args.command](args, progress)
-
-
-def _generate_online(args, progress) -> int:
-    from autotune.pipeline.online import online_rule
-    rule = online_rule(args.online or None, args.within)     # --online alone: the default rule
-    req = request_of(ScenarioRequest, args)
-    with open_store(args) as store:
-        res = entry.generate_online(req, rule, args.out, store, progress_line("generate"), progress, args.jobs,
-                                    args.recheck)
-    emit(render(res, "table"))
-    return 0

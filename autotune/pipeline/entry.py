@@ -1,5 +1,6 @@
-"""One function per command over request objects: what the command line and the Python API both
-call.  Each returns a typed result (autotune.results) and renders nothing."""
+"""The one door: one function per command over request objects (autotune.request), what the
+command line and the Python API both call, and the only module of the pipeline they import
+(docs/design.md#one-door).  Each returns a typed result (autotune.results) and renders nothing."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -16,6 +17,13 @@ from autotune.specs.variants import Variant, parse_variant
 from autotune.storage.store import Store
 
 if TYPE_CHECKING:       # each command imports what only it needs when it runs
+    from pathlib import Path
+
+    from autotune.request.calibrate import CalibrateRequest
+    from autotune.request.commands import RankRequest
+    from autotune.request.generate import GenerateRequest
+    from autotune.request.machinefile import LearnRequest, NewMachineRequest
+    from autotune.request.plan import PlanRequest, TunePlanRequest
     from autotune.request.run import RunOptions
     from autotune.request.selection import Sample
     from autotune.results.rankset import RankSet
@@ -116,37 +124,104 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: C
     return run_tune(ranked, chosen, plan, store, say, sample=sample, baseline=baseline)
 
 
-def generate_online(req: ScenarioRequest, rule: Rule, out, store: Store, say: Callable[[str], None],
-                    progress: Progress = None, jobs: int | None = None, recheck: int = 0):
-    """generate --online: one solver of the variants the rule pre-selects in the scenario (at most
-    codegen.online.MAX_CANDIDATES), written to out/online.c (pipeline.online)."""
+def generate_online(req: GenerateRequest, store: Store, say: Callable[[str], None], progress: Progress = None,
+                    jobs: int | None = None):
+    """generate --online: one solver of the variants req.online pre-selects in the scenario (at
+    most codegen.online.MAX_CANDIDATES), written to out/online.c (pipeline.online)."""
     from autotune.pipeline.online import generate_online as write
-    sc = req.scenario()
-    applicable, excluded = applicable_pool(sc, select=req.sweep_spec().variant_filter)
-    ranked = rank_scenario(sc, applicable, rule, store, excluded, progress, jobs)
-    return write(ranked, out, say, recheck)
+    from autotune.storage.paths import check_output_path
+    check_output_path(req.out, "out", "folder")
+    sc = req.scenario.scenario()
+    applicable, excluded = applicable_pool(sc, select=req.scenario.sweep_spec().variant_filter)
+    ranked = rank_scenario(sc, applicable, req.online, store, excluded, progress, jobs)
+    return write(ranked, req.out, say, req.recheck)
 
 
-def learn(machine_name: str, store: Store, say: Callable[[str], None], folds: str = "scenario",
-          holdout: tuple[str, ...] = (), dry_run: bool = False, out=None):
+def learn(req: LearnRequest, store: Store, say: Callable[[str], None]):
     """calibrate --from-runs: the node model fitted to the machine's stored runs, cross-validated,
     and (unless dry_run) written into its machine file (or `out`)."""
     from pathlib import Path
 
     from autotune.pipeline.learn import learn as fit_runs, write_learned
-    from autotune.specs.ivp import ivp_names
     from autotune.specs.machine import load_machine
     from autotune.storage.paths import check_output_path
-    unknown = [x for x in holdout if x not in ivp_names()]
-    if unknown:
-        raise InputError(f"{unknown[0]}: unknown IVP (known: {', '.join(ivp_names())})", field="holdout")
-    machine = load_machine(machine_name, "ecm")
-    target = Path(out) if out else Path(machine.path)
-    if not dry_run:
+    machine = load_machine(req.machine, "ecm")
+    target = Path(req.out) if req.out else Path(machine.path)
+    if not req.dry_run:
         check_output_path(target, "out", "machine")
-    res, learned = fit_runs(machine, store, say, folds, tuple(holdout))
-    res.dry_run = dry_run
-    if learned is not None and not dry_run:
+    res, learned = fit_runs(machine, store, say, req.folds, req.holdout)
+    res.dry_run = req.dry_run
+    if learned is not None and not req.dry_run:
         write_learned(Path(machine.path), target, learned, res)
         res.machine_file = str(target)
     return res
+
+
+def check_jobs(jobs) -> None:
+    """--jobs mpi without MPI workers: said before any work (tools.ecm_runner)."""
+    from autotune.tools.ecm_runner import check_jobs as check
+    check(jobs)
+
+
+def sweep(req: RankRequest, store: Store, progress: Progress = None, jobs: int | None = None) -> SweepResult:
+    """Many scenarios at once, in long format (rank's sweep, whatever the request asks)."""
+    from autotune.pipeline.sweep import run_sweep
+    return run_sweep(req.scenario.sweep_spec(), req.rule, store, progress, jobs, req.selected_only)
+
+
+def generate(req: GenerateRequest):
+    """generate: every variant's kernel parts and solvers written to req.out (a GenerateResult)."""
+    from autotune.pipeline.generate import generate as write
+    from autotune.storage.paths import check_output_path
+    check_output_path(req.out, "out", "folder")
+    spec = req.scenario.sweep_spec()
+    n = spec.ns[0] if spec.ns else None
+    return write(spec.ivps[0], spec.method, req.out, n, spec.machine)
+
+
+def plan(req: PlanRequest, store: Store, progress: Progress = None, jobs: int | None = None):
+    """plan: the scenarios file's pre-selections, written to req.out (a PlanResult)."""
+    from autotune.pipeline.plan import make_plan, write_plan
+    from autotune.storage.paths import check_output_path
+    check_output_path(req.out, "out", "plan")
+    res = make_plan(req.scenarios, store, progress, jobs)
+    write_plan(res, req.out)
+    return res
+
+
+def tune_plan(req: TunePlanRequest, store_path: Path | None, say: Callable[[str], None], jobs: int | None = None):
+    """tune --plan: the plan run here, its jobs submitted or collected, or their status; the
+    store is the plan's jobs' where it was submitted (store_path: None, or that one)."""
+    from autotune.pipeline.submit import tune_plan as run
+    return run(req, store_path, say, jobs)
+
+
+def ingest(path: Path, store: Store, say: Callable[[str], None]) -> OnlineResult:
+    """tune --ingest: an online solver's JSON into the store, each candidate's trial as its runs."""
+    from autotune.pipeline.online import ingest as take
+    return take(path, store, say)
+
+
+def calibrate(req: CalibrateRequest, store: Store, say: Callable[[str], None]):
+    """calibrate: the MPI micro-benchmarks run, the communication model fitted and written."""
+    from autotune.pipeline.calibrate import calibrate as run
+    plan, target = req.resolve()
+    return run(plan, store, target, say, req.fresh, req.raw)
+
+
+def new_machine(req: NewMachineRequest, say: Callable[[str], None]):
+    """calibrate --node or --from-kerncraft: a new cluster machine file (a HostMachineResult)."""
+    from autotune.pipeline.hostmachine import import_kerncraft, new_machine_target, write_host_machine
+    from autotune.storage.paths import check_output_path
+    name, target = new_machine_target(req.name, req.out)
+    if not req.dry_run:
+        check_output_path(target, "out", "machine")
+    if req.from_kerncraft is not None:
+        return import_kerncraft(req.from_kerncraft, target, name, req.nodes)
+    return write_host_machine(target, name, say, req.nodes, req.uarch, req.min_seconds, req.dry_run, req.port_model)
+
+
+def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None, port_model=None):
+    """The microarchitecture of the CPU cpuinfo describes (tools.cpuprobe.identify_cpu)."""
+    from autotune.tools.cpuprobe import identify_cpu as identify
+    return identify(cpuinfo, uarch, port_model)

@@ -3,32 +3,18 @@ file `tune` builds) with the command that builds it, and a manifest, on disk."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from autotune.codegen.parts import method_parts, step_rhs_parts
 from autotune.codegen.solver import generated_schemes, solver_source
 from autotune.request.run import DEFAULT_FLAGS
+from autotune.results.generate import GenerateResult
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.stepvalues import step_form
 from autotune.specs.variants import Variant, enumerate_variants
 from autotune.storage.atomic import make_folder, write_json, write_text
-
-
-@dataclass
-class GenerateResult:
-    ivp: str
-    method: str
-    out: str
-    n: int
-    parts: int
-    solvers: int
-    variants: list[str]
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def file_stem(name: str) -> str:

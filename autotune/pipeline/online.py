@@ -19,9 +19,7 @@ from autotune.model.race import CONFIDENCE, MARGIN_PCT, MAX_ROUNDS, t_quantile
 from autotune.request.run import machine_flags
 from autotune.errors import InputError
 from autotune.pipeline.runners import LaunchRunner, run_key_of
-from autotune.model.preselect import Rule
 from autotune.request.run import RunPlan
-from autotune.request.selection import selection
 from autotune.results.online import OnlineCandidate, OnlineResult, OnlineSourceResult
 from autotune.results.rank import RankResult
 from autotune.storage.store import Store
@@ -165,16 +163,6 @@ def tune_online(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Sto
     rec = record_of(json.dumps(out), "the online solver's result")
     say(f"{_store(rec, store, plan.h)} candidates' trial runs stored, marked online")
     return result_of(rec, "run", build_s, wall_s, out.get("log"))
-
-
-def online_rule(k: int | None, within: float | None, field: str = "online") -> Rule:
-    """The pre-selection of an online solver: the top k (1 to MAX_CANDIDATES), or those within
-    PCT % of the best (None, None: the default rule); field: the option k came as."""
-    if k is not None and within is not None:
-        raise InputError(f"{k}: give K or within, not both", field=field)
-    if k is not None and not 1 <= k <= MAX_CANDIDATES:
-        raise InputError(f"{k}: expected K from 1 to {MAX_CANDIDATES}", field=field)
-    return selection(top=k, within=within)
 
 
 def chosen_of(ranked: RankResult, say: Callable[[str], None]) -> list[str]:

@@ -255,3 +255,38 @@ def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: Subm
         result = plan_status(plan_path, plan, state, store) if submitted else status
         result.submitted = submitted
         return result
+
+
+def tune_plan(req, store_path: Path | None, say: Callable[[str], None], jobs: int | None = None):
+    """tune --plan (a request.plan.TunePlanRequest): the plan's jobs' status, its jobs submitted
+    (or collected, and those lost submitted again), or the plan run here (the scenarios req
+    names: what a batch job runs).  A submitted plan's store is its jobs' (store_path: None, or
+    that one)."""
+    from autotune.pipeline.plan import read_plan, run_plan
+    from autotune.request.plan import indices
+    from autotune.storage.paths import default_store_path
+    from autotune.storage.store import Store
+    plan = read_plan(req.plan)
+    only = indices(req.scenario, len(plan["scenarios"]))
+    opts = SubmitOptions(req.submit, req.partition, req.account, req.time, req.sbatch_args or "",
+                         req.launcher, req.online, req.recheck) if req.submit else None
+    state = None if only is not None else read_state(req.plan, plan)
+    if req.status and state is None:
+        raise InputError(f"{req.plan}: has no batch jobs to report (submit it with --submit slurm)", field="plan")
+    if state and store_path and Path(store_path).resolve() != Path(state["store"]):
+        raise InputError(f"{store_path}: the jobs of {req.plan} write to {state['store']}; leave --store out "
+                         f"or give that one", field="store")
+    path = store_path or (Path(state["store"]) if state else default_store_path())
+    store = Store(path)
+    try:
+        if req.status:
+            return plan_status(req.plan, plan, state, store)
+        if req.submit or state is not None:      # a submitted plan: collect, submit again what was lost
+            res = submit_plan(req.plan, plan, store, path, opts, say)
+            if req.submit:
+                return res
+            batch = {s.index: (s.status, s.job) for s in res.scenarios}
+            return run_plan(plan, store, say, jobs, batch=batch)
+        return run_plan(plan, store, say, jobs, req.launcher, only, online=req.online, recheck=req.recheck)
+    finally:
+        store.close()

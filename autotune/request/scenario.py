@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from functools import cached_property
 
 from autotune.errors import InputError
 from autotune.request.defaults import DEFAULT_METHOD, MODELS
@@ -98,6 +99,13 @@ class ScenarioRequest(Keywords):
     model: str | None = None      # "learned" (default: where the machine has them) or "ecm"
 
     def sweep_spec(self) -> SweepSpec:
+        """The request parsed (names and values checked), once: the front end and the pipeline
+        read the same SweepSpec (docs/design.md#one-door).  The files it names are loaded by
+        scenario(), each time: a machine file may change between two uses of one request."""
+        return self._spec
+
+    @cached_property
+    def _spec(self) -> SweepSpec:
         ivps = str(self.ivp) if isinstance(self.ivp, (str, os.PathLike)) else ",".join(map(str, self.ivp))
         comm = name_list(self.comm)        # the schemes to consider (None: all)
         return SweepSpec(parse_names(ivps, "ivp", ivp_names), values_of(self.n, "n"),

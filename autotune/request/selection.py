@@ -25,6 +25,17 @@ def selection(top: int | None = None, within: float | None = None, all: bool = F
     return Rule("within", DEFAULT_WITHIN_PCT)
 
 
+def online_rule(k: int | None, within: float | None, field: str = "online") -> Rule:
+    """The pre-selection of an online solver: the top k (1 to codegen.online.MAX_CANDIDATES), or
+    those within PCT % of the best (None, None: the default rule); field: the option k came as."""
+    from autotune.codegen.online import MAX_CANDIDATES
+    if k is not None and within is not None:
+        raise InputError(f"{k}: give K or within, not both", field=field)
+    if k is not None and not 1 <= k <= MAX_CANDIDATES:
+        raise InputError(f"{k}: expected K from 1 to {MAX_CANDIDATES}", field=field)
+    return selection(top=k, within=within)
+
+
 RULE_KEYWORDS = ("top", "within", "all")     # selection's keywords: one of them is the rule
 
 
