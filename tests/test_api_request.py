@@ -239,3 +239,52 @@ def test_every_request_keyword_is_an_option_of_the_same_name(command, kind):
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
     dests = {a.dest for a in sub._actions}
     assert set(kind.keyword_names()) - dests == API_ONLY[(command, kind)]
+
+
+# ---------------------------------------------------------------- the rules between options, in request/
+
+
+def test_the_rules_between_options_hold_for_both_front_ends(tmp_path):
+    """A rule lives with its request, so the API meets it as the command line does: a negative
+    measuring time for calibrate_node (the command line alone checked it), the online solver's
+    options without --online, the batch options without --submit, tune's three forms."""
+    from autotune.request.generate import GenerateRequest
+    from autotune.request.plan import TunePlanRequest, tune_form
+    with pytest.raises(autotune.InputError) as e:
+        autotune.calibrate_node("host", min_seconds=-1, out=tmp_path / "m.yaml")
+    assert e.value.field == "min_seconds" and not (tmp_path / "m.yaml").exists()
+    with pytest.raises(autotune.InputError) as e:
+        autotune.calibrate_node("host", min_seconds=float("nan"), out=tmp_path / "m.yaml")
+    assert e.value.field == "min_seconds"
+    for given, field in ((dict(within=5.0), "within"), (dict(recheck=3), "recheck"), (dict(nodes=2), "nodes")):
+        with pytest.raises(autotune.InputError, match="only with --online") as e:
+            GenerateRequest.of("heat2d", **given)
+        assert e.value.field == field
+    assert GenerateRequest.of("heat2d", online=0).online == selection()      # --online alone: the default rule
+    assert GenerateRequest.of("heat2d", online=3).online == selection(top=3)
+    with pytest.raises(autotune.InputError):
+        GenerateRequest.of("heat2d", online=9)
+    with pytest.raises(autotune.InputError) as e:
+        TunePlanRequest.of("plan.json", partition="short")
+    assert e.value.field == "partition"
+    assert TunePlanRequest.of("plan.json", partition="short", submit="slurm").partition == "short"
+    assert tune_form(ivp="heat2d") == "scenario" and tune_form(plan="p.json") == "plan"
+    assert tune_form(ingest="run.json") == "ingest"
+    for given, field in ((dict(ingest="run.json", ivp="heat2d"), "ingest"), (dict(plan="p", sample=3), "sample"),
+                         (dict(plan="p", baseline=True), "baseline"), (dict(ivp="heat2d", recheck=5), "recheck"),
+                         (dict(ivp="heat2d", online=True, plot="p.png"), "plot")):
+        with pytest.raises(autotune.InputError) as e:
+            tune_form(**given)
+        assert e.value.field == field, given
+    with pytest.raises(autotune.InputError, match="give --ivp"):
+        tune_form()
+
+
+def test_generate_through_the_api_writes_what_the_command_line_writes(tmp_path, capsys):
+    res = autotune.generate("inverterchain", n=4096, out=tmp_path / "api")
+    assert isinstance(res, autotune.GenerateResult) and res.n == 4096 and len(res.to_frame()) == len(res.variants)
+    code, out, _ = run_cli(capsys, "generate", "--ivp", "inverterchain", "--n", "4096", "--out", tmp_path / "cli")
+    assert code == 0 and out.startswith(f"wrote {res.parts} kernel parts and {res.solvers} solvers")
+    api_files = sorted(p.relative_to(tmp_path / "api") for p in (tmp_path / "api").rglob("*.c"))
+    assert api_files and api_files == sorted(p.relative_to(tmp_path / "cli") for p in (tmp_path / "cli").rglob("*.c"))
+    assert all((tmp_path / "api" / p).read_bytes() == (tmp_path / "cli" / p).read_bytes() for p in api_files)
