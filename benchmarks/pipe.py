@@ -170,11 +170,11 @@ def _small(name, ivp, method, machine, flags, a) -> dict:
             for v in dict.fromkeys(tops[0] + tops[1])}
     got = _measure(exes, cfg, ivp, n, 200, a.rounds, f"{name} n={n}")
     best = min(got.values())
-    out = {"ivp": name, "n": n, "excluded": dict(full.excluded), "top_with_pipe": tops[0], "top_without": tops[1],
+    out = {"ivp": name, "n": n, "excluded": {e.item: e.why for e in full.excluded}, "top_with_pipe": tops[0], "top_without": tops[1],
            "measured_s": got, "loss_with_pipe_pct": 100 * (got[tops[0][0]] / best - 1),
            "loss_without_pct": 100 * (got[tops[1][0]] / best - 1)}
     print(f"{name} n = {n}: top-1 loss {out['loss_with_pipe_pct']:.1f} % with the pipelined values, "
-          f"{out['loss_without_pct']:.1f} % without ({'; '.join(f'{k} {w}' for k, w in full.excluded.items()) or 'none excluded'})")
+          f"{out['loss_without_pct']:.1f} % without ({'; '.join(f'{e.item} {e.why}' for e in full.excluded) or 'none excluded'})")
     return out
 
 

@@ -23,7 +23,8 @@ def test_rank_is_the_cli_json_as_a_typed_result(replay_store, capsys):
     assert r.best.name == r.ordered[0].variant.name and r.best.predicted_s == min(
         v.predicted_s for v in r.ordered)
     df = r.to_frame()
-    assert set(r.excluded) == set(HEAT_DEFAULT_EXCLUDED) and "exceed the last-level cache" in r.excluded["pipe=wavefront"]
+    assert {e.item for e in r.excluded} == set(HEAT_DEFAULT_EXCLUDED)
+    assert "exceed the last-level cache" in r.excluded["pipe=wavefront"].why
     assert isinstance(df, pd.DataFrame) and list(df.columns) == COLUMNS
     assert len(df) == ranked_size(excluded=HEAT_DEFAULT_EXCLUDED) == pool_size() - 4
     assert list(df["name"]) == [v["name"] for v in json.loads(cli)["variants"]]

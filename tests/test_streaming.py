@@ -121,6 +121,7 @@ def test_store_nt_stays_out_where_the_streamed_vectors_would_stay_in_the_last_le
     streams where the argument vectors it writes are read again only after the L3 has moved on
     (about 8 vectors touched since each), and not where the whole step fits."""
     from autotune.pipeline.applicable import applicable_pool, drop_unpaid
+    from autotune.specs.exclusion import Exclusions
     STREAMING = "store=nt"
     from autotune.specs.ivp import load_ivp
     from autotune.specs.machine import load_machine
@@ -132,10 +133,10 @@ def test_store_nt_stays_out_where_the_streamed_vectors_would_stay_in_the_last_le
     pool, excluded = applicable_pool(big)
     assert STREAMING not in excluded and sum(v.store == "nt" for v in pool) > 0
     pool, excluded = applicable_pool(small)
-    assert not any(v.store == "nt" for v in pool) and "last-level cache" in excluded[STREAMING]
+    assert not any(v.store == "nt" for v in pool) and "last-level cache" in excluded[STREAMING].why
     # a selection of store=nt variants only keeps them (and says nothing): the user asked for them
     nt = [v for v in applicable_pool(big)[0] if v.store == "nt"]
-    assert drop_unpaid(small, nt) == (nt, {})
+    assert drop_unpaid(small, nt) == (nt, Exclusions())
 
 
 def test_a_learned_factor_on_streamed_memory_transfers_prices_store_nt_alone(replay_store):

@@ -11,6 +11,7 @@ from autotune.model import reuse
 from autotune.pipeline.layout import tile_of, tiling
 from autotune.specs import window
 from autotune.specs.method import Method
+from autotune.specs.exclusion import Exclusion, Exclusions
 from autotune.specs.parts import DOUBLE
 from autotune.specs.scenario import Scenario, applicable_variants
 from autotune.specs.stepvalues import form_of, step_keys
@@ -65,54 +66,46 @@ class _Facts:
         return _next_reads(self._sc.method, tuple(getattr(self._variant, k) for k in step_keys()))
 
 
-def value_item(key: str, value: str) -> str:
-    return f"{key}={value}"
-
-
 def _refusable(variant: Variant):
     """(key, dimension) of the variant's values that a scenario may refuse: other than the
     default, of a dimension with a pays hook."""
     return [(k, d) for k, d in DIMENSIONS.items() if d.pays and getattr(variant, k) != d.default]
 
 
-def value_keys(variant: Variant) -> list[str]:
-    """The "key=value" items of a variant that a scenario may exclude (_refusable)."""
-    return [value_item(k, getattr(variant, k)) for k, _ in _refusable(variant)]
+def why_excluded(excluded: Exclusions, variant: Variant) -> str | None:
+    """Why `variant` cannot run where these are excluded (None: it can): its scheme's reason,
+    else its first refused value's."""
+    return excluded.why(variant, [k for k, _ in _refusable(variant)])
 
 
-def is_value_item(key: str) -> bool:
-    """Whether an excluded entry names a value (key=value), not a communication scheme."""
-    name, sep, value = key.partition("=")
-    return bool(sep) and name in DIMENSIONS and value in DIMENSIONS[name].values
-
-
-def unpaid(sc: Scenario, variant: Variant) -> dict[str, str]:
-    """The items of `variant` that do not pay in `sc`, each with why ({}: none)."""
-    facts, out = _Facts(sc, variant), {}
+def unpaid(sc: Scenario, variant: Variant) -> Exclusions:
+    """The values of `variant` that do not pay in `sc`, each with why (none: all may)."""
+    facts, out = _Facts(sc, variant), []
     for k, d in _refusable(variant):
         value = getattr(variant, k)
         if why := d.pays(value, facts):
-            out[value_item(k, value)] = why
-    return out
+            out.append(Exclusion(k, value, why))
+    return Exclusions(out)
 
 
-def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], dict[str, str]]:
-    """The variants less those with a value that does not pay here, and why per value ({}: none
-    dropped).  Where nothing else is left (a selection of such variants only), all are kept."""
-    kept, why = [], {}
+def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], Exclusions]:
+    """The variants less those with a value that does not pay here, and why per value (none
+    dropped: no exclusions).  Where nothing else is left (a selection of such variants only),
+    all are kept."""
+    kept, why = [], Exclusions()
     for v in variants:
         reasons = unpaid(sc, v)
         if reasons:
-            why = {**reasons, **why}
+            why = reasons.merged(why)
         else:
             kept.append(v)
-    return (kept, why) if why and kept else (variants, {})
+    return (kept, why) if why and kept else (variants, Exclusions())
 
 
 def applicable_pool(sc: Scenario, wanted: list[str] | None = None, select: Filter | None = None
-                    ) -> tuple[list[Variant], dict[str, str]]:
+                    ) -> tuple[list[Variant], Exclusions]:
     """specs.scenario.applicable_variants, less the variants with a value that does not pay here
-    (drop_unpaid); excluded maps a scheme, or a "key=value" item, to why."""
+    (drop_unpaid), and why each scheme or value is left out."""
     variants, excluded = applicable_variants(sc, wanted, select)
     kept, why = drop_unpaid(sc, variants)
-    return kept, {**excluded, **why}
+    return kept, excluded.merged(why)

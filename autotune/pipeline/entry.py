@@ -11,7 +11,8 @@ from autotune.model.preselect import Rule
 from autotune.pipeline.predict import failure_cause, rank_scenario, require_predictions
 from autotune.request.scenario import ScenarioRequest
 from autotune.results.rank import ExplainResult, RankResult
-from autotune.pipeline.applicable import applicable_pool, is_value_item, value_keys
+from autotune.pipeline.applicable import applicable_pool, why_excluded
+from autotune.specs.exclusion import Exclusions
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant, parse_variant
 from autotune.storage.store import Store
@@ -35,9 +36,9 @@ if TYPE_CHECKING:       # each command imports what only it needs when it runs
 Progress = Callable[[int, int, str], None] | None
 
 
-def _require_applicable(sc: Scenario, named: list[Variant], excluded: dict[str, str], field: str) -> None:
+def _require_applicable(sc: Scenario, named: list[Variant], excluded: Exclusions, field: str) -> None:
     for v in named:
-        why = excluded.get(v.comm) or next((excluded[k] for k in value_keys(v) if k in excluded), None)
+        why = why_excluded(excluded, v)
         if why:
             raise InputError(f"{v.name} with n = {sc.n} and {sc.nodes} nodes: {why}", field=field)
 
@@ -55,10 +56,9 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = No
         return run_sweep(spec, rule, store, progress, jobs, selected_only)
     sc = req.scenario()
     variants, excluded = applicable_pool(sc, spec.comm, spec.variant_filter)
-    schemes = {k: why for k, why in excluded.items() if not is_value_item(k)}
+    schemes = excluded.schemes()
     if spec.comm and schemes:
-        scheme, why = next(iter(schemes.items()))
-        raise InputError(f"{scheme} with n = {sc.n} and {sc.nodes} nodes: {why}", field="comm")
+        raise InputError(f"{schemes[0].value} with n = {sc.n} and {sc.nodes} nodes: {schemes[0].why}", field="comm")
     result = rank_scenario(sc, variants, rule, store, excluded, progress, jobs)
     require_predictions([result])
     return result

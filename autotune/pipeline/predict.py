@@ -22,6 +22,7 @@ from autotune.results.rank import RankResult
 from autotune.errors import InputError, ToolError
 from autotune.specs.machine import Machine
 from autotune.specs.parts import KernelPart
+from autotune.specs.exclusion import Exclusions
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant
 from autotune.storage.store import Store, ecm_key
@@ -96,13 +97,13 @@ def ensure_ecm(needs: list[tuple[KernelPart, regmod.Regime]], machine: Machine, 
 
 
 def rank_scenario(sc: Scenario, variants: list[Variant], rule: Rule, store: Store,
-                  excluded: dict[str, str] | None = None,
+                  excluded: Exclusions | None = None,
                   progress: Callable[[int, int, str], None] | None = None,
                   jobs: int | None = None) -> RankResult:
     return rank_many([(sc, variants, excluded)], rule, store, progress, jobs)[0]
 
 
-def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]], rule: Rule, store: Store,
+def rank_many(items: list[tuple[Scenario, list[Variant], Exclusions | None]], rule: Rule, store: Store,
               progress: Callable[[int, int, str], None] | None = None,
               jobs: int | None = None, detail: bool = True) -> list[RankResult]:
     """Rank a batch of scenarios: one store lookup and one round of analyses for all of them
@@ -142,7 +143,7 @@ def rank_many(items: list[tuple[Scenario, list[Variant], dict[str, str] | None]]
         priced = price(batch, result_source(sc.machine, results[sc.machine.path]), session, measured)
         for i, rows in zip(index, rank_priced(priced, rule, detail)):
             sc, _, excluded = items[i]
-            out[i] = RankResult(sc, rule, excluded=excluded or {}, analyses_run=ran, failures=rows.failures(),
+            out[i] = RankResult(sc, rule, excluded=excluded, analyses_run=ran, failures=rows.failures(),
                                 bound=priced.bounds[rows.index], source=rows, incore=incore[sc.machine.path])
     return out
 

@@ -59,7 +59,7 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
                     names = {v.name for v in kept}
                     dropped = tuple(v.name for v in variants if v.name not in names)
                     variants = applicable.setdefault((tuple(ok), dropped), kept)
-                    excluded = {**excluded, **why}
+                    excluded = excluded.merged(why)
             except InputError as e:
                 skipped.append({"ivp": ivp.name, "n": n, "nodes": p, "threads": t, "reason": str(e)})
                 continue

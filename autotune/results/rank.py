@@ -11,6 +11,7 @@ from autotune.model.ecm import Prediction
 from autotune.model.preselect import Rule
 from autotune.results.frames import frame
 from autotune.results.registry import result_type
+from autotune.specs.exclusion import Exclusions
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant
 
@@ -100,15 +101,15 @@ class RankResult:
     RowSource when first read."""
 
     def __init__(self, scenario: Scenario, rule: Rule, ordered: list[VariantResult] | None = None,
-                 preselected: set[str] | None = None, excluded: dict[str, str] | None = None,
+                 preselected: set[str] | None = None, excluded: Exclusions | None = None,
                  analyses_run: int = 0, failures: dict[str, dict] | None = None, bound: Bound | None = None,
                  source: RowSource | None = None, incore: dict[str, dict] | None = None):
         self.scenario, self.rule = scenario, rule
         # part name -> the in-core time it is priced with (model.incore: source, why, both figures)
         self.incore = incore if incore is not None else {}
         self._ordered, self._preselected, self._source = ordered, preselected, source
-        # comm scheme, or a value ("store=nt") -> why it cannot run (or pay) here
-        self.excluded = excluded if excluded is not None else {}
+        # the schemes that cannot run here and the values that do not pay, each with why
+        self.excluded = excluded if excluded is not None else Exclusions()
         self.analyses_run = analyses_run
         self.failures = failures if failures is not None else {}     # part name -> error info
         self.bound = bound     # the step's floor on this node (None: an RHS part failed)
@@ -214,8 +215,8 @@ class RankResult:
                        f"({sc.node_threads} cores busy)")
         elif sc.beyond_machine:
             out.append(f"{sc.nodes} nodes exceed the {sc.machine.nodes} of machine {sc.machine.name}: extrapolated")
-        for key, why in self.excluded.items():   # a scheme, or a value such as "store=nt"
-            out.append(f"{key if '=' in key else 'comm=' + key} excluded: {why}")
+        for e in self.excluded:     # a scheme (comm=allgather), or a value such as store=nt
+            out.append(f"{e.item} excluded: {e.why}")
         for part, info in self.failures.items():
             out.append(f"kernel {part} ({info.get('regime')}) failed in kerncraft: {info.get('error')} "
                        f"(log: {info.get('log')})")
@@ -250,8 +251,8 @@ class RankResult:
             "notes": self.notes(),
             "ecm": dict({"analyses_run": self.analyses_run, "failures": self.failures},
                         **({"incore": self.incore_counts()} if self.incore else {})),
-            "excluded_comm": {k: why for k, why in self.excluded.items() if "=" not in k},
-            "excluded_values": {k: why for k, why in self.excluded.items() if "=" in k},
+            "excluded_comm": {e.value: e.why for e in self.excluded.schemes()},
+            "excluded_values": {e.item: e.why for e in self.excluded.values()},
             "bound_s": self.bound_s,
             "bound_wa_s": self.bound_wa_s,
             "bound_sweep_s": self.bound_sweep_s,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from autotune.errors import InputError
+from autotune.specs.exclusion import COMM, Exclusion, Exclusions
 from autotune.specs.ivp import IVP
 from autotune.specs.machine import Machine
 from autotune.specs.method import Method
@@ -59,25 +60,26 @@ def comm_context(sc: Scenario) -> PhaseContext:
     return PhaseContext(sc.n, sc.nodes, sc.ivp.access_distance(sc.n), sc.ivp.sparse_halo)
 
 
-def applicable_schemes(sc: Scenario, schemes: list[str]) -> tuple[list[str], dict[str, str]]:
+def applicable_schemes(sc: Scenario, schemes: list[str]) -> tuple[list[str], Exclusions]:
+    """The schemes that can exchange in this scenario, and the others, each with why."""
     ctx = comm_context(sc)
-    ok, excluded = [], {}
+    ok, excluded = [], []
     for s in schemes:
         why = SCHEMES[s].check(ctx)
         if why:
-            excluded[s] = why
+            excluded.append(Exclusion(COMM, s, why))
         else:
             ok.append(s)
-    return ok, excluded
+    return ok, Exclusions(excluded)
 
 
 def applicable_variants(sc: Scenario, wanted: list[str] | None = None,
-                        select: Filter | None = None) -> tuple[list[Variant], dict[str, str]]:
+                        select: Filter | None = None) -> tuple[list[Variant], Exclusions]:
     """The variants (of those `select` keeps) whose communication scheme can run at this n and
-    node count, and why the others cannot (scheme -> reason); InputError if none can."""
+    node count, and why the others cannot; InputError if none can."""
     variants = selected_variants(sc.ivp.comm, wanted, select, sc.ivp.name)
     ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
     if not ok:
         raise InputError(f"{sc.n} with {sc.nodes} nodes: no communication scheme applies "
-                         f"({'; '.join(excluded.values())})", field="n")
+                         f"({'; '.join(e.why for e in excluded)})", field="n")
     return [v for v in variants if v.comm in ok], excluded
