@@ -75,6 +75,9 @@ class Machine:
     # median, a fraction; only levels whose file keeps the spreads (calibrate --node)
     bandwidth_spreads: tuple[tuple[str, tuple[float, ...]], ...] = ()
     dp_flops_per_cycle: float = 0.0       # the core's peak (FLOPs per cycle.DP.total; 0: not given)
+    # the file's `port model file` ({path, sha256} of an OSACA file given by --port-model; None:
+    # the installed OSACA's model), checked against the file where it is used (tools.cpuprobe)
+    port_model_file: dict | None = field(default=None, hash=False)
 
     @property
     def model_label(self) -> str:
@@ -277,7 +280,8 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
                    _partitions(cl.get("partitions") or {}, path),
                    dict(data["in-core measured"]) if data.get("in-core measured") else None,
                    streaming_stores=_streaming_stores(data, path),
-                   bandwidth_spreads=_bandwidth_spreads(data, path), dp_flops_per_cycle=_dp_flops(data))
+                   bandwidth_spreads=_bandwidth_spreads(data, path), dp_flops_per_cycle=_dp_flops(data),
+                   port_model_file=data.get("port model file"))
 
 
 def _dp_flops(data) -> float:

@@ -114,21 +114,10 @@ def checked_port_model_file(entry, where: str) -> tuple[str, str]:
     return path, recorded
 
 
-@lru_cache(maxsize=16)
-def _machine_port_model(path: str, digest: str) -> dict | None:
-    import yaml
-    try:
-        with open(path, "rb") as f:
-            data = yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (OSError, yaml.YAMLError):
-        return None
-    return data.get(PORT_MODEL_FIELD) if isinstance(data, dict) else None
-
-
 def machine_port_model(machine) -> tuple[str, str] | None:
     """(path, sha256) of the port model file a machine's in-core analyses use, checked against the
     file now; None where the machine file names none (the installed OSACA's model)."""
-    entry = _machine_port_model(machine.path, machine.kerncraft_digest)
+    entry = machine.port_model_file
     return None if entry is None else checked_port_model_file(entry, machine.path)
 
 
