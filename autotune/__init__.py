@@ -23,7 +23,7 @@ from autotune.errors import InputError, ToolError  # noqa: E402, F401 (exported)
 # autotune.api's __all__: its functions and the request types they take
 _API = ("rank", "sweep", "scale", "explain", "tune", "generate", "generate_online", "plan", "ingest", "calibrate", "identify_cpu", "calibrate_node",
         "import_kerncraft", "learn", "ScenarioRequest", "RankRequest", "TuneRequest", "CalibrateRequest",
-        "RunOptions")
+        "RunOptions", "Progress")
 _OWN = ("InputError", "ToolError", "__version__")
 
 

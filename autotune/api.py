@@ -17,8 +17,9 @@ field goes through the request, built with the same keywords as the command line
 A keyword left None is not given (the request's value, or the default, stands).  Each function
 returns a typed result (autotune.results, exported from autotune) with to_dict() (what the
 CLI's JSON prints) and to_frame() (a pandas DataFrame), prints nothing, and reports progress
-through an optional callback: progress(done, total, name) for kerncraft analyses, and
-say(message) for runs.  Bad input raises autotune.InputError; its `field` names the keyword
+through one optional object, an autotune.progress.Progress (step(done, total, name) for the
+kerncraft analyses and measurements, say(message) for runs), or the two callables it stands for:
+progress(done, total, name) and say(message).  Bad input raises autotune.InputError; its `field` names the keyword
 (threads, not --threads).  jobs: parallel kerncraft analyses, a number of local processes
 (default: the available cores) or 'mpi' for the other MPI ranks when started as
 `mpiexec -n P python -m mpi4py.futures script.py`.
@@ -31,6 +32,7 @@ from typing import Callable
 
 from autotune.errors import InputError
 from autotune.pipeline import entry
+from autotune.progress import Progress, progress_of
 from autotune.request.calibrate import CalibrateRequest
 from autotune.request.commands import RankRequest, TuneRequest
 from autotune.request.generate import GenerateRequest
@@ -51,9 +53,9 @@ from autotune.storage.store import Store
 # the functions and the request types they take (autotune exports these and the result types)
 __all__ = ["rank", "sweep", "scale", "explain", "tune", "generate", "generate_online", "plan", "ingest", "calibrate", "identify_cpu", "calibrate_node",
            "import_kerncraft", "learn", "ScenarioRequest", "RankRequest", "TuneRequest", "CalibrateRequest",
-           "RunOptions"]
+           "RunOptions", "Progress"]
 
-Progress = Callable[[int, int, str], None] | None
+ProgressArg = Progress | Callable[[int, int, str], None] | None    # autotune.progress.progress_of
 Request = str | list | tuple | ScenarioRequest
 
 
@@ -66,14 +68,10 @@ def _store(path):
         store.close()
 
 
-def _quiet(_msg: str) -> None:
-    pass
-
-
 def rank(request: Request | RankRequest, /, *, nodes=None, threads=None, n=None, machine: str | None = None,
          method: str | None = None, variant_filter: str | None = None, top: int | None = None,
          within: float | None = None, store=None, jobs: int | str | None = None,
-         progress: Progress = None) -> RankResult | RankSet:
+         progress: ProgressArg = None) -> RankResult | RankSet:
     """Every applicable variant of one scenario (those variant_filter keeps: "key=a|b,...",
     "paper"), best first, with the pre-selection (top K, or within PCT % of the best; default
     within 10 %).  request: an IVP name, a ScenarioRequest (comm, model "ecm": without the factors
@@ -87,13 +85,13 @@ def rank(request: Request | RankRequest, /, *, nodes=None, threads=None, n=None,
                          "for lists and ranges", field="ivp")
     entry.check_jobs(jobs)
     with _store(store) as st:
-        return entry.rank(req.scenario, req.rule, st, progress, jobs, req.selected_only)
+        return entry.rank(req.scenario, req.rule, st, progress_of(progress), jobs, req.selected_only)
 
 
 def sweep(request: Request | RankRequest, /, *, n=None, nodes=None, threads=None, machine: str | None = None,
           method: str | None = None, variant_filter: str | None = None, top: int | None = None,
           selected_only: bool | None = None, store=None, jobs: int | str | None = None,
-          progress: Progress = None) -> SweepResult:
+          progress: ProgressArg = None) -> SweepResult:
     """Many scenarios at once (IVPs: a name, a list or 'all'; n, nodes, threads: a value, a list or a
     range such as "1e6:1e8:20log" or "1:64:x2"); selected_only: the pre-selected variants' rows
     only.  request: as for rank (a RankRequest for within or all).  .to_frame() is the long table."""
@@ -101,12 +99,12 @@ def sweep(request: Request | RankRequest, /, *, n=None, nodes=None, threads=None
                          variant_filter=variant_filter, top=top, selected_only=selected_only)
     entry.check_jobs(jobs)
     with _store(store) as st:
-        return entry.sweep(req, st, progress, jobs)
+        return entry.sweep(req, st, progress_of(progress), jobs)
 
 
 def scale(request: Request, /, *, n=None, nodes=None, threads=None, machine: str | None = None,
           method: str | None = None, variant_filter: str | None = None, rule: str = "efficiency:0.5",
-          store=None, jobs: int | str | None = None, progress: Progress = None) -> ScaleResult:
+          store=None, jobs: int | str | None = None, progress: ProgressArg = None) -> ScaleResult:
     """Predicted scalability over node counts (default 1:64): speedup, efficiency, bound,
     crossovers, advice by `rule`.  request: an IVP name or a ScenarioRequest."""
     req = ScenarioRequest.of(request, n=n, nodes=nodes, threads=threads, machine=machine, method=method,
@@ -115,12 +113,12 @@ def scale(request: Request, /, *, n=None, nodes=None, threads=None, machine: str
         req = ScenarioRequest.of(req, nodes="1:64")
     entry.check_jobs(jobs)
     with _store(store) as st:
-        return entry.scale(req, rule, st, progress, jobs)
+        return entry.scale(req, rule, st, progress_of(progress), jobs)
 
 
 def explain(request: Request, /, *, variant: str, nodes=None, threads=None, n=None, machine: str | None = None,
             method: str | None = None, model: str | None = None, store=None, jobs: int | str | None = None,
-            progress: Progress = None) -> ExplainResult:
+            progress: ProgressArg = None) -> ExplainResult:
     """One variant's prediction, kernel part by kernel part (with learned factors: each part's
     time with and without them; model "ecm": without them).  request: an IVP name or a
     ScenarioRequest."""
@@ -128,12 +126,12 @@ def explain(request: Request, /, *, variant: str, nodes=None, threads=None, n=No
                              model=model)
     entry.check_jobs(jobs)
     with _store(store) as st:
-        return entry.explain(req, variant, selection(), st, progress, jobs)
+        return entry.explain(req, variant, selection(), st, progress_of(progress), jobs)
 
 
 def tune(request: Request | TuneRequest, /, *, nodes=None, threads=None, n=None, machine: str | None = None,
          top: int | None = None, variants: list[str] | None = None, reps: int | str | None = None,
-         store=None, jobs: int | str | None = None, progress: Progress = None,
+         store=None, jobs: int | str | None = None, progress: ProgressArg = None,
          say: Callable[[str], None] | None = None) -> TuneResult | OnlineResult:
     """Build and run variants for real and compare with the predictions: the top K of the
     pre-selection (default: within 10 % of the best), or `variants` by name; reps: runs per
@@ -148,8 +146,8 @@ def tune(request: Request | TuneRequest, /, *, nodes=None, threads=None, n=None,
                          reps=reps)
     entry.check_jobs(jobs)
     with _store(store) as st:
-        return entry.tune(req.scenario, req.rule, req.run, st, say or _quiet, req.named, progress, jobs, req.sample,
-                          req.baseline)
+        return entry.tune(req.scenario, req.rule, req.run, st, progress_of(progress, say), req.named, jobs,
+                          req.sample, req.baseline)
 
 
 def generate(request: Request, /, *, n=None, machine: str | None = None, method: str | None = None,
@@ -172,24 +170,24 @@ def generate_online(request: Request, /, *, top: int | None = None, within: floa
                           online_rule(top, within, "top"), recheck)
     entry.check_jobs(jobs)
     with _store(store) as st:
-        return entry.generate_online(req, st, say or _quiet, None, jobs)
+        return entry.generate_online(req, st, progress_of(None, say), jobs)
 
 
 def plan(scenarios, /, *, out="plan.json", store=None, jobs: int | str | None = None,
-         progress: Progress = None):
+         progress: ProgressArg = None):
     """plan: the scenarios file (YAML: ivp, n, nodes, threads, machine, top/within, run options)
     pre-selected into a plan for tune --plan, written to `out`.  Returns a PlanResult."""
     req = PlanRequest(scenarios, out)
     entry.check_jobs(jobs)
     with _store(store) as st:
-        return entry.plan(req, st, progress, jobs)
+        return entry.plan(req, st, progress_of(progress), jobs)
 
 
 def ingest(path, *, store=None, say: Callable[[str], None] | None = None):
     """tune --ingest: the JSON an online solver wrote (AUTOTUNE_ONLINE_JSON) into the store, each
     candidate's timed trial steps as a run of it, marked online.  Returns an OnlineResult."""
     with _store(store) as st:
-        return entry.ingest(Path(path), st, say or _quiet)
+        return entry.ingest(Path(path), st, progress_of(None, say))
 
 
 def learn(machine: str, *, store=None, folds: str = "scenario", holdout=(), dry_run: bool = False, out=None,
@@ -200,7 +198,7 @@ def learn(machine: str, *, store=None, folds: str = "scenario", holdout=(), dry_
     per fold)."""
     req = LearnRequest.of(machine, folds=folds, holdout=holdout, dry_run=dry_run, out=out)
     with _store(store) as st:
-        return entry.learn(req, st, say or _quiet)
+        return entry.learn(req, st, progress_of(None, say))
 
 
 def calibrate(request: str | Path | CalibrateRequest, /, *, procs=None, threads=None, ops=None,
@@ -213,7 +211,7 @@ def calibrate(request: str | Path | CalibrateRequest, /, *, procs=None, threads=
                               fresh=fresh, raw=raw)
     req.resolve()       # the outputs refused before the store is opened
     with _store(store) as st:
-        return entry.calibrate(req, st, say or _quiet)
+        return entry.calibrate(req, st, progress_of(None, say))
 
 
 def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None, port_model=None):
@@ -234,10 +232,10 @@ def calibrate_node(name: str, *, nodes: int = 1, uarch: str | None = None, dry_r
     port_model: an OSACA architecture file (path) for the in-core analyses (recorded by digest)."""
     req = NewMachineRequest.of(name, nodes=nodes, uarch=uarch, min_seconds=min_seconds, dry_run=dry_run, out=out,
                                port_model=port_model)
-    return entry.new_machine(req, say or _quiet)
+    return entry.new_machine(req, progress_of(None, say))
 
 
 def import_kerncraft(path, name: str, *, nodes: int = 1, out=None):
     """A cluster machine file of a kerncraft machine file (calibrate --from-kerncraft)."""
     req = NewMachineRequest.of(name, nodes=nodes, from_kerncraft=Path(path), out=out)
-    return entry.new_machine(req, _quiet)
+    return entry.new_machine(req)

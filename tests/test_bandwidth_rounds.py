@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from autotune.progress import Callbacks
 from autotune.specs import hostmachine as hm
 
 
@@ -27,7 +28,7 @@ def test_a_point_gets_more_rounds_until_its_median_settles(monkeypatch):
     monkeypatch.setattr(hostprobe, "stream_gbps", lambda exe, kernel, ws, t, s, row=None: next(rounds[kernel]))
     host = hm.HostInfo("cpu", "GenuineIntel", "6", "1", 1, 2e9, (hm.Cache(1, 32768, 8, 64, 1),))
     seen = []
-    got = hostprobe.measure(host, seen.append)["L1"]
+    got = hostprobe.measure(host, Callbacks(say=seen.append))["L1"]
     copy, load = got["copy"][0], got["load"][0]
     assert copy.runs == load.runs > hm.REPEATS           # load's first five did not settle
     assert copy.runs <= hm.MAX_REPEATS

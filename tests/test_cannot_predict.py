@@ -14,6 +14,7 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 import autotune
+from autotune.progress import SILENT
 from autotune.tools import ecm_runner
 
 from .conftest import run_cli
@@ -122,6 +123,6 @@ def test_a_worker_that_dies_stops_the_pool_with_why(monkeypatch):
     with pytest.raises(autotune.ToolError) as e:
         ecm_runner._run_pool(lambda: ProcessPoolExecutor(2),
                              [{"name": f"part{i}", "regimes": [{"label": "MEM"}]} for i in range(5)],
-                             lambda task, regime, result: got.append(result), None)
+                             lambda task, regime, result: got.append(result), SILENT)
     assert str(e.value).startswith("an analysis worker died (BrokenProcessPool: ")
     assert str(e.value).endswith("; none of 5 kernel analyses ran") and got == []

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from autotune.progress import Callbacks, SILENT
 from autotune.specs import capacity
 from autotune.specs import hostmachine as hm
 
@@ -82,7 +83,7 @@ def test_the_scan_runs_round_robin_on_every_core(monkeypatch):
     monkeypatch.setattr(hostprobe, "build_stream", lambda folder, cc="gcc": Path("stream"))
     monkeypatch.setattr(hostprobe, "stream_gbps", run)
     seen = []
-    scan = hostprobe.measure_capacity(host, seen.append)
+    scan = hostprobe.measure_capacity(host, Callbacks(say=seen.append))
     per_round = [s // host.cores for s in sizes]
     assert order == per_round * capacity.ROUNDS               # every size once per round, in turn
     assert scan.measured and scan.capacity < 300 * MIB and "stay in it" in seen[-1]
@@ -122,4 +123,4 @@ def test_a_host_whose_os_gives_no_cache_is_not_scanned(monkeypatch):
         raise AssertionError("ran the benchmark")
     monkeypatch.setattr(hostprobe, "stream_gbps", never)
     bare = hm.HostInfo("cpu", "GenuineIntel", "6", "1", 2, 2e9, ())
-    assert hostprobe.measure_capacity(bare, lambda line: None) is None
+    assert hostprobe.measure_capacity(bare, SILENT) is None

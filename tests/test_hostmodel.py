@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from autotune.progress import SILENT
 from autotune.tools import hostprobe as hostmodel
 from autotune.specs import hostmachine
 from autotune.specs.machine import load_machine
@@ -427,12 +428,12 @@ def test_a_fit_that_does_not_end_leaves_no_file_and_keeps_the_measurements(tmp_p
     target = tmp_path / "guest.yaml"
     uarch = (uarch_args() or [None, None])[1]
     with pytest.raises(RuntimeError, match="the fit broke"):
-        phm.write_host_machine(target, "guest", lambda line: None, uarch=uarch)
+        phm.write_host_machine(target, "guest", SILENT, uarch=uarch)
     assert not target.exists() and seen[0] != target and seen[0].name == target.name
     kept = tmp_path / ("guest.yaml" + phm.UNSETTLED)
     assert load_machine(str(kept)).bandwidth("MEM", 1) > 0
     monkeypatch.setattr(refkernels, "settle_transfers", lambda target, progress: {})
-    phm.write_host_machine(target, "guest", lambda line: None, uarch=uarch)
+    phm.write_host_machine(target, "guest", SILENT, uarch=uarch)
     assert load_machine(str(target)).bandwidth("MEM", 1) > 0
 
 

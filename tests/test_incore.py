@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from autotune.progress import Callbacks
 from autotune.errors import InputError
 from autotune.model import incore as incmod
 from autotune.model.learned import recombine
@@ -120,7 +121,7 @@ def test_parts_are_measured_on_this_host_stored_and_reused(tmp_path, compiler, m
     part = render_part(approx_update_specs(4, fused=True)[0])      # y += h sum_l b_l F_l
     store = Store(tmp_path / "store.sqlite")
     seen = []
-    got = pinc.ensure_incore([part, part], machine, store, lambda d, t, n: seen.append(n))
+    got = pinc.ensure_incore([part, part], machine, store, Callbacks(lambda d, t, n: seen.append(n)))
     rec = got[part.code]
     assert "error" not in rec, rec
     import statistics

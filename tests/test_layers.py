@@ -16,7 +16,8 @@ PACKAGE = ROOT / "autotune"
 # "autotune" is the package's own __init__ (it imports the API, so a name imported from it
 # reaches the top).
 FLOORS = (
-    ("errors", "arith", "data"),     # the exceptions, exact sums; the shipped data's package
+    ("errors", "arith", "data", "progress"),   # the exceptions, exact sums; the shipped data's package;
+                                     # what long work tells while it goes
     ("specs+dimensions",),           # what the problem is: IVPs, methods, machines, the step form,
                                      # the variant dimensions (one module each)
     ("model", "codegen", "storage"),  # pure arithmetic; rendering; the store and user folders

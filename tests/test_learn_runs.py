@@ -163,12 +163,13 @@ def test_the_fit_sees_each_kind_of_fused_sweep(measured):
     """On runs whose phases carry the sweep timers, each kind of fused sweep is an observation of
     its own, with only its own kernel group's parts as its work."""
     from autotune.pipeline.learn import price_groups, stored_runs
+    from autotune.progress import SILENT
     from autotune.specs.step import SWEEP_TIMER
     path, store_path = measured
     machine = load_machine(str(path), "ecm")
     store = Store(store_path)
     runs, _ = stored_runs(store, machine)
-    _, observed, _ = price_groups(runs, machine, store, lambda _: None)
+    _, observed, _ = price_groups(runs, machine, store, SILENT)
     store.close()
     kinds = {o.phase for o in observed.obs}
     fused = [o for o in observed.obs if o.phase.startswith("sweep.")]

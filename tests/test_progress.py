@@ -2,7 +2,7 @@
 a plain line per event elsewhere."""
 import io
 
-from autotune.cli.progress import AnalysisProgress, clock, time_left
+from autotune.cli.progress import ConsoleProgress, clock, time_left
 
 
 class Clock:
@@ -22,11 +22,11 @@ def test_time_left_is_the_rate_so_far():
 
 def run(interactive: bool) -> str:
     out, now = io.StringIO(), Clock()
-    progress = AnalysisProgress(out, interactive=interactive, now=now)
-    progress(0, 4, "")
+    progress = ConsoleProgress("rank", out, interactive=interactive, now=now)
+    progress.step(0, 4, "")
     for i, name in enumerate(("a@MEM", "b@MEM", "c@L3", "d@L2"), start=1):
         now.t += 6.0
-        progress(i, 4, name)
+        progress.step(i, 4, name)
     return out.getvalue()
 
 
@@ -50,4 +50,23 @@ def test_not_a_terminal_prints_a_plain_line_per_event():
 
 
 def test_a_stream_that_is_no_terminal_is_detected():
-    assert AnalysisProgress(io.StringIO()).interactive is False
+    assert ConsoleProgress("rank", io.StringIO()).interactive is False
+
+
+def test_one_progress_object_tells_steps_and_lines():
+    """The command line's says a line prefixed with its command; the default tells nothing; the
+    API's two callables become one object (autotune.progress)."""
+    from autotune.progress import SILENT, Callbacks, Progress, progress_of
+    out = io.StringIO()
+    ConsoleProgress("tune", out, interactive=False).say("[1/2] lc=jli: build")
+    assert out.getvalue() == "autotune: tune: [1/2] lc=jli: build\n"
+    SILENT.step(0, 3, "")
+    SILENT.say("nothing")
+    steps, lines = [], []
+    p = progress_of(lambda *a: steps.append(a), lines.append)
+    p.step(1, 2, "x@L1")
+    p.say("hello")
+    assert isinstance(p, Callbacks) and steps == [(1, 2, "x@L1")] and lines == ["hello"]
+    assert progress_of() is SILENT and progress_of(p) is p and isinstance(progress_of(None, print), Progress)
+    progress_of(lines.append).say("to no one")       # only the step callable: lines go nowhere
+    assert lines == ["hello"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from autotune.progress import Callbacks
 from autotune.model import reffit as rf
 from autotune.model import refkernels as rk
 from autotune.model import refreport as rr
@@ -361,7 +362,7 @@ def test_calibrate_settles_the_rule_and_the_rates_in_the_file(tmp_path, compiler
     target = tmp_path / "zen4.yaml"
     target.write_text(dump_text(yaml, data))
     said = []
-    res = settle_transfers(target, said.append)
+    res = settle_transfers(target, Callbacks(say=said.append))
     assert res["as_written"] == "additive" and res["compared"] == 20
     assert res["error_fitted"] <= min(e for e in res["errors"].values()) < res["error_as_designed"]
     assert res["error_fitted"] == res["errors"][res["rule"]]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from autotune.progress import Callbacks
 from autotune.model import sweeps as swmod
 
 MACHINES = Path(__file__).resolve().parent.parent / "machines"
@@ -143,7 +144,7 @@ def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, priv
     store = Store(tmp_path / "store.sqlite")
     layout = Session().layout(ivp, method, [paper, fused, piped])
     seen = []
-    got = psw.ensure_sweeps(layout, ivp, method, machine, store, lambda d, t, n: seen.append(n))
+    got = psw.ensure_sweeps(layout, ivp, method, machine, store, Callbacks(lambda d, t, n: seen.append(n)))
     assert {layout.units[u].part.kernel for u in got} == {"RHSLCD", "RHSLC", "RHSAU"}
     # the pipelined levels are one group, timed as the step that runs them: each level's unit with
     # how often it runs in that step (the predictor's level once, the corrector's m - 1 times, ...)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from contextlib import contextmanager
 
 from autotune.errors import InputError
@@ -18,13 +17,6 @@ from autotune.storage.store import Store
 def emit(text: str) -> None:
     """A report on stdout, ending in exactly one newline."""
     print(text, end="" if text.endswith("\n") else "\n")
-
-
-def progress_line(command: str):
-    """Progress printer for long work: one line on stderr, prefixed with the command."""
-    def say(msg: str) -> None:
-        print(f"autotune: {command}: {msg}", file=sys.stderr, flush=True)
-    return say
 
 
 def request_of(kind, args):
@@ -83,7 +75,7 @@ def cmd_tune(args, progress) -> int:
                      args.replay, args.plot)
     if form == "ingest":
         with open_store(args) as store:
-            emit(render(entry.ingest(args.ingest, store, progress_line("tune")), args.format))
+            emit(render(entry.ingest(args.ingest, store, progress), args.format))
         return 0
     if form == "plan":
         return cmd_tune_plan(args, progress)
@@ -92,8 +84,8 @@ def cmd_tune(args, progress) -> int:
         check_plot_path(args.plot)
     req = request_of(TuneRequest, args)
     with open_store(args) as store:
-        res = entry.tune(req.scenario, req.rule, req.run, store, progress_line("tune"), req.named, progress,
-                         args.jobs, req.sample, req.baseline)
+        res = entry.tune(req.scenario, req.rule, req.run, store, progress, req.named, args.jobs, req.sample,
+                         req.baseline)
     if args.plot:
         plot(res, args.plot)
     emit(render(res, args.format))
@@ -102,7 +94,7 @@ def cmd_tune(args, progress) -> int:
 
 def cmd_tune_plan(args, progress) -> int:
     from autotune.request.plan import TunePlanRequest
-    res = entry.tune_plan(request_of(TunePlanRequest, args), args.store, progress_line("tune"), args.jobs)
+    res = entry.tune_plan(request_of(TunePlanRequest, args), args.store, progress, args.jobs)
     emit(render(res, args.format if args.format in ("table", "json", "csv") else "table"))
     return 1 if getattr(getattr(res, "totals", None), "scenario_errors", 0) else 0
 
@@ -124,7 +116,7 @@ def cmd_generate(args, progress) -> int:
     req = request_of(GenerateRequest, args)
     if req.online is not None:
         with open_store(args) as store:
-            res = entry.generate_online(req, store, progress_line("generate"), progress, args.jobs)
+            res = entry.generate_online(req, store, progress, args.jobs)
         emit(render(res, "table"))
         return 0
     emit(render(entry.generate(req), "table"))
@@ -133,7 +125,6 @@ def cmd_generate(args, progress) -> int:
 
 def cmd_calibrate(args, progress) -> int:
     from autotune.request.machinefile import LearnRequest, check_comm_only, new_machine_request
-    say = progress_line("calibrate")
     if args.plot:
         from autotune.report.plots import check_plot_path
         check_plot_path(args.plot)
@@ -141,17 +132,17 @@ def cmd_calibrate(args, progress) -> int:
         req = new_machine_request(args.node, args.from_kerncraft, args.name, args.machine, nodes=args.nodes,
                                   uarch=args.uarch, port_model=args.port_model, min_seconds=args.min_seconds,
                                   dry_run=args.dry_run, out=args.out)
-        emit(render(entry.new_machine(req, say), args.format))
+        emit(render(entry.new_machine(req, progress), args.format))
         return 0
     check_comm_only(args.name, args.uarch, args.port_model, args.folds, args.holdout, args.from_runs, args.machine)
     if args.from_runs:
         with open_store(args) as store:
-            res = entry.learn(request_of(LearnRequest, args), store, say)
+            res = entry.learn(request_of(LearnRequest, args), store, progress)
         emit(render(res, args.format))
         return 0
     from autotune.request.calibrate import CalibrateRequest
     with open_store(args) as store:
-        res = entry.calibrate(request_of(CalibrateRequest, args), store, say)
+        res = entry.calibrate(request_of(CalibrateRequest, args), store, progress)
     if args.plot:
         plot(res, args.plot)
         res.plot = str(args.plot)

@@ -7,7 +7,7 @@ import importlib
 import sys
 
 from autotune.cli.options import SUBCOMMANDS
-from autotune.cli.progress import AnalysisProgress
+from autotune.cli.progress import ConsoleProgress
 from autotune.errors import InputError, ToolError
 
 # the module that runs a subcommand, imported only for the command that runs (default: commands)
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         handler = importlib.import_module(HANDLERS.get(args.command, "autotune.cli.commands"))
-        return handler.dispatch(args, AnalysisProgress())
+        return handler.dispatch(args, ConsoleProgress(args.command))
     except InputError as e:
         print(f"autotune: error: {e.named(flag(e.field))}", file=sys.stderr)
         return 2

@@ -1,11 +1,15 @@
-"""Progress of the kerncraft analyses on stderr.  On a terminal it is one line rewritten in
-place, with the time left at the rate so far; elsewhere (a log, a pipe, a batch job's output)
-one plain line per finished analysis, so that nothing is lost and every line reads alone."""
+"""The command line's progress (autotune.progress.Progress) on stderr.  A batch's steps (the
+kerncraft analyses, the measurements): on a terminal one line rewritten in place, with the time
+left at the rate so far; elsewhere (a log, a pipe, a batch job's output) one plain line per
+finished step, so that nothing is lost and every line reads alone.  Any other line is said as
+`autotune: COMMAND: message`."""
 from __future__ import annotations
 
 import sys
 import time
 from typing import Callable, TextIO
+
+from autotune.progress import Progress
 
 INCORE = "in-core"      # the name prefix of the in-core measurement's progress (pipeline.incore)
 SWEEPS = "sweeps"       # the name prefix of the fused sweeps' measurement (pipeline.sweeps)
@@ -30,18 +34,23 @@ def clock(seconds: float) -> str:
     return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60:02d} s"
 
 
-class AnalysisProgress:
-    """The progress(done, total, name) callback of the analyses: done == 0 announces the batch."""
+class ConsoleProgress(Progress):
+    """step(done, total, name): done == 0 announces the batch; say(message): one line, prefixed
+    with the command."""
 
-    def __init__(self, stream: TextIO | None = None, interactive: bool | None = None,
+    def __init__(self, command: str = "", stream: TextIO | None = None, interactive: bool | None = None,
                  now: Callable[[], float] = time.monotonic):
+        self.command = command
         self.stream = stream if stream is not None else sys.stderr
         isatty = getattr(self.stream, "isatty", None)
         self.interactive = bool(isatty and isatty()) if interactive is None else interactive
         self.now = now
         self.start = now()
 
-    def __call__(self, done: int, total: int, name: str) -> None:
+    def say(self, message: str) -> None:
+        print(f"autotune: {self.command}: {message}", file=self.stream, flush=True)
+
+    def step(self, done: int, total: int, name: str) -> None:
         measuring = next((text for prefix, text in MEASURING.items() if name.startswith(prefix)), None)
         if done == 0:
             if name in MEASURING or measuring is None:     # a measurement's first line names it alone

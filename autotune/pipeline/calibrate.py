@@ -15,8 +15,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
 
+from autotune.progress import Progress
 from autotune.errors import InputError, ToolError
 from autotune.request.calibrate import Plan
 from autotune.results.calibrate import CalibrateResult, caveat
@@ -54,7 +54,7 @@ def _read_records(path: Path) -> list[dict]:
 
 
 def _placed(records: list[dict], what: str, plan: Plan, p: int, argv: list[str],
-            progress: Callable[[str], None]) -> list[dict]:
+            progress: Progress) -> list[dict]:
     """The records with where their ranks ran (mpiinfo.placement: nodes, ranks per node, virtual,
     packed); a run the launcher was told to spread over more nodes than it reached is no result."""
     nodes = plan.nodes.get(p, p)
@@ -65,12 +65,12 @@ def _placed(records: list[dict], what: str, plan: Plan, p: int, argv: list[str],
     if where:
         kind = " (virtual nodes: one host)" if where["virtual"] else " (packed: fewer nodes than asked)" \
             if where["packed"] else ""
-        progress(f"{what}: ranks on " + ", ".join(f"{n} x{k}" if k > 1 else n
+        progress.say(f"{what}: ranks on " + ", ".join(f"{n} x{k}" if k > 1 else n
                                                   for n, k in where["ranks_per_node"].items()) + kind)
     return [dict(r, placement=where) for r in records]
 
 
-def measure(plan: Plan, store: Store, workdir: Path, progress: Callable[[str], None],
+def measure(plan: Plan, store: Store, workdir: Path, progress: Progress,
             fresh: bool = False) -> tuple[dict[str, list[dict]], int]:
     """Raw records per operation (and 'barrier'); returns them and how many runs were made."""
     out: dict[str, list[dict]] = {op: [] for op in plan.ops}
@@ -81,9 +81,9 @@ def measure(plan: Plan, store: Store, workdir: Path, progress: Callable[[str], N
         key = plan.series(op, p)
         records = [] if fresh else store.get_measurements(key)
         if records:
-            progress(f"{op} p={p} ({i}/{len(todo)}): reused {len(records)} sizes from the store")
+            progress.say(f"{op} p={p} ({i}/{len(todo)}): reused {len(records)} sizes from the store")
         else:
-            progress(f"{op} p={p} ({i}/{len(todo)}): measuring {plan.min_bytes} B .. {plan.max_bytes} B")
+            progress.say(f"{op} p={p} ({i}/{len(todo)}): measuring {plan.min_bytes} B .. {plan.max_bytes} B")
             data, log = workdir / f"{op}-p{p}.jsonl", workdir / f"{op}-p{p}.log"
             cmd = [sys.executable, "-m", OPERATIONS[op].benchmark, "--min-bytes", str(plan.min_bytes),
                    "--max-bytes", str(plan.max_bytes), "--factor", str(plan.factor),
@@ -105,7 +105,7 @@ def measure(plan: Plan, store: Store, workdir: Path, progress: Callable[[str], N
         key = plan.barrier_series(t)
         records = [] if fresh else store.get_measurements(key)
         if not records:
-            progress(f"barrier threads={t}: measuring")
+            progress.say(f"barrier threads={t}: measuring")
             from benchmarks_mpi import barrier as bb
             try:
                 exe = exe or bb.build(plan.machine.compiler, workdir)
@@ -180,7 +180,7 @@ def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
     write_text(target, dump_text(yaml, data), "out", make_folders=True)
 
 
-def calibrate(plan: Plan, store: Store, target: Path, progress: Callable[[str], None],
+def calibrate(plan: Plan, store: Store, target: Path, progress: Progress,
               fresh: bool = False, raw_out: Path | None = None) -> CalibrateResult:
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="autotune-calibrate-") as tmp:

@@ -4,10 +4,11 @@ command line and the Python API both call, and the only module of the pipeline t
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from autotune.errors import InputError, ToolError
 from autotune.model.preselect import Rule
+from autotune.progress import SILENT, Progress
 from autotune.pipeline.predict import failure_cause, rank_scenario, require_predictions
 from autotune.request.scenario import ScenarioRequest
 from autotune.results.rank import ExplainResult, RankResult
@@ -33,7 +34,6 @@ if TYPE_CHECKING:       # each command imports what only it needs when it runs
     from autotune.results.tune import TuneResult
     from autotune.results.online import OnlineResult
 
-Progress = Callable[[int, int, str], None] | None
 
 
 def _require_applicable(sc: Scenario, named: list[Variant], excluded: Exclusions, field: str) -> None:
@@ -43,7 +43,7 @@ def _require_applicable(sc: Scenario, named: list[Variant], excluded: Exclusions
             raise InputError(f"{v.name} with n = {sc.n} and {sc.nodes} nodes: {why}", field=field)
 
 
-def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = None,
+def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = SILENT,
          jobs: int | None = None, selected_only: bool = False) -> RankResult | RankSet | SweepResult:
     """One scenario ranked; each shipped IVP ranked (ivp 'all', one value of the others); or a
     sweep (lists or ranges in ivp, n, nodes or threads; selected_only: its rows of the
@@ -64,7 +64,7 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = No
     return result
 
 
-def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progress: Progress = None,
+def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progress: Progress = SILENT,
             jobs: int | None = None) -> ExplainResult:
     sc = req.scenario()
     v = parse_variant(variant, sc.ivp.comm)
@@ -82,7 +82,7 @@ def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progre
     return res
 
 
-def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = None,
+def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = SILENT,
           jobs: int | None = None) -> ScaleResult:
     from autotune.model.scaling import parse_rule
     from autotune.pipeline.sweep import run_scale
@@ -93,8 +93,8 @@ def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = No
     return run_scale(req.sweep_spec(), parsed, store, progress, jobs)
 
 
-def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: Callable[[str], None],
-         variants: list[str] | None = None, progress: Progress = None, jobs: int | None = None,
+def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, progress: Progress = SILENT,
+         variants: list[str] | None = None, jobs: int | None = None,
          sample: Sample | None = None, baseline: bool = False) -> TuneResult | OnlineResult:
     """Build and run variants: the named ones, else those the rule selects (Rule('all'): every one);
     sample (request.selection.sample_of): also a random draw of the others, to check the selection;
@@ -120,12 +120,11 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, say: C
         chosen = [r.variant.name for r in ranked.ordered if r.variant.name in ranked.preselected]
     if run.online:
         from autotune.pipeline.online import tune_online
-        return tune_online(ranked, chosen, plan, store, say, run.recheck)
-    return run_tune(ranked, chosen, plan, store, say, sample=sample, baseline=baseline)
+        return tune_online(ranked, chosen, plan, store, progress.say, run.recheck)
+    return run_tune(ranked, chosen, plan, store, progress.say, sample=sample, baseline=baseline)
 
 
-def generate_online(req: GenerateRequest, store: Store, say: Callable[[str], None], progress: Progress = None,
-                    jobs: int | None = None):
+def generate_online(req: GenerateRequest, store: Store, progress: Progress = SILENT, jobs: int | None = None):
     """generate --online: one solver of the variants req.online pre-selects in the scenario (at
     most codegen.online.MAX_CANDIDATES), written to out/online.c (pipeline.online)."""
     from autotune.pipeline.online import generate_online as write
@@ -134,10 +133,10 @@ def generate_online(req: GenerateRequest, store: Store, say: Callable[[str], Non
     sc = req.scenario.scenario()
     applicable, excluded = applicable_pool(sc, select=req.scenario.sweep_spec().variant_filter)
     ranked = rank_scenario(sc, applicable, req.online, store, excluded, progress, jobs)
-    return write(ranked, req.out, say, req.recheck)
+    return write(ranked, req.out, progress.say, req.recheck)
 
 
-def learn(req: LearnRequest, store: Store, say: Callable[[str], None]):
+def learn(req: LearnRequest, store: Store, progress: Progress = SILENT):
     """calibrate --from-runs: the node model fitted to the machine's stored runs, cross-validated,
     and (unless dry_run) written into its machine file (or `out`)."""
     from pathlib import Path
@@ -149,7 +148,7 @@ def learn(req: LearnRequest, store: Store, say: Callable[[str], None]):
     target = Path(req.out) if req.out else Path(machine.path)
     if not req.dry_run:
         check_output_path(target, "out", "machine")
-    res, learned = fit_runs(machine, store, say, req.folds, req.holdout)
+    res, learned = fit_runs(machine, store, progress, req.folds, req.holdout)
     res.dry_run = req.dry_run
     if learned is not None and not req.dry_run:
         write_learned(Path(machine.path), target, learned, res)
@@ -163,7 +162,7 @@ def check_jobs(jobs) -> None:
     check(jobs)
 
 
-def sweep(req: RankRequest, store: Store, progress: Progress = None, jobs: int | None = None) -> SweepResult:
+def sweep(req: RankRequest, store: Store, progress: Progress = SILENT, jobs: int | None = None) -> SweepResult:
     """Many scenarios at once, in long format (rank's sweep, whatever the request asks)."""
     from autotune.pipeline.sweep import run_sweep
     return run_sweep(req.scenario.sweep_spec(), req.rule, store, progress, jobs, req.selected_only)
@@ -179,7 +178,7 @@ def generate(req: GenerateRequest):
     return write(spec.ivps[0], spec.method, req.out, n, spec.machine)
 
 
-def plan(req: PlanRequest, store: Store, progress: Progress = None, jobs: int | None = None):
+def plan(req: PlanRequest, store: Store, progress: Progress = SILENT, jobs: int | None = None):
     """plan: the scenarios file's pre-selections, written to req.out (a PlanResult)."""
     from autotune.pipeline.plan import make_plan, write_plan
     from autotune.storage.paths import check_output_path
@@ -189,27 +188,27 @@ def plan(req: PlanRequest, store: Store, progress: Progress = None, jobs: int | 
     return res
 
 
-def tune_plan(req: TunePlanRequest, store_path: Path | None, say: Callable[[str], None], jobs: int | None = None):
+def tune_plan(req: TunePlanRequest, store_path: Path | None, progress: Progress = SILENT, jobs: int | None = None):
     """tune --plan: the plan run here, its jobs submitted or collected, or their status; the
     store is the plan's jobs' where it was submitted (store_path: None, or that one)."""
     from autotune.pipeline.submit import tune_plan as run
-    return run(req, store_path, say, jobs)
+    return run(req, store_path, progress, jobs)
 
 
-def ingest(path: Path, store: Store, say: Callable[[str], None]) -> OnlineResult:
+def ingest(path: Path, store: Store, progress: Progress = SILENT) -> OnlineResult:
     """tune --ingest: an online solver's JSON into the store, each candidate's trial as its runs."""
     from autotune.pipeline.online import ingest as take
-    return take(path, store, say)
+    return take(path, store, progress.say)
 
 
-def calibrate(req: CalibrateRequest, store: Store, say: Callable[[str], None]):
+def calibrate(req: CalibrateRequest, store: Store, progress: Progress = SILENT):
     """calibrate: the MPI micro-benchmarks run, the communication model fitted and written."""
     from autotune.pipeline.calibrate import calibrate as run
     plan, target = req.resolve()
-    return run(plan, store, target, say, req.fresh, req.raw)
+    return run(plan, store, target, progress, req.fresh, req.raw)
 
 
-def new_machine(req: NewMachineRequest, say: Callable[[str], None]):
+def new_machine(req: NewMachineRequest, progress: Progress = SILENT):
     """calibrate --node or --from-kerncraft: a new cluster machine file (a HostMachineResult)."""
     from autotune.pipeline.hostmachine import import_kerncraft, new_machine_target, write_host_machine
     from autotune.storage.paths import check_output_path
@@ -218,7 +217,7 @@ def new_machine(req: NewMachineRequest, say: Callable[[str], None]):
         check_output_path(target, "out", "machine")
     if req.from_kerncraft is not None:
         return import_kerncraft(req.from_kerncraft, target, name, req.nodes)
-    return write_host_machine(target, name, say, req.nodes, req.uarch, req.min_seconds, req.dry_run, req.port_model)
+    return write_host_machine(target, name, progress, req.nodes, req.uarch, req.min_seconds, req.dry_run, req.port_model)
 
 
 def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None, port_model=None):

@@ -11,8 +11,8 @@ import io
 import os
 import time
 from pathlib import Path
-from typing import Callable
 
+from autotune.progress import Progress
 from autotune.errors import InputError
 from autotune.results.calibrate import HostMachineResult
 from autotune.specs import capacity, hostmachine, stencils
@@ -51,7 +51,7 @@ def _check_nodes(nodes) -> int:
     return nodes
 
 
-def write_host_machine(target: Path, name: str, progress: Callable[[str], None], nodes: int = 1,
+def write_host_machine(target: Path, name: str, progress: Progress, nodes: int = 1,
                        uarch: str | None = None, min_seconds: float = 0.1,
                        dry_run: bool = False, port_model: str | Path | None = None) -> HostMachineResult:
     """Identify and measure this host; write its cluster machine file (dry_run: identify only,
@@ -69,17 +69,17 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
     host = hostprobe.detect()
     online = os.cpu_count() or host.cores
     if host.cores < online:
-        progress(f"warning: this process may run on {host.cores} of the {online} CPUs this host has (its "
+        progress.say(f"warning: this process may run on {host.cores} of the {online} CPUs this host has (its "
                  f"affinity), so the machine file describes {host.cores} core(s); under Slurm give srun "
                  f"--cpus-per-task={online} (or --exclusive with -c) to describe the whole node")
     flags, note = cpuprobe.isa_flags(ident, CC)
-    progress(f"{ident.cpu.describe()}: {ident.record.name} ({ident.key}"
+    progress.say(f"{ident.cpu.describe()}: {ident.record.name} ({ident.key}"
              + (", assumed with --uarch" if ident.assumed else "") + f"); flags {' '.join(flags)}")
     if ident.borrowed_from:
-        progress(f"port model borrowed: {ident.borrowed_from}; the in-core times are measured on this CPU")
+        progress.say(f"port model borrowed: {ident.borrowed_from}; the in-core times are measured on this CPU")
     if given:
-        progress(f"port model file {given.path} (OSACA {given.arch}, sha256 {given.sha256[:12]}...)")
-    progress(f"{host.cores} cores, the OS's clock {host.clock_hz / 1e9:.2f} GHz, caches "
+        progress.say(f"port model file {given.path} (OSACA {given.arch}, sha256 {given.sha256[:12]}...)")
+    progress.say(f"{host.cores} cores, the OS's clock {host.clock_hz / 1e9:.2f} GHz, caches "
              + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
     clock = None if dry_run else hostprobe.measure_clock(host, progress)
     scan, bandwidths, found = None, {}, ()
@@ -122,7 +122,7 @@ def write_host_machine(target: Path, name: str, progress: Callable[[str], None],
 UNSETTLED = ".unsettled"   # the suffix of a file whose measurements were kept but whose fit did not end
 
 
-def _settled(target: Path, text: str, progress: Callable[[str], None]) -> dict:
+def _settled(target: Path, text: str, progress: Progress) -> dict:
     """Write the file at `target` once its transfers are settled (pipeline.refkernels): it is
     drafted and fitted in a folder of its own, so `target` only ever holds a finished file.  Where
     the fit does not end (an error, an interrupt), the draft, with every measurement, is kept
@@ -140,23 +140,23 @@ def _settled(target: Path, text: str, progress: Callable[[str], None]) -> dict:
         except BaseException:
             kept = target.with_name(target.name + UNSETTLED)
             write_text(kept, draft.read_text(), "out", make_folders=True)
-            progress(f"the measurements are kept in {kept}: the transfers were not settled, so {target} "
+            progress.say(f"the measurements are kept in {kept}: the transfers were not settled, so {target} "
                      f"was not written")
             raise
         write_text(target, draft.read_text(), "out", make_folders=True)
     return reference
 
 
-def _warn_wide(wide: list[dict], progress: Callable[[str], None], shown: int = 8) -> None:
+def _warn_wide(wide: list[dict], progress: Progress, shown: int = 8) -> None:
     """A warning line per bandwidth whose runs spread wider than WIDE_SPREAD (the first `shown`,
     then how many more: the result lists them all)."""
     for w in wide[:shown]:
-        progress(f"warning: bandwidth {w['level']} {w['kernel']} on {w['threads']} thread(s): its "
+        progress.say(f"warning: bandwidth {w['level']} {w['kernel']} on {w['threads']} thread(s): its "
                  f"{w.get('runs') or hostmachine.REPEATS} runs spread {hostmachine.percent(w['spread'])} (max - min over the "
                  f"median, over {hostmachine.percent(hostmachine.WIDE_SPREAD)}); the file keeps the median, "
                  f"{w['gbps']:.2f} GB/s: was the machine busy?")
     if len(wide) > shown:
-        progress(f"warning: {len(wide) - shown} more bandwidths spread over "
+        progress.say(f"warning: {len(wide) - shown} more bandwidths spread over "
                  f"{hostmachine.percent(hostmachine.WIDE_SPREAD)} (the result lists them all)")
 
 

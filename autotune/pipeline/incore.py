@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import statistics
-from typing import Callable
 
+from autotune.progress import SILENT, Progress
 from autotune.model import incore as incmod
 from autotune.model import regime as regmod
 from autotune.specs.hostmachine import settled
@@ -77,7 +77,7 @@ def host_is(machine: Machine) -> bool:
 
 
 def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
-                  progress: Callable[[int, int, str], None] | None = None,
+                  progress: Progress = SILENT,
                   jobs: int | None = None) -> dict[str, dict]:
     """Measured in-core records of the parts (code -> record; {} where the file asks for none):
     stored ones reused, missing ones measured where this host is the file's CPU."""
@@ -114,7 +114,7 @@ def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
 
 
 def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], machine: Machine,
-            progress: Callable[[int, int, str], None] | None, jobs: int | None) -> dict[tuple, dict]:
+            progress: Progress, jobs: int | None) -> dict[tuple, dict]:
     """Build every part's harness (in a pool of analysis workers), then time them round-robin: the
     seconds per call and what converts them to cycles per line of work (at_clock)."""
     import tempfile
@@ -126,8 +126,7 @@ def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], machine: Machine,
     workers = max(1, min(default_jobs() if jobs in (None, MPI_JOBS) else int(jobs), len(codes)))
     names = {c: todo[c][0].name for c in codes}
     total = len(codes) + ROUNDS               # a build of each part, then the rounds
-    if progress:
-        progress(0, len(codes), PROGRESS)
+    progress.step(0, len(codes), PROGRESS)
     with tempfile.TemporaryDirectory(prefix="autotune-incore-") as tmp:
         tasks = {c: {"name": names[c], "code": todo[c][0].code, "machine_path": machine.path,
                      "constants": todo[c][1], "folder": f"{tmp}/{i}"} for i, c in enumerate(codes)}
@@ -137,12 +136,11 @@ def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], machine: Machine,
             for fut in as_completed(futures):
                 c = futures[fut]
                 built[c] = fut.result()
-                if progress:
-                    progress(len(built), total, f"{PROGRESS}: {names[c]} built")
+                progress.step(len(built), total, f"{PROGRESS}: {names[c]} built")
         ready = {c: built[c] for c in codes if built[c]["ok"]}
         runs, failed = incore_bench.time_all(
-            ready, ROUNDS, MIN_S, progress and (lambda done: progress(
-                len(codes) + done, len(codes) + max(done, ROUNDS), f"{PROGRESS}: round {done} timed")),
+            ready, ROUNDS, MIN_S, lambda done: progress.step(
+                len(codes) + done, len(codes) + max(done, ROUNDS), f"{PROGRESS}: round {done} timed"),
             MAX_ROUNDS, settled)
     out = {}
     for c in codes:

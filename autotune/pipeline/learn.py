@@ -12,8 +12,8 @@ import statistics
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
+from autotune.progress import Progress
 from autotune.errors import InputError
 from autotune.model.compare import PHASE_OF_KERNEL, compare
 from autotune.model.learnfit import Fit, Observation, Pricer, Unit, fit, largest
@@ -140,7 +140,7 @@ def sweep_seconds(phases: dict[str, float]) -> dict[str, float]:
 
 
 def price_groups(runs: list[Run], machine: Machine, store: Store,
-                 progress: Callable[[str], None]) -> tuple[list[Group], Observed, int]:
+                 progress: Progress) -> tuple[list[Group], Observed, int]:
     by_key: dict[tuple, list[Run]] = {}
     for r in runs:
         by_key.setdefault(r.key, []).append(r)
@@ -162,7 +162,7 @@ def price_groups(runs: list[Run], machine: Machine, store: Store,
                 dropped += 1
         if not variants:
             continue
-        progress(f"[{i}/{len(by_key)}] {describe(key)}: {len(kept)} measured variants")
+        progress.say(f"[{i}/{len(by_key)}] {describe(key)}: {len(kept)} measured variants")
         ranked = rank_scenario(sc, variants, Rule("all"), store)
         group = Group(key, sc, variants, kept, {r.variant: ranked.variant(r.variant).predicted_s for r in kept})
         groups.append(group)
@@ -225,7 +225,7 @@ def _fold_row(label: str, groups: list[Group], learned: Learned | None, store: S
                    mean([x for x, _ in top1 if x is not None]), mean([y for _, y in top1 if y is not None]))
 
 
-def learn(machine: Machine, store: Store, progress: Callable[[str], None], folds: str = "scenario",
+def learn(machine: Machine, store: Store, progress: Progress, folds: str = "scenario",
           holdout: tuple[str, ...] = ()) -> tuple[LearnResult, Learned | None]:
     """Fit on every stored run of the machine (but the held-out IVPs), cross-validate by folds,
     and predict the held-out IVPs' runs with the fit of all the others."""
@@ -243,7 +243,7 @@ def learn(machine: Machine, store: Store, progress: Callable[[str], None], folds
     labels = {describe(g.key) for g in used}
     pricer = Pricer(observed.units)
     train = [o for o in observed.obs if o.group in labels]
-    progress(f"fitting {len(train)} phase measurements of {sum(len(g.runs) for g in used)} runs")
+    progress.say(f"fitting {len(train)} phase measurements of {sum(len(g.runs) for g in used)} runs")
     final = fit(train, pricer)
     n_runs = sum(len(g.runs) for g in used)
     learned = _learned(machine, final, n_runs, len(used)) if final.factors else None
@@ -253,7 +253,7 @@ def learn(machine: Machine, store: Store, progress: Callable[[str], None], folds
     for i, fk in enumerate(fold_keys, 1):
         out = [g for g in used if fold_of(g.key) == fk]
         rest = [g for g in used if fold_of(g.key) != fk]
-        progress(f"cross-validation [{i}/{len(fold_keys)}]: without {_fold_label(folds, fk, out)}")
+        progress.say(f"cross-validation [{i}/{len(fold_keys)}]: without {_fold_label(folds, fk, out)}")
         lr = fit_groups(machine, rest, observed, pricer) if rest else None
         cv.append(_fold_row(_fold_label(folds, fk, out), out, lr, store, len(rest)))
     held_rows = [_fold_row(describe(g.key), [g], learned, store, len(used)) for g in held]

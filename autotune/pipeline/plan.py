@@ -34,6 +34,7 @@ from pathlib import Path
 
 from autotune.arith import ordered_sum
 from autotune.errors import InputError, ToolError
+from autotune.progress import SILENT, Progress
 from autotune.model.preselect import Rule
 from autotune.pipeline.predict import rank_many, rank_scenario
 from autotune.pipeline.sweep import scenarios as expand
@@ -149,7 +150,7 @@ def read_scenarios(path: Path) -> list[tuple[ScenarioRequest, Rule, RunOptions, 
     return out
 
 
-def make_plan(path: Path, store, progress=None, jobs: int | None = None) -> PlanResult:
+def make_plan(path: Path, store, progress: Progress = SILENT, jobs: int | None = None) -> PlanResult:
     out, skipped, expanded = [], [], []
     for i, (req, rule, run, partition) in enumerate(read_scenarios(path)):   # every entry checked before any work
         try:

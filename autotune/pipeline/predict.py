@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from autotune.progress import SILENT, Progress
 from autotune.codegen.dataview import data_view
 from autotune.model import regime as regmod
 from autotune.model.ops import SCALAR
@@ -59,7 +60,7 @@ def _analysis_inputs(part: KernelPart, machine: Machine, regime: regmod.Regime) 
 
 
 def ensure_ecm(needs: list[tuple[KernelPart, regmod.Regime]], machine: Machine, store: Store,
-               progress: Callable[[int, int, str], None] | None = None,
+               progress: Progress = SILENT,
                jobs: int | None = None) -> tuple[dict[tuple, dict], int]:
     """ECM results of every (part, regime) pair, by (part code, data level, layer level); runs and
     stores only what the store lacks, each part's missing regimes in one task (its in-core
@@ -98,13 +99,13 @@ def ensure_ecm(needs: list[tuple[KernelPart, regmod.Regime]], machine: Machine, 
 
 def rank_scenario(sc: Scenario, variants: list[Variant], rule: Rule, store: Store,
                   excluded: Exclusions | None = None,
-                  progress: Callable[[int, int, str], None] | None = None,
+                  progress: Progress = SILENT,
                   jobs: int | None = None) -> RankResult:
     return rank_many([(sc, variants, excluded)], rule, store, progress, jobs)[0]
 
 
 def rank_many(items: list[tuple[Scenario, list[Variant], Exclusions | None]], rule: Rule, store: Store,
-              progress: Callable[[int, int, str], None] | None = None,
+              progress: Progress = SILENT,
               jobs: int | None = None, detail: bool = True) -> list[RankResult]:
     """Rank a batch of scenarios: one store lookup and one round of analyses for all of them
     (each kernel part at most once per memory regime), then the model for every scenario that

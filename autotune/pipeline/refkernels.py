@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Callable
 
+from autotune.progress import Progress
 from autotune.errors import ToolError
 from autotune.model import reffit as rf
 from autotune.model import refkernels as rk
@@ -17,7 +17,7 @@ from autotune.storage.atomic import write_text
 from autotune.storage.yamlfile import dump_text, round_trip_yaml
 
 
-def settle_transfers(target: Path, progress: Callable[[str], None], jobs: int | None = None) -> dict:
+def settle_transfers(target: Path, progress: Progress, jobs: int | None = None) -> dict:
     """Analyse the streaming kernels against the machine file at `target`, price them with their
     measured in-core time as rank would, fit each cache level's transfer rate under every
     composition rule kerncraft accepts, keep the rule and rates that predict what the file's
@@ -38,10 +38,10 @@ def settle_transfers(target: Path, progress: Callable[[str], None], jobs: int | 
         analyses, _ = refkernels_ecm.analyse(target, {lv: m["working_set"] for lv, m in measured.items()}, jobs,
                                              kernels)
     except ToolError as e:
-        progress(f"warning: the reference kernels could not be analysed ({e}); transfers as the design states")
+        progress.say(f"warning: the reference kernels could not be analysed ({e}); transfers as the design states")
         analyses = {}
     for line in rk.disagreements(analyses, as_written):
-        progress(f"warning: kerncraft composes otherwise than assumed: {line}")
+        progress.say(f"warning: kerncraft composes otherwise than assumed: {line}")
     clock = rk.clock_hz(data)
     refs = rk.references(analyses, measured, clock, rk.line_bytes(data), kernels, rk.every_core(data))
     when, tolerance = rf.incore_policy(data)
@@ -56,7 +56,7 @@ def settle_transfers(target: Path, progress: Callable[[str], None], jobs: int | 
     write_text(target, dump_text(yaml, data), "out")
     load_machine(str(target))   # the edited file must load like any other
     res = rr.summary(fit, refs, clock, time.perf_counter() - t0)
-    progress(f"transfers: {fit.rule.short}, rates {rr.describe_rates(fit.rates)} ({res['compared']} reference "
+    progress.say(f"transfers: {fit.rule.short}, rates {rr.describe_rates(fit.rates)} ({res['compared']} reference "
              f"kernel-levels; mean |log(pred/meas)| {rr.err_text(fit.as_designed)} as designed, "
              f"{rr.err_text(fit.error)} fitted) in {res['wall_s']:.1f} s")
     return res

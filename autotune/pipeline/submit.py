@@ -22,11 +22,11 @@ import time
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 from autotune.arith import ordered_sum
 from autotune.errors import InputError
 from autotune.pipeline.runners import run_key_of
+from autotune.progress import Progress
 from autotune.request.run import machine_flags
 from autotune.results.plan import PlanStatusResult, ScenarioStatus
 from autotune.specs.machine import load_machine
@@ -109,16 +109,16 @@ def _locked(plan_path: Path):
         yield
 
 
-def _warn_unshared(store, say: Callable[[str], None]) -> None:
+def _warn_unshared(store, progress: Progress) -> None:
     """Jobs on other nodes must reach the same store file, with locks that work across hosts."""
     mode = getattr(store, "mode", None)
     if mode is None:
         return
     if mode.mode == "wal":
-        say(f"note: the store {store.path} is on a local file system ({mode.reason}): jobs on other nodes "
+        progress.say(f"note: the store {store.path} is on a local file system ({mode.reason}): jobs on other nodes "
             f"would write their own copy; put it on a shared file system (--store) unless the jobs run here")
     elif any(why in mode.reason for why in NODE_LOCAL_LOCKS.values()):
-        say(f"note: the store {store.path}: {mode.reason}; jobs on several hosts may corrupt it")
+        progress.say(f"note: the store {store.path}: {mode.reason}; jobs on several hosts may corrupt it")
 
 
 def job_seconds(entry: dict) -> float:
@@ -207,7 +207,7 @@ def _refuse_oversized(specs: dict[int, "slurm.JobSpec"], scheduler, plan_path: P
 
 
 def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: SubmitOptions | None,
-                say: Callable[[str], None], resubmit: bool = True) -> PlanStatusResult:
+                progress: Progress, resubmit: bool = True) -> PlanStatusResult:
     """Submit every scenario that is neither done nor queued nor running (new plan: all of them).
     opts None: the options of the first submission.  resubmit False: only report."""
     plan_path = plan_path.resolve()
@@ -226,7 +226,7 @@ def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: Subm
         lost = [s for s in status.scenarios if s.status in ("not submitted", "failed", "cancelled", "lost")]
         for s in lost if resubmit else []:
             if len(s.jobs) >= MAX_SUBMISSIONS:
-                say(f"scenario {s.index} {s.id}: {s.status} after {len(s.jobs)} jobs, not submitted again "
+                progress.say(f"scenario {s.index} {s.id}: {s.status} after {len(s.jobs)} jobs, not submitted again "
                     f"(last log: {s.log})")
         todo = [s for s in lost if len(s.jobs) < MAX_SUBMISSIONS] if resubmit else []
         scheduler, submitted, machines = SCHEDULERS[opts.scheduler], [], {}
@@ -238,7 +238,7 @@ def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: Subm
             specs[s.index] = job_spec(plan_path, s.index, entry, store_path, opts, machines[entry["machine_path"]])
         _refuse_oversized(specs, scheduler, plan_path)
         if todo:
-            _warn_unshared(store, say)
+            _warn_unshared(store, progress)
         for s in todo:
             spec = specs[s.index]
             script = jobs_dir(plan_path) / f"scenario-{s.index}.sh"
@@ -248,7 +248,7 @@ def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: Subm
                 {"job_id": job, "submitted": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "script": str(script)})
             _write_state(plan_path, state)           # after every job: an error later loses no job id
             was = f" (was {s.status}, job {s.job})" if s.job else ""
-            say(f"scenario {s.index} {s.id}: submitted as job {job}{was}")
+            progress.say(f"scenario {s.index} {s.id}: submitted as job {job}{was}")
             submitted.append(f"{s.index} -> {job}")
         if not state_path(plan_path).exists():
             _write_state(plan_path, state)
@@ -257,7 +257,7 @@ def submit_plan(plan_path: Path, plan: dict, store, store_path: Path, opts: Subm
         return result
 
 
-def tune_plan(req, store_path: Path | None, say: Callable[[str], None], jobs: int | None = None):
+def tune_plan(req, store_path: Path | None, progress: Progress, jobs: int | None = None):
     """tune --plan (a request.plan.TunePlanRequest): the plan's jobs' status, its jobs submitted
     (or collected, and those lost submitted again), or the plan run here (the scenarios req
     names: what a batch job runs).  A submitted plan's store is its jobs' (store_path: None, or
@@ -282,11 +282,11 @@ def tune_plan(req, store_path: Path | None, say: Callable[[str], None], jobs: in
         if req.status:
             return plan_status(req.plan, plan, state, store)
         if req.submit or state is not None:      # a submitted plan: collect, submit again what was lost
-            res = submit_plan(req.plan, plan, store, path, opts, say)
+            res = submit_plan(req.plan, plan, store, path, opts, progress)
             if req.submit:
                 return res
             batch = {s.index: (s.status, s.job) for s in res.scenarios}
-            return run_plan(plan, store, say, jobs, batch=batch)
-        return run_plan(plan, store, say, jobs, req.launcher, only, online=req.online, recheck=req.recheck)
+            return run_plan(plan, store, progress.say, jobs, batch=batch)
+        return run_plan(plan, store, progress.say, jobs, req.launcher, only, online=req.online, recheck=req.recheck)
     finally:
         store.close()

@@ -10,8 +10,8 @@ skipped, with the reason, instead of ending the sweep.
 from __future__ import annotations
 
 from itertools import product
-from typing import Callable
 
+from autotune.progress import SILENT, Progress
 from autotune.errors import InputError
 from autotune.model.preselect import Rule
 from autotune.model.scaling import Point, analyse
@@ -69,7 +69,7 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
 
 
 def run_sweep(spec: SweepSpec, rule: Rule, store: Store,
-              progress: Callable[[int, int, str], None] | None = None, jobs: int | None = None,
+              progress: Progress = SILENT, jobs: int | None = None,
               selected_only: bool = False) -> SweepResult:
     items, requested, skipped = scenarios(spec)
     if not items:
@@ -81,7 +81,7 @@ def run_sweep(spec: SweepSpec, rule: Rule, store: Store,
 
 
 def rank_each_ivp(spec: SweepSpec, rule: Rule, store: Store,
-                  progress: Callable[[int, int, str], None] | None = None, jobs: int | None = None) -> RankSet:
+                  progress: Progress = SILENT, jobs: int | None = None) -> RankSet:
     """Every IVP of the spec in its one scenario, ranked as rank ranks one (the per-kernel
     breakdown too), in one batch: one store lookup and one round of analyses for all."""
     items, _, skipped = scenarios(spec)
@@ -93,7 +93,8 @@ def rank_each_ivp(spec: SweepSpec, rule: Rule, store: Store,
     return RankSet(results, skipped)
 
 
-def run_scale(spec: SweepSpec, rule: ScaleRule, store: Store, progress=None, jobs: int | None = None) -> ScaleResult:
+def run_scale(spec: SweepSpec, rule: ScaleRule, store: Store, progress: Progress = SILENT,
+              jobs: int | None = None) -> ScaleResult:
     """Scaling study of one IVP at one size over node counts (scaling.analyse on a sweep)."""
     if len(spec.ivps) != 1 or (spec.ns and len(spec.ns) != 1) or (spec.threads and len(spec.threads) != 1):
         raise InputError("scale: give one ivp, one n and one threads count (sweep node counts with nodes)")

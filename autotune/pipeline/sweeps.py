@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import statistics
 from dataclasses import dataclass
-from typing import Callable
 
+from autotune.progress import SILENT, Progress
 from autotune.model import regime as regmod
 from autotune.pipeline.layout import Layout, tile_of
 from autotune.specs.ivp import IVP
@@ -124,7 +124,7 @@ def _inputs(source: str, machine: Machine) -> dict:
 
 
 def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, store: Store,
-                  progress: Callable[[int, int, str], None] | None = None) -> dict[int, tuple[SweepMeasure, ...]]:
+                  progress: Progress = SILENT) -> dict[int, tuple[SweepMeasure, ...]]:
     """Per fused unit of the layout, its sweep as measured at each size (stored records reused,
     missing ones measured where this host is the file's CPU); {} where the file asks for no
     measurement."""
@@ -178,20 +178,19 @@ def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, st
 
 
 def measure(plans: dict[tuple, dict], ivp: IVP, machine: Machine,
-            progress: Callable[[int, int, str], None] | None) -> dict[tuple, dict]:
+            progress: Progress) -> dict[tuple, dict]:
     """Build each plan's solver, run them round-robin; per plan its record: seconds per execution
     of each fused group (the median over the rounds), or the error."""
     from autotune.tools import sweep_bench
     total = len(plans) + ROUNDS
-    if progress:
-        progress(0, total, PROGRESS)
+    progress.step(0, total, PROGRESS)
     keys = {str(pk): pk for pk in plans}
     built, failed = sweep_bench.build_all({k: plans[pk]["source"] for k, pk in keys.items()}, run_flags(machine),
-                                          progress and (lambda what: progress(0, total, f"{PROGRESS}: {what}")))
+                                          lambda what: progress.step(0, total, f"{PROGRESS}: {what}"))
     runs = {k: (exe, plans[keys[k]]["n"], ivp.size_value(plans[keys[k]]["n"]), ivp.default_step(plans[keys[k]]["n"]),
                 plans[keys[k]]["threads"]) for k, exe in built.items()}
-    timed, broke = sweep_bench.time_all(runs, ROUNDS, progress and (
-        lambda done: progress(len(plans) + done, total, f"{PROGRESS}: round {done} of {ROUNDS} timed")))
+    timed, broke = sweep_bench.time_all(runs, ROUNDS, lambda done: progress.step(
+        len(plans) + done, total, f"{PROGRESS}: round {done} of {ROUNDS} timed"))
     failed.update(broke)
     out = {}
     for pk, plan in plans.items():

@@ -27,6 +27,7 @@ import tempfile
 from typing import TYPE_CHECKING, Callable
 
 from autotune.errors import InputError, ToolError
+from autotune.progress import SILENT, Progress
 from autotune.tools import kerncraft_backend
 
 if TYPE_CHECKING:
@@ -125,8 +126,7 @@ def _mpi_pool() -> Executor:
     return MPIPoolExecutor(initializer=init_worker_once, main=False)
 
 
-def run_analyses(tasks: list[dict], on_result: Callable[[dict, dict, dict], None],
-                 progress: Callable[[int, int, str], None] | None = None,
+def run_analyses(tasks: list[dict], on_result: Callable[[dict, dict, dict], None], progress: Progress = SILENT,
                  jobs: int | str | None = None) -> int:
     """Analyse every task (a kernel part and its regimes, as kerncraft_backend.analyse_part takes
     them), calling on_result(task, regime, result) for each regime; return how many analyses
@@ -140,7 +140,7 @@ def run_analyses(tasks: list[dict], on_result: Callable[[dict, dict, dict], None
 
 
 def _run_pool(make_pool: Callable[[], Executor], tasks: list[dict], on_result: Callable[[dict, dict, dict], None],
-              progress: Callable[[int, int, str], None] | None) -> int:
+              progress: Progress) -> int:
     from concurrent.futures import BrokenExecutor, as_completed
     scratch = tempfile.mkdtemp(prefix="autotune-ecm-")
     failures, here = 0, node_name()
@@ -149,8 +149,7 @@ def _run_pool(make_pool: Callable[[], Executor], tasks: list[dict], on_result: C
         with make_pool() as pool:
             futures = {pool.submit(analyse, dict(t, scratch=scratch)): t for t in tasks}
             done = 0
-            if progress:
-                progress(0, total, "")
+            progress.step(0, total, "")
             for fut in as_completed(futures):
                 task = futures[fut]
                 try:
@@ -171,10 +170,9 @@ def _run_pool(make_pool: Callable[[], Executor], tasks: list[dict], on_result: C
                     done += 1
                     ran_on = result.pop("ran_on", None)     # where it ran is no property of the kernel
                     on_result(task, regime, result)
-                if progress:
-                    elsewhere = f" on {ran_on}" if ran_on and ran_on != here else ""
-                    labels = ",".join(r["label"] for r in task["regimes"])
-                    progress(done, total, f"{task['name']}@{labels}{elsewhere}")
+                elsewhere = f" on {ran_on}" if ran_on and ran_on != here else ""
+                labels = ",".join(r["label"] for r in task["regimes"])
+                progress.step(done, total, f"{task['name']}@{labels}{elsewhere}")
     finally:
         if not failures:
             shutil.rmtree(scratch, ignore_errors=True)

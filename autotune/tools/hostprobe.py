@@ -14,8 +14,8 @@ import tempfile
 from contextlib import ExitStack, contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 
+from autotune.progress import Progress
 from autotune.errors import ToolError
 from autotune.specs import capacity, stencils
 from autotune.specs.capacity import CapacityScan
@@ -113,7 +113,7 @@ def chain_runs(exe: Path, threads: int, runs: int, min_seconds: float) -> list[l
     return [[float(v) for v in line.split()] for line in out.stdout.splitlines() if line.strip()]
 
 
-def measure_clock(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
+def measure_clock(host: HostInfo, progress: Progress, min_seconds: float = 0.1,
                   runs: int = CLOCK_RUNS, cc: str = "gcc") -> ClockMeasure:
     """The clock under load: a chain of dependent adds on one core, then on every core at once
     (one thread bound per core), `runs` runs each; the medians and spreads (specs.hostmachine)."""
@@ -122,7 +122,7 @@ def measure_clock(host: HostInfo, progress: Callable[[str], None], min_seconds: 
         one = chain_runs(exe, 1, runs, min_seconds)
         every = chain_runs(exe, host.cores, runs, min_seconds)
     clock = clock_under_load(host.clock_hz, host.clock_source, one, every)
-    progress(clock.describe())
+    progress.say(clock.describe())
     return clock
 
 
@@ -155,7 +155,7 @@ def stream_exe(cc: str = "gcc"):
         yield build_stream(Path(tmp), cc)
 
 
-def measure_capacity(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
+def measure_capacity(host: HostInfo, progress: Progress, min_seconds: float = 0.1,
                      cc: str = "gcc", exe: Path | None = None) -> CapacityScan | None:
     """The last cache level's capacity as the node's data get it: the streaming benchmark's
     capacity.KERNEL on every core at capacity.scan_sizes, capacity.ROUNDS rounds round-robin (a
@@ -169,17 +169,17 @@ def measure_capacity(host: HostInfo, progress: Callable[[str], None], min_second
         with ExitStack() as stack:
             exe = exe or stack.enter_context(stream_exe(cc))
             for r in range(capacity.ROUNDS):
-                progress(f"last-level cache: round {r + 1} of {capacity.ROUNDS} over {len(sizes)} sizes, "
+                progress.say(f"last-level cache: round {r + 1} of {capacity.ROUNDS} over {len(sizes)} sizes, "
                          f"{sizes[0] / 2**20:.0f}-{sizes[-1] / 2**20:.0f} MiB")
                 for i, size in enumerate(sizes):
                     runs[i].append(stream_gbps(exe, capacity.KERNEL, max(size // host.cores, 4096), host.cores,
                                                min_seconds))
     scan = capacity.effective(host, sizes, runs)
-    progress(scan.describe())
+    progress.say(scan.describe())
     return scan
 
 
-def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float = 0.1,
+def measure(host: HostInfo, progress: Progress, min_seconds: float = 0.1,
             cc: str = "gcc", exe: Path | None = None, found: tuple[stencils.Stencil, ...] = ()) -> dict:
     """Per level and kernel, a Point per thread count (1, 2, ...): the GB/s of the built-in
     streaming benchmark, the median of its runs, their spread ((max - min) / median) and the 95 %
@@ -194,7 +194,7 @@ def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float 
         exe = exe or stack.enter_context(stream_exe(cc))
         nt = NT_KERNELS if stream_has_nt(exe) else ()
         if not nt:
-            progress("the streaming benchmark has no non-temporal stores on this target: streamed "
+            progress.say("the streaming benchmark has no non-temporal stores on this target: streamed "
                      "stores are priced as assumed (no write-allocate read, the same bandwidth)")
         sizes = working_sets(host)
         rows = {s.name: s.row for s in found}
@@ -217,7 +217,7 @@ def measure(host: HostInfo, progress: Callable[[str], None], min_seconds: float 
             widest = max((p.spread, k, p.threads) for k in kernels for p in results[level][k])
             loosest = max(((p.interval[1] - p.interval[0]) / p.gbps if p.gbps else 0.0, k, p.threads, p.runs)
                           for k in kernels for p in results[level][k])
-            progress(f"bandwidth {level}: " + ", ".join(f"{k} {results[level][k][0].gbps:.1f}" for k in kernels)
+            progress.say(f"bandwidth {level}: " + ", ".join(f"{k} {results[level][k][0].gbps:.1f}" for k in kernels)
                      + f" GB/s on 1 thread; runs spread up to {percent(widest[0])} ({widest[1]}, "
                      f"{widest[2]} thread(s)); the medians' 95 % intervals within {percent(loosest[0])} of them "
                      f"(widest: {loosest[1]}, {loosest[2]} thread(s), {loosest[3]} runs)")

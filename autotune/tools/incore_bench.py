@@ -146,12 +146,12 @@ def run_once(built: dict, min_s: float) -> float:
 
 
 def time_all(built: dict[str, dict], rounds: int, min_s: float,
-             progress: Callable[[int], None] | None = None, max_rounds: int | None = None,
+             on_round: Callable[[int], None] | None = None, max_rounds: int | None = None,
              settled: Callable[[dict[str, list[float]]], bool] | None = None
              ) -> tuple[dict[str, list[float]], dict[str, str]]:
     """Seconds per call of each harness, `rounds` runs each, round-robin over the harnesses, then
     more rounds (up to max_rounds) while settled(runs) says some median is not yet known; and why
-    each harness that failed a run failed (it runs no more; the others go on); progress(round)
+    each harness that failed a run failed (it runs no more; the others go on); on_round(round)
     after each round."""
     runs: dict[str, list[float]] = {k: [] for k in built}
     failed: dict[str, str] = {}
@@ -171,6 +171,6 @@ def time_all(built: dict[str, dict], rounds: int, min_s: float,
                 runs[key].append(run_once(b, min_s))
             except (ToolError, subprocess.SubprocessError, OSError, ValueError, IndexError) as e:
                 failed[key] = f"the harness failed: {' '.join(str(e).split())[:300]}"
-        if progress:
-            progress(done)
+        if on_round:
+            on_round(done)
     return runs, failed

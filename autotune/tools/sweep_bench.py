@@ -26,9 +26,9 @@ WARMUP = 2
 
 
 def build_all(sources: dict[str, str], flags: tuple[str, ...],
-              progress: Callable[[str], None] | None = None) -> tuple[dict[str, Path], dict[str, str]]:
+              on_built: Callable[[str], None] | None = None) -> tuple[dict[str, Path], dict[str, str]]:
     """Each solver source built (tools.build, cached by source and flags): key -> executable, and
-    why each one that failed failed."""
+    why each one that failed failed; on_built("k of n built") after each."""
     from autotune.tools import build as buildmod
     cc = buildmod.find_mpicc()
     built, failed = {}, {}
@@ -37,8 +37,8 @@ def build_all(sources: dict[str, str], flags: tuple[str, ...],
             built[key] = buildmod.build(source, flags, cc)
         except (ToolError, OSError) as e:
             failed[key] = f"the build failed: {' '.join(str(e).split())[:300]}"
-        if progress:
-            progress(f"{len(built) + len(failed)} of {len(sources)} built")
+        if on_built:
+            on_built(f"{len(built) + len(failed)} of {len(sources)} built")
     return built, failed
 
 
@@ -53,9 +53,10 @@ def run_once(exe: Path, n: int, size: int, h: float, threads: int = 1) -> dict[s
 
 
 def time_all(runs: dict[str, tuple[Path, int, int, float, int]], rounds: int,
-             progress: Callable[[int], None] | None = None) -> tuple[dict[str, list[dict]], dict[str, str]]:
+             on_round: Callable[[int], None] | None = None) -> tuple[dict[str, list[dict]], dict[str, str]]:
     """`rounds` runs of each solver (key -> (exe, n, size, h, threads)), round-robin; the runs of each, and
-    why each one that failed a run failed (it runs no more; the others go on)."""
+    why each one that failed a run failed (it runs no more; the others go on); on_round(round)
+    after each round."""
     out: dict[str, list[dict]] = {k: [] for k in runs}
     failed: dict[str, str] = {}
     for done in range(1, rounds + 1):
@@ -66,6 +67,6 @@ def time_all(runs: dict[str, tuple[Path, int, int, float, int]], rounds: int,
                 out[key].append(run_once(exe, n, size, h, threads))
             except (ToolError, InputError, subprocess.SubprocessError, OSError, ValueError) as e:
                 failed[key] = f"the solver failed: {' '.join(str(e).split())[:300]}"
-        if progress:
-            progress(done)
+        if on_round:
+            on_round(done)
     return out, failed
