@@ -2,6 +2,7 @@
 pipeline only through autotune.pipeline.entry, and the edges (autotune.tools) only through the
 pipeline; every command of each calls entry."""
 import ast
+import re
 
 from tests.test_layers import PACKAGE, ROOT, imports_in, module_name
 
@@ -68,3 +69,50 @@ def test_every_command_goes_through_entry():
     assert {"rank", "sweep", "scale", "explain", "tune", "generate", "generate_online", "plan", "ingest", "learn",
             "calibrate", "identify_cpu", "calibrate_node", "import_kerncraft"} <= set(public)
     assert [n for n in public if not functions[n]] == []
+
+
+def _table_signatures() -> dict[str, list[str]]:
+    """docs/design.md#the-python-api's table: each function's parameters as written ("..." ends a
+    list that leaves the common ones out)."""
+    text = (ROOT / "docs" / "design.md").read_text()
+    section = text.split("## The Python API", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for name, params in re.findall(r"^\| `(\w+)\(([^)]*)\)` \|", section, flags=re.M):
+        out[name] = [p.strip() for p in params.split(",") if p.strip()]
+    return out
+
+
+def test_design_lists_every_api_function_with_its_parameters():
+    """docs/design.md stays true to the API: every function it exports is in the table, with its
+    parameters in order (a row ending in "..." lists the first ones)."""
+    import inspect
+
+    from autotune import api
+    table = _table_signatures()
+    functions = {n: getattr(api, n) for n in api.__all__ if inspect.isfunction(getattr(api, n))}
+    assert sorted(table) == sorted(functions)
+    for name, f in functions.items():
+        params = inspect.signature(f).parameters.values()
+        real = []
+        for p in params:
+            if p.kind == p.KEYWORD_ONLY and "*" not in real:
+                real.append("*")
+            real.append(p.name)
+            if p.kind == p.POSITIONAL_ONLY:
+                real.append("/")
+        written = table[name]
+        if written and written[-1] == "...":
+            assert real[:len(written) - 1] == written[:-1], (name, real, written)
+        else:
+            assert real == written, (name, real, written)
+
+
+def test_design_names_every_door():
+    """docs/design.md#one-door names each public function of pipeline.entry."""
+    import inspect
+
+    from autotune.pipeline import entry
+    text = (ROOT / "docs" / "design.md").read_text().split("## One door", 1)[1].split("\n## ", 1)[0]
+    doors = [n for n, f in vars(entry).items()
+             if inspect.isfunction(f) and f.__module__ == entry.__name__ and not n.startswith("_")]
+    assert [n for n in doors if f"`{n}`" not in text] == []
