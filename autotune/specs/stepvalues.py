@@ -4,10 +4,15 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Iterable
 
+from autotune.specs.dimension import Dimension, step_order
 from autotune.specs.method import Method
 from autotune.specs.step import Draft, StepForm
 from autotune.specs.variants import DIMENSIONS, Variant
+
+# The step-shaping dimensions in the order their hooks run (from their declarations: step_order)
+HOOK_ORDER = step_order(DIMENSIONS.values())
 
 
 def step_keys() -> tuple[str, ...]:
@@ -25,11 +30,16 @@ def step_form(method: Method, variant: Variant) -> StepForm:
 def form_of(method: Method, values: tuple[str, ...]) -> StepForm:
     """The step form of the step-shaping values (in step_keys() order)."""
     fields = dict(zip(step_keys(), values))
-    d = Draft(method, fields)
-    for key, value in fields.items():
-        contribution = DIMENSIONS[key].step.get(value)
+    return build(Draft(method, fields), [(DIMENSIONS[k], fields[k]) for k in HOOK_ORDER])
+
+
+def build(d: Draft, hooks: Iterable[tuple[Dimension, str]]) -> StepForm:
+    """The step form of a Draft once each (dimension, value) of `hooks` has contributed, in that
+    order."""
+    for dim, value in hooks:
+        contribution = dim.step.get(value)
         if contribution is None:
-            raise ValueError(f"no step contribution for {key}={value}")
+            raise ValueError(f"no step contribution for {dim.key}={value}")
         contribution(d, value)
     blocks = d.skeleton(d)      # after every contribution: it may settle what several decide (the sets)
-    return StepForm(method.stages, tuple(fields.items()), blocks, d.own_parts(d), d.sets)
+    return StepForm(d.method.stages, tuple(d.values.items()), blocks, d.own_parts(d), d.sets)
