@@ -1,6 +1,7 @@
 """The step hooks run in the order their declarations give (specs.dimension.step_order): a field's
 writers before its readers, an overridden dimension before the one that overrides it, otherwise by
-position.  A conflict is an error at discovery.  Pure."""
+position.  A conflict is an error at discovery; a hook that writes a field it does not declare is
+an error when the form is built (specs.stepvalues.build).  Pure."""
 from __future__ import annotations
 
 import random
@@ -113,6 +114,30 @@ def test_a_hook_declares_what_it_writes_or_has_none():
 
 def _hooks(fields: dict[str, str], order=HOOK_ORDER, **swap: Dimension):
     return [(swap.get(k, DIMENSIONS[k]), fields[k]) for k in order]
+
+
+def test_a_write_the_hook_does_not_declare_is_an_error():
+    def hook(d, _):
+        d.lc, d.pack = (), None
+        d.finish = ((),)
+    sloppy = fake("a", 1, hook, writes=("lc", "pack"))
+    with pytest.raises(ValueError, match=r"^dimension 'a' writes 'finish' to the step's Draft, which it does not "
+                                         r"declare \(writes: lc, pack\)"):
+        build(Draft(RADAU, {"a": "x"}), [(sloppy, "x")])
+    typo = fake("a", 1, lambda d, _: setattr(d, "lcs", ()), writes=("lc",))
+    with pytest.raises(ValueError, match="dimension 'a' writes 'lcs'"):
+        build(Draft(RADAU, {"a": "x"}), [(typo, "x")])
+
+
+def test_a_write_inside_what_a_hook_installs_is_checked_too():
+    """The fused skeleton settles the argument sets when it lays out the step: fuse declares it."""
+    v = parse_variant("lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1",
+                      ("neighbour",))
+    fields = {k: getattr(v, k) for k in step_keys()}
+    assert build(Draft(RADAU, fields), _hooks(fields)).sets == 2
+    quiet = replace(DIMENSIONS["fuse"], writes=("skeleton", "own_parts"))
+    with pytest.raises(ValueError, match="dimension 'fuse' writes 'sets' to the step's Draft"):
+        build(Draft(RADAU, fields), _hooks(fields, fuse=quiet))
 
 
 def test_the_shipped_forms_are_those_of_the_order_by_position():

@@ -8,7 +8,8 @@ one of its values (docs/design.md#variant-dimensions):
 
 - step:    per value, its contribution to the step form (specs.step.Draft); a dimension without
            one leaves the step as it is.  One with it declares the Draft fields it writes (its
-           hook, and the skeleton or own_parts it installs, change no other), those others write that it reads, and the dimensions whose write of a field
+           hook, and the skeleton or own_parts it installs, change no other: specs.stepvalues
+           checks), those others write that it reads, and the dimensions whose write of a field
            it replaces (overrides).  The hooks run in the order these give (step_order: writers
            before readers, the overridden before the overrider, otherwise by position); a
            conflict is an error at discovery
