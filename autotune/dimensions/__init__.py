@@ -3,8 +3,9 @@
 Every module of this package that defines DIMENSION (a specs.dimension.Dimension) is one; so is
 every module (or Dimension) that an installed distribution names under the entry point group
 "autotune.dimensions" (a dimension kept outside this package).  A key or position used twice is
-an error.  Dimensions sit with specs on the bottom floor: they import specs only, and what a hook
-needs from a higher floor is handed in (specs.dimension).
+an error, and so are step hooks whose declarations conflict (specs.dimension.step_order).
+Dimensions sit with specs on the bottom floor: they import specs only, and what a hook needs from
+a higher floor is handed in (specs.dimension).
 """
 from __future__ import annotations
 

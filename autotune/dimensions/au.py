@@ -24,4 +24,4 @@ DIMENSION = Dimension(
     "au", 30,
     values(["split"], "kernels.j2:approx_first,approx_acc,update") + values(["fused"], "kernels.j2:approx_update_fused"),
     "split", "APPROX and UPDATE: dy = h sum b_i F_i then y += dy (split), or y += h sum b_i F_i in one pass",
-    step={"split": _split, "fused": _fused}, render=_render)
+    step={"split": _split, "fused": _fused}, writes=("finish",), render=_render)

@@ -21,4 +21,4 @@ DIMENSION = Dimension(
     "buf", 50, values(["pack"], "kernels.j2:pack") + values(["ghost"], "solver.c.j2:ghost"), "pack",
     "where the argument vectors live: copied into the communication buffer before every "
     "exchange (pack), or in it, with room for the halos, written there by LC (ghost)",
-    step={"pack": _pack, "ghost": _ghost}, render=_render)
+    step={"pack": _pack, "ghost": _ghost}, writes=("pack",), render=_render)

@@ -86,4 +86,5 @@ DIMENSION = Dimension(
     "RHS-LC fusion: separate sweeps (none), or each RHS sweep followed tile by tile by the "
     "linear combination that consumes it (rhs-lc: the predictor's with the first LC, the "
     "last with APPROX+UPDATE); F lives in a tile buffer, never in memory",
-    step={"none": _separate, "rhs-lc": _fused}, render=_render)
+    step={"none": _separate, "rhs-lc": _fused}, writes=("skeleton", "own_parts", "sets"),
+    reads=("lc", "first_lc", "predictor_tail", "finish", "pack", "corrector_rhs", "streaming"), render=_render)

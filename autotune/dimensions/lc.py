@@ -48,4 +48,4 @@ DIMENSION = Dimension(
     "lc", 10,
     values(ORDERS, "kernels.j2:lc_first,lc_acc,lc_fin (order {})") + values(ONE_PASS, "kernels.j2:lc_onepass ({})"),
     None, "linear combination: loop order, or a one-pass form",
-    step={v: _step for v in ORDERS + ONE_PASS}, render=_render, paper=ORDERS)
+    step={v: _step for v in ORDERS + ONE_PASS}, writes=("lc",), render=_render, paper=ORDERS)

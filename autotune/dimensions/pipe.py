@@ -84,4 +84,5 @@ DIMENSION = Dimension(
     "pipelined step: the fused sweeps one after another over the node's block (none), or all "
     "levels of the step together over each thread's region in a wavefront, what they hand on in "
     "rings of a few tiles in cache (wavefront; y's ghosts widened to (m + 1) d, exchanged once)",
-    step={"none": _none, "wavefront": _wavefront}, render=_render, pays=_pays)
+    step={"none": _none, "wavefront": _wavefront}, writes=("skeleton", "own_parts", "sets"), reads=("pack",),
+    overrides=("fuse",), render=_render, pays=_pays)

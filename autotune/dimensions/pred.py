@@ -21,4 +21,4 @@ DIMENSION = Dimension(
     "pred", 40, values(["copy"], "step.j2:copy_first") + values(["direct"], "kernels.j2:lc_direct"), "copy",
     "predictor: F_l = F_1 copied for the first corrector iteration (copy), or its argument "
     "vectors y + h c_l F_1 computed from F_1 directly (direct)",
-    step={"copy": _copy, "direct": _direct}, render=_render)
+    step={"copy": _copy, "direct": _direct}, writes=("predictor_tail", "first_lc"), render=_render)

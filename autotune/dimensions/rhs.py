@@ -27,4 +27,5 @@ DIMENSION = Dimension(
     "rhs", 60, values(["stages"], "step.j2:rhs_all") + values(["onepass"], "step.j2:rhs_onepass"), "stages",
     "RHS of the corrector's s argument vectors: one sweep per argument vector (stages), or "
     "all of them in one sweep of the components, the stage loop inside (onepass)",
-    step={"stages": _stages, "onepass": _onepass}, render=_render)
+    step={"stages": _stages, "onepass": _onepass}, writes=("corrector_rhs",),
+    reads=("pack",), render=_render)

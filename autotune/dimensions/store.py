@@ -39,4 +39,4 @@ DIMENSION = Dimension(
     "the hardware reads every line first, write-allocate), or with non-temporal stores "
     "that go to memory without that read (nt: where the step reads them again only after "
     "the last-level cache would have evicted them)",
-    step={"none": _cached, "nt": _streaming}, render=_render, pays=_pays)
+    step={"none": _cached, "nt": _streaming}, writes=("streaming",), render=_render, pays=_pays)

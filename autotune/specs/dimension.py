@@ -7,7 +7,12 @@ over the dimensions and asks each for what it has, so no module outside a dimens
 one of its values (docs/design.md#variant-dimensions):
 
 - step:    per value, its contribution to the step form (specs.step.Draft); a dimension without
-           one leaves the step as it is
+           one leaves the step as it is.  One with it declares the Draft fields it writes (its
+           hook, and the skeleton or own_parts it installs, change no other: specs.stepvalues
+           checks), those others write that it reads, and the dimensions whose write of a field
+           it replaces (overrides).  The hooks run in the order these give (step_order: writers
+           before readers, the overridden before the overrider, otherwise by position); a
+           conflict is an error at discovery
 - render:  its part of the solver template's context (variants/solver.c.j2); two keys are the
            solver's to place: "preamble" (lines before its code, which every dimension may add
            to) and "rhs_bodies_all" (per RHS part of the IVP, its body over all s argument
@@ -22,9 +27,11 @@ one of its values (docs/design.md#variant-dimensions):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from functools import cached_property
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Iterable, Mapping, Protocol
+
+from autotune.specs.step import Draft
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,9 @@ class Dimension:
     default: str | None            # the paper's form (left out of names); None: always named
     description: str               # one line: list variants and the docs' table
     step: Mapping[str, Contribution] = field(default_factory=dict)
+    writes: tuple[str, ...] = ()       # the Draft fields its step hook writes
+    reads: tuple[str, ...] = ()        # the fields others write that its hook (or what it installs) reads
+    overrides: tuple[str, ...] = ()    # the dimensions that write a field it writes too: its write wins
     render: Callable[[str, RenderInput], dict] | None = None
     tile: Callable[[str, Any, int], int] | None = None
     overlaps: Callable[[str], bool] | None = None
@@ -100,6 +110,11 @@ class Dimension:
         if self.step and set(self.step) != set(self.values):
             raise ValueError(f"dimension {self.key!r}: step contributions for {sorted(self.step)}, "
                              f"values {list(self.values)}")
+        if self.step and not self.writes:
+            raise ValueError(f"dimension {self.key!r}: a step hook that declares no Draft field it writes")
+        if not self.step and (self.writes or self.reads or self.overrides):
+            raise ValueError(f"dimension {self.key!r}: declares what a step hook writes, reads or overrides, "
+                             f"but has no step hook")
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -120,8 +135,8 @@ class Dimension:
 
 
 def ordered(found: list[Dimension]) -> dict[str, Dimension]:
-    """The dimensions by position, checked: one key and one position each, and every rule names
-    another dimension's values."""
+    """The dimensions by position, checked: one key and one position each, every rule names
+    another dimension's values, and the step hooks' declarations give an order (step_order)."""
     out: dict[str, Dimension] = {}
     for dim in sorted(found, key=lambda d: d.position):
         if dim.key in out:
@@ -135,4 +150,65 @@ def ordered(found: list[Dimension]) -> dict[str, Dimension]:
             for key, allowed in v.requires:
                 if key == dim.key or key not in out or set(allowed) - set(out[key].values):
                     raise ValueError(f"dimension {dim.key!r}, value {v.name!r}: bad rule {key}={'|'.join(allowed)}")
+    step_order(out.values())
     return out
+
+
+# The Draft fields a step hook may write: those with a default (method and values are its inputs)
+FILLED = frozenset(f.name for f in fields(Draft) if f.default is not MISSING or f.default_factory is not MISSING)
+
+
+def step_order(dims: Iterable[Dimension]) -> tuple[str, ...]:
+    """The keys of the dimensions with a step hook, in the order the hooks run: a field's writers
+    before its readers, an overridden dimension before the one that overrides it, otherwise by
+    position.  Checked: each writes fields the Draft lets hooks fill, reads fields a dimension
+    writes or the Draft has a default for, and overrides a dimension that writes one of its
+    fields; two writers of a field are ordered by an override; the declarations make no cycle."""
+    hooked = sorted((d for d in dims if d.step), key=lambda d: d.position)
+    by_key = {d.key: d for d in hooked}
+    writers: dict[str, list[str]] = {}
+    for d in hooked:
+        for f in d.writes:
+            if f not in FILLED:
+                raise ValueError(f"dimension {d.key!r} writes {f!r}, not a field of the step's Draft "
+                                 f"that hooks fill ({', '.join(sorted(FILLED))})")
+            writers.setdefault(f, []).append(d.key)
+    before: dict[str, dict[str, str]] = {d.key: {} for d in hooked}   # key -> {key run before it: why}
+    for d in hooked:
+        for o in d.overrides:
+            if not set(d.writes) & set(by_key[o].writes if o in by_key else ()):
+                raise ValueError(f"dimension {d.key!r} overrides {o!r}, which writes none of its fields "
+                                 f"({', '.join(d.writes)})")
+            before[d.key][o] = f"{d.key!r} overrides {o!r}"
+        for f in d.reads:
+            if f not in writers and f not in FILLED:
+                raise ValueError(f"dimension {d.key!r} reads {f!r}, which no dimension writes "
+                                 f"and the step's Draft has no default for")
+            for w in writers.get(f, ()):
+                if w != d.key:
+                    before[d.key].setdefault(w, f"{d.key!r} reads {f!r} that {w!r} writes")
+    for f, keys in writers.items():
+        for i, a in enumerate(keys):
+            for b in keys[i + 1:]:
+                if b not in by_key[a].overrides and a not in by_key[b].overrides:
+                    raise ValueError(f"dimensions {a!r} and {b!r} both write {f!r} and neither declares "
+                                     f"that it overrides the other")
+    order: list[str] = []
+    while len(order) < len(hooked):
+        ready = next((d.key for d in hooked if d.key not in order and set(before[d.key]) <= set(order)), None)
+        if ready is None:
+            raise ValueError("the step hooks' declarations make a cycle: "
+                             + _cycle([d.key for d in hooked if d.key not in order], before))
+        order.append(ready)
+    return tuple(order)
+
+
+def _cycle(left: list[str], before: dict[str, dict[str, str]]) -> str:
+    """Why the hooks of `left` (each waiting for another of them) wait for each other: one cycle."""
+    path = [left[0]]
+    while True:
+        nxt = next(k for k in before[path[-1]] if k in left)
+        if nxt in path:
+            loop = path[path.index(nxt):] + [nxt]
+            return "; ".join(before[a][b] for a, b in zip(loop, loop[1:]))
+        path.append(nxt)

@@ -16,7 +16,8 @@ buffers B_l (By for y).
 
 Each value of a dimension that shapes the step contributes its part to a Draft (the LC's parts,
 the predictor's tail, the corrector's RHS, the finish, where the RHS reads its arguments, the
-skeleton: autotune.dimensions, one module each); specs.stepvalues builds the form from them.
+skeleton: autotune.dimensions, one module each); specs.stepvalues builds the form from them, in
+the order the dimensions' declarations of what they write and read give (specs.dimension).
 """
 from __future__ import annotations
 
