@@ -12,23 +12,31 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
-from importlib.metadata import entry_points
+from functools import lru_cache
 
 from autotune.specs.dimension import Dimension, ordered
 
 GROUP = "autotune.dimensions"
 
 
+@lru_cache(maxsize=1)
+def _entry_points() -> tuple:
+    """The entry points of the group, read once per process (a scan of every installed
+    distribution's metadata)."""
+    from importlib.metadata import entry_points
+    return tuple(entry_points(group=GROUP))
+
+
 def _modules():
     for info in pkgutil.iter_modules(__path__):
         yield importlib.import_module(f"{__name__}.{info.name}")
-    for ep in entry_points(group=GROUP):
+    for ep in _entry_points():
         yield ep.load()
 
 
 def plugin_modules() -> list:
     """The modules of the dimensions kept outside this package (those the entry points name)."""
-    return [sys.modules[ep.module] for ep in entry_points(group=GROUP) if ep.module in sys.modules]
+    return [sys.modules[ep.module] for ep in _entry_points() if ep.module in sys.modules]
 
 
 def discover() -> dict[str, Dimension]:
