@@ -23,20 +23,39 @@ def _next_reads(method: Method, values: tuple[str, ...]) -> tuple[float, ...]:
     return tuple(reuse.next_read_distances(form_of(method, values).sweeps()))
 
 
-class _Facts:
-    """What a pays hook reads about one variant in one scenario (specs.dimension.PayFacts)."""
+class _ScenarioFacts:
+    """What the pays hooks read about a scenario whatever the variant, each worked out once."""
 
-    def __init__(self, sc: Scenario, variant: Variant) -> None:
-        self._sc, self._variant = sc, variant
-        self.n, self.nodes = sc.n, sc.nodes
+    def __init__(self, sc: Scenario) -> None:
+        self.sc = sc
 
     @cached_property
     def vector_bytes(self) -> float:
-        return float(DOUBLE * math.ceil(self._sc.n / self._sc.nodes) * self._sc.ranks_per_node)
+        return float(DOUBLE * math.ceil(self.sc.n / self.sc.nodes) * self.sc.ranks_per_node)
 
     @cached_property
     def llc_bytes(self) -> float:
-        return reuse.level_reach(self._sc.machine, self._sc.node_threads)[-1]
+        return reuse.level_reach(self.sc.machine, self.sc.node_threads)[-1]
+
+    @cached_property
+    def distance(self) -> int:
+        return window.reach(self.sc.ivp, self.sc.n)
+
+
+class _Facts:
+    """What a pays hook reads about one variant in one scenario (specs.dimension.PayFacts)."""
+
+    def __init__(self, shared: _ScenarioFacts, variant: Variant) -> None:
+        self._shared, self._sc, self._variant = shared, shared.sc, variant
+        self.n, self.nodes = self._sc.n, self._sc.nodes
+
+    @property
+    def vector_bytes(self) -> float:
+        return self._shared.vector_bytes
+
+    @property
+    def llc_bytes(self) -> float:
+        return self._shared.llc_bytes
 
     @property
     def stages(self) -> int:
@@ -46,9 +65,9 @@ class _Facts:
     def iterations(self) -> int:
         return self._sc.method.iterations
 
-    @cached_property
+    @property
     def distance(self) -> int:
-        return window.reach(self._sc.ivp, self._sc.n)
+        return self._shared.distance
 
     @property
     def threads(self) -> int:
@@ -66,10 +85,15 @@ class _Facts:
         return _next_reads(self._sc.method, tuple(getattr(self._variant, k) for k in step_keys()))
 
 
-def _refusable(variant: Variant):
+@lru_cache(maxsize=None)
+def _refusable(variant: Variant) -> tuple:
     """(key, dimension) of the variant's values that a scenario may refuse: other than the
-    default, of a dimension with a pays hook."""
-    return [(k, d) for k, d in DIMENSIONS.items() if d.pays and getattr(variant, k) != d.default]
+    default, of a dimension with a pays hook (once per variant: a sweep asks for each variant in
+    every scenario)."""
+    return tuple((k, d) for k, d in DIMENSIONS.items() if d.pays and getattr(variant, k) != d.default)
+
+
+NONE = Exclusions()      # nothing excluded (shared: Exclusions are never changed in place)
 
 
 def why_excluded(excluded: Exclusions, variant: Variant) -> str | None:
@@ -78,28 +102,32 @@ def why_excluded(excluded: Exclusions, variant: Variant) -> str | None:
     return excluded.why(variant, [k for k, _ in _refusable(variant)])
 
 
-def unpaid(sc: Scenario, variant: Variant) -> Exclusions:
+def unpaid(sc: Scenario | _ScenarioFacts, variant: Variant) -> Exclusions:
     """The values of `variant` that do not pay in `sc`, each with why (none: all may)."""
-    facts, out = _Facts(sc, variant), []
-    for k, d in _refusable(variant):
+    refusable = _refusable(variant)
+    if not refusable:
+        return NONE
+    facts = _Facts(sc if isinstance(sc, _ScenarioFacts) else _ScenarioFacts(sc), variant)
+    out = []
+    for k, d in refusable:
         value = getattr(variant, k)
         if why := d.pays(value, facts):
             out.append(Exclusion(k, value, why))
-    return Exclusions(out)
+    return Exclusions(out) if out else NONE
 
 
 def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], Exclusions]:
     """The variants less those with a value that does not pay here, and why per value (none
     dropped: no exclusions).  Where nothing else is left (a selection of such variants only),
     all are kept."""
-    kept, why = [], Exclusions()
+    kept, why, shared = [], NONE, _ScenarioFacts(sc)
     for v in variants:
-        reasons = unpaid(sc, v)
+        reasons = unpaid(shared, v)
         if reasons:
             why = reasons.merged(why)
         else:
             kept.append(v)
-    return (kept, why) if why and kept else (variants, Exclusions())
+    return (kept, why) if why and kept else (variants, NONE)
 
 
 def applicable_pool(sc: Scenario, wanted: list[str] | None = None, select: Filter | None = None
