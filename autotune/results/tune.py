@@ -13,9 +13,10 @@ ROW_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s",
 
 @dataclass
 class TuneRow:
-    """One variant: predicted and measured seconds per step (median of the runs)."""
+    """One variant: predicted and measured seconds per step (median of the runs).  tune's selection
+    makes it, its measurement, rounds and summary fill it in (pipeline.tune)."""
     name: str
-    predicted_s: float | None
+    predicted_s: float | None = None       # None: no prediction
     measured_s: float | None = None        # None: it failed (see error)
     runs_s: list[float] = field(default_factory=list)
     error: str | None = None
@@ -38,7 +39,7 @@ class TuneRow:
     state_factor: dict | None = None       # {total, phases}: the file's prediction over the state's
 
     @classmethod
-    def of(cls, d: dict) -> "TuneRow":
+    def of(cls, d: dict, where: str = "tune row") -> "TuneRow":
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
 
