@@ -4,9 +4,12 @@ repetitions of an unfinished one (its partial record), and both read back.
 The JSON is the one tune has always stored: a run is its row's fields (STORED, in that order; an
 empty list, a race it did not leave and, without a measurement, the phases and the state are left
 out), then the run's (RUN); an online trial's runs (pipeline.online) carry ONLINE beside them.
+Every field a stored run has ever held is one of these, so reading one back, any other field is
+an error (a store written by a newer autotune, or a damaged one), not dropped.
 """
 from __future__ import annotations
 
+from autotune.errors import InputError
 from autotune.results.tune import TuneRow
 
 STORED = ("name", "predicted_s", "measured_s", "runs_s", "error", "preselected", "sampled", "baseline", "reused",
@@ -35,7 +38,8 @@ def stored_record(row: TuneRow, run: dict) -> dict:
 
 
 def row_of_stored(rec: dict, where: str) -> tuple[TuneRow, dict]:
-    """A stored run read back: its row, and the run's fields (RUN, ONLINE)."""
+    """A stored run read back: its row, and the run's fields (RUN, ONLINE).  A field neither the
+    row's nor the run's is an InputError (where: the run, for the message)."""
     run = {k: rec[k] for k in RUN + ONLINE if k in rec}
     return TuneRow.of({k: v for k, v in rec.items() if k not in run}, where), run
 
@@ -49,5 +53,9 @@ def partial_record(row: TuneRow, phase_runs: dict[str, list[float]]) -> dict:
 def partial_of(rec: dict, where: str) -> tuple[list[float], dict[str, list[float]], list]:
     """A partial record read back: (runs_s, phase_runs, runs_state: one per run, None where a
     record from before states were measured has none)."""
+    unknown = [k for k in rec if k not in PARTIAL]
+    if unknown:
+        raise InputError(f"{where}: field '{unknown[0]}': not a field of unfinished repetitions "
+                         f"(its fields: {', '.join(PARTIAL)})")
     runs = rec["runs_s"]
     return runs, rec["phase_runs"], (rec.get("runs_state") or [None] * len(runs))[:len(runs)]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+from autotune.errors import InputError
 from autotune.results.frames import RunScenario, frame, scenario_head
 from autotune.results.registry import result_type
 
@@ -40,8 +41,14 @@ class TuneRow:
 
     @classmethod
     def of(cls, d: dict, where: str = "tune row") -> "TuneRow":
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+        """The row of its fields read back (a tune's JSON, the store): a field left out takes its
+        default; one a row does not have is an InputError (where: what d is, for the message)."""
+        names = [f.name for f in fields(cls)]
+        unknown = [k for k in d if k not in names]
+        if unknown or "name" not in d:
+            why = f"field '{unknown[0]}': not a field of a tune row" if unknown else "field 'name': required"
+            raise InputError(f"{where}: {why} (its fields: {', '.join(names)})")
+        return cls(**d)
 
 
 @dataclass
