@@ -28,9 +28,9 @@ def test_the_draw_is_deterministic_for_a_seed_and_leaves_the_preselection_out():
     assert draw_sample(POOL, POOL, 3, seed=7) == []
 
 
-def _rows(pre: list[float], sample: list[float | None]) -> list[dict]:
-    return ([{"name": f"p{i}", "measured_s": t, "sampled": False} for i, t in enumerate(pre)]
-            + [{"name": f"s{i}", "measured_s": t, "sampled": True} for i, t in enumerate(sample)])
+def _rows(pre: list[float], sample: list[float | None]) -> list[TuneRow]:
+    return ([TuneRow(f"p{i}", None, t) for i, t in enumerate(pre)]
+            + [TuneRow(f"s{i}", None, t, sampled=True) for i, t in enumerate(sample)])
 
 
 def test_held_when_the_sample_is_slower():
@@ -153,8 +153,7 @@ def _result(check: dict | None) -> TuneResult:
 
 
 def test_the_check_in_every_format():
-    rows = [{"name": "a", "measured_s": 1.0, "sampled": False}, {"name": "lc=x,comm=y", "measured_s": 0.5,
-                                                                 "sampled": True}]
+    rows = [TuneRow("a", None, 1.0), TuneRow("lc=x,comm=y", None, 0.5, sampled=True)]
     res = _result(check_sample(rows, 10, "top 1 by predicted time", 4))
     table = render(res, "table")
     assert "missed: the best of 1 random variant (lc=x,comm=y) is 50.0 % faster" in table

@@ -1,5 +1,6 @@
 """Bootstrap intervals of tune's summary figures and of the sample check's gain."""
 import statistics
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -9,11 +10,12 @@ from autotune.model.check import check_sample
 from autotune.model.compare import compare
 from autotune.model.confidence import (CONFIDENCE, RESAMPLES, SEED, bootstrap_medians, gain_interval,
                                        kendall_rows, spearman_rows, summary_intervals)
+from autotune.results.tune import TuneRow
 
 FIGURES = ("spearman", "kendall", "top1_loss_pct", "median_abs_deviation_pct")
 
 
-def _rows(noise: float, k: int = 30, reps: int = 7, seed: int = 1) -> list[dict]:
+def _rows(noise: float, k: int = 30, reps: int = 7, seed: int = 1) -> list[TuneRow]:
     """k variants whose measured times follow the predictions loosely (the model is off by up to
     +-30 %, so the ranking is imperfect), each run `reps` times with relative noise `noise`."""
     rng = np.random.default_rng(seed)
@@ -22,8 +24,7 @@ def _rows(noise: float, k: int = 30, reps: int = 7, seed: int = 1) -> list[dict]
     rows = []
     for i in range(k):
         runs = (truth[i] * (1.0 + noise * rng.standard_normal(reps))).tolist()
-        rows.append({"name": f"v{i:02d}", "predicted_s": float(predicted[i]), "runs_s": runs,
-                     "measured_s": statistics.median(runs)})
+        rows.append(TuneRow(f"v{i:02d}", float(predicted[i]), statistics.median(runs), runs))
     return rows
 
 
@@ -33,11 +34,11 @@ def _width(interval: list[float]) -> float:
 
 def test_zero_noise_collapses_to_compares_figures():
     rows = _rows(0.0)
-    rows[1]["predicted_s"] = rows[0]["predicted_s"]          # two share the top place
-    rows[5]["runs_s"] = rows[6]["runs_s"] = [2.0] * 7         # and two measure the same
+    rows[1].predicted_s = rows[0].predicted_s                # two share the top place
+    rows[5].runs_s = rows[6].runs_s = [2.0] * 7               # and two measure the same
     for r in rows:
-        r["measured_s"] = statistics.median(r["runs_s"])
-    point = compare([dict(r) for r in rows])
+        r.measured_s = statistics.median(r.runs_s)
+    point = compare([replace(r) for r in rows])
     got = summary_intervals(rows)
     assert (got["confidence"], got["resamples"]) == (CONFIDENCE, RESAMPLES)
     for figure in FIGURES:
@@ -48,7 +49,7 @@ def test_zero_noise_collapses_to_compares_figures():
 
 def test_noisy_intervals_hold_the_point_figure():
     rows = _rows(0.05)
-    point = compare([dict(r) for r in rows])
+    point = compare([replace(r) for r in rows])
     got = summary_intervals(rows)
     for figure in FIGURES:
         low, high = got[figure]
@@ -67,7 +68,7 @@ def test_noisier_runs_give_wider_intervals():
 def test_the_same_seed_replays_bit_for_bit():
     rows = _rows(0.05)
     first = summary_intervals(rows)
-    assert summary_intervals([dict(r) for r in rows]) == first
+    assert summary_intervals([replace(r) for r in rows]) == first
     assert summary_intervals(rows, seed=SEED + 1) != first
     assert gain_interval(_check_rows(1.0, 0.9, 0.05)) == gain_interval(_check_rows(1.0, 0.9, 0.05))
 
@@ -101,32 +102,29 @@ def test_rank_correlations_match_scipy_with_ties():
 def test_figures_without_a_point_have_no_interval():
     empty = summary_intervals([])
     assert all(empty[f] is None for f in FIGURES)
-    failed = summary_intervals([{"name": "a", "predicted_s": 1.0, "runs_s": [], "measured_s": None},
-                                {"name": "b", "predicted_s": 2.0, "runs_s": [1.0, 1.1], "measured_s": None}])
+    failed = summary_intervals([TuneRow("a", 1.0, None, []), TuneRow("b", 2.0, None, [1.0, 1.1])])
     assert all(failed[f] is None for f in FIGURES)             # a run marked failed counts as none
-    one = summary_intervals([{"name": "a", "predicted_s": 1.0, "runs_s": [1.0, 1.2, 1.1]}])
+    one = summary_intervals([TuneRow("a", 1.0, 1.1, [1.0, 1.2, 1.1])])
     assert one["spearman"] is None and one["kendall"] is None and one["top1_loss_pct"] == [0.0, 0.0]
-    same = summary_intervals([{"name": n, "predicted_s": 1.0, "runs_s": [t, t * 1.1]}
-                              for n, t in (("a", 1.0), ("b", 2.0))])
+    same = summary_intervals([TuneRow(n, 1.0, t * 1.05, [t, t * 1.1]) for n, t in (("a", 1.0), ("b", 2.0))])
     assert same["spearman"] is None and same["kendall"] is None   # a constant side: no rank correlation
     assert same["median_abs_deviation_pct"] is not None
-    flat = summary_intervals([{"name": n, "predicted_s": p, "runs_s": [1.0] * 3} for n, p in (("a", 1.0), ("b", 2.0))])
+    flat = summary_intervals([TuneRow(n, p, 1.0, [1.0] * 3) for n, p in (("a", 1.0), ("b", 2.0))])
     assert flat["spearman"] is None and flat["top1_loss_pct"] == [0.0, 0.0]
 
 
-def _check_rows(pre_s: float, sample_s: float, noise: float, reps: int = 7) -> list[dict]:
+def _check_rows(pre_s: float, sample_s: float, noise: float, reps: int = 7) -> list[TuneRow]:
     """Three pre-selected and three sampled variants; the best of each side at pre_s and sample_s."""
     rng = np.random.default_rng(11)
     rows = []
     for side, best, sampled in (("p", pre_s, False), ("s", sample_s, True)):
         for i, factor in enumerate((1.0, 1.15, 1.3)):
             runs = (best * factor * (1.0 + noise * rng.standard_normal(reps))).tolist()
-            rows.append({"name": f"{side}{i}", "runs_s": runs, "measured_s": statistics.median(runs),
-                         "sampled": sampled})
+            rows.append(TuneRow(f"{side}{i}", None, statistics.median(runs), runs, sampled=sampled))
     return rows
 
 
-def _check(rows: list[dict]) -> dict:
+def _check(rows: list[TuneRow]) -> dict:
     return check_sample(rows, 40, "top 3", 0, gain_interval=gain_interval(rows))
 
 
@@ -156,13 +154,13 @@ def test_a_clearly_slower_sample_holds():
 
 def test_the_gain_needs_both_sides_and_leaves_the_baseline_out():
     rows = _check_rows(1.0, 0.7, 0.02)
-    pre = [r for r in rows if not r["sampled"]]
-    sample = [r for r in rows if r["sampled"]]
+    pre = [r for r in rows if not r.sampled]
+    sample = [r for r in rows if r.sampled]
     assert gain_interval(pre) is None and gain_interval(sample) is None
-    assert gain_interval(pre + [dict(r, runs_s=[], measured_s=None) for r in sample]) is None
-    assert gain_interval(pre + [dict(r, measured_s=None) for r in sample]) is None   # marked failed
-    fast_baseline = {"name": "paper", "runs_s": [0.1] * 7, "measured_s": 0.1, "sampled": False, "baseline": True}
+    assert gain_interval(pre + [replace(r, runs_s=[], measured_s=None) for r in sample]) is None
+    assert gain_interval(pre + [replace(r, measured_s=None) for r in sample]) is None   # marked failed
+    fast_baseline = TuneRow("paper", None, 0.1, [0.1] * 7, baseline=True)
     assert gain_interval(rows + [fast_baseline]) == gain_interval(rows)
     # one repetition a side: no spread, the interval is the point gain
-    single = [{"name": "p", "runs_s": [1.0], "sampled": False}, {"name": "s", "runs_s": [0.8], "sampled": True}]
+    single = [TuneRow("p", None, 1.0, [1.0]), TuneRow("s", None, 0.8, [0.8], sampled=True)]
     assert gain_interval(single) == pytest.approx([20.0, 20.0])

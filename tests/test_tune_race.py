@@ -7,6 +7,7 @@ import pytest
 from autotune.pipeline.runners import run_key_of
 from autotune.pipeline.tunerounds import run_rounds
 from autotune.request.run import RunOptions
+from autotune.results.tune import TuneRow
 from autotune.specs.runstate import Reference
 from autotune.storage.store import Store
 
@@ -122,7 +123,7 @@ def test_a_noisy_round_is_set_aside_and_taken_again_within_the_limit():
     from autotune.request.run import RunPlan
     from autotune.tools.launcher import parse_launcher
     plan = RunPlan(10, 2, 3, 1e-3, (), parse_launcher(None), 60.0)
-    rows = {n: {"name": n, "runs_s": [], "error": None} for n in ("a", "b")}
+    rows = {n: TuneRow(n) for n in ("a", "b")}
     phases = {"a": {}, "b": {}}
     done, runner = [], _Runs({"a": 1.0, "b": 2.0})
     # two before round 1, after it, after round 2 (strays), before and after its retake, after round 3
@@ -130,16 +131,16 @@ def test_a_noisy_round_is_set_aside_and_taken_again_within_the_limit():
                      _Probes([40, 40.5, 41, 60, 40, 40, 39]), done.append, lambda _: None)
     assert log.noisy == [{"round": 1, "why": "bandwidth +47 %", "retaken": True}] and log.rounds == 3
     assert runner.calls == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
-    assert rows["a"]["runs_s"] == [1.0, 1.0, 1.0] and rows["a"]["noisy_runs_s"] == [1.0]
-    assert rows["a"]["runs_round"] == [0, 1, 2] and len(phases["a"]["RHS"]) == 3
+    assert rows["a"].runs_s == [1.0, 1.0, 1.0] and rows["a"].noisy_runs_s == [1.0]
+    assert rows["a"].runs_round == [0, 1, 2] and len(phases["a"]["RHS"]) == 3
     # each run's state: the median of the probes around its round
-    assert [s["bandwidth_Bps"] for s in rows["b"]["runs_state"]] == [40.75e9, 40e9, 39.5e9]
+    assert [s["bandwidth_Bps"] for s in rows["b"].runs_state] == [40.75e9, 40e9, 39.5e9]
     assert sorted(done) == ["a", "b"] and log.probe_s == pytest.approx(0.07)
     # with no retake left, a noisy round is kept and marked
-    rows = {n: {"name": n, "runs_s": [], "error": None} for n in ("a",)}
+    rows = {"a": TuneRow("a")}
     log = run_rounds(["a"], rows, {"a": {}}, _Runs({"a": 1.0}), plan, lambda _: None,
                      _Probes([40, 41, 40.5, 60, 40, 60, 40]), lambda _: None, lambda _: None)
-    assert [n["retaken"] for n in log.noisy] == [True, False] and len(rows["a"]["runs_s"]) == 3
+    assert [n["retaken"] for n in log.noisy] == [True, False] and len(rows["a"].runs_s) == 3
 
 
 def test_the_reference_kernels_measure_this_host(compiler):
@@ -180,9 +181,9 @@ def test_a_failing_probe_ends_the_probing_not_the_run():
             return super().measure()
 
     said = []
-    rows = {"a": {"name": "a", "runs_s": [], "error": None}}
+    rows = {"a": TuneRow("a")}
     log = run_rounds(["a"], rows, {"a": {}}, _Runs({"a": 1.0}), RunPlan(10, 2, 3, 1e-3, (), parse_launcher(None), 60.0),
                      said.append, Failing([40, 40, 40, 40, 40]), lambda _: None, lambda _: None)
-    assert rows["a"]["runs_s"] == [1.0, 1.0, 1.0] and len(log.probes) == 3
-    assert rows["a"]["runs_state"][0]["bandwidth_Bps"] == 40e9 and rows["a"]["runs_state"][1:] == [None, None]
+    assert rows["a"].runs_s == [1.0, 1.0, 1.0] and len(log.probes) == 3
+    assert rows["a"].runs_state[0]["bandwidth_Bps"] == 40e9 and rows["a"].runs_state[1:] == [None, None]
     assert sum("reference kernels failed" in line for line in said) == 1

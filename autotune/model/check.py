@@ -25,12 +25,12 @@ def draw_sample(pool: list[str], taken: Collection[str], k: int, seed: int) -> l
     return [name for name in rest if name in picked]
 
 
-def _best(rows: list[dict]) -> dict | None:
-    ok = [r for r in rows if r.get("measured_s")]
+def _best(rows: list) -> dict | None:
+    ok = [r for r in rows if r.measured_s]
     if not ok:
         return None
-    best = min(ok, key=lambda r: (r["measured_s"], r["name"]))
-    return {"name": best["name"], "measured_s": best["measured_s"]}
+    best = min(ok, key=lambda r: (r.measured_s, r.name))
+    return {"name": best.name, "measured_s": best.measured_s}
 
 
 def _variants(k: int) -> str:
@@ -48,16 +48,16 @@ def _judged(said: str, interval: list[float], margin_pct: float) -> str:
     return f"undecided: {said}, but {spread} straddles the {margin_pct:g} % margin"
 
 
-def check_sample(rows: list[dict], pool_size: int, selection: str, seed: int,
+def check_sample(rows: list, pool_size: int, selection: str, seed: int,
                  margin_pct: float = HELD_MARGIN_PCT, gain_interval: list[float] | None = None) -> dict:
-    """rows: {name, measured_s (None: failed), sampled}; the rows not sampled are the
-    pre-selection.  pool_size: the variants an exhaustive search would run; selection: the rule
+    """rows: results.tune.TuneRow (name, measured_s: None if failed, sampled); the rows not sampled
+    are the pre-selection.  pool_size: the variants an exhaustive search would run; selection: the rule
     in words.  gain_interval: the bootstrap interval of the gain (model.confidence.gain_interval);
     given, the verdict is held or missed only when the whole interval is on one side of the margin,
     undecided otherwise, and the check carries it as sample_gain_interval_pct.  Returns the check
     (the fields of results.tune.TuneCheck)."""
-    pre = [r for r in rows if not r.get("sampled")]
-    sample = [r for r in rows if r.get("sampled")]
+    pre = [r for r in rows if not r.sampled]
+    sample = [r for r in rows if r.sampled]
     pre_best, sample_best = _best(pre), _best(sample)
     base = f"the {len(pre)} pre-selected ({selection})"
     beats, gain = None, None

@@ -68,10 +68,9 @@ def median_interval(runs: list[float], confidence: float = CONFIDENCE, resamples
     return _interval(medians[""], confidence) if medians else None
 
 
-def _measured(rows: list[dict]) -> list[dict]:
-    """The rows compare() counts: a prediction and repetitions, and not marked failed
-    (measured_s None where the key is given)."""
-    return [r for r in rows if r.get("predicted_s") and r.get("runs_s") and r.get("measured_s", True) is not None]
+def _measured(rows: list) -> list:
+    """The rows compare() counts: a prediction and repetitions, and not failed (measured_s None)."""
+    return [r for r in rows if r.predicted_s and r.runs_s and r.measured_s is not None]
 
 
 def _pearson(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -117,10 +116,10 @@ def median_abs_deviation_rows(predicted: np.ndarray, measured: np.ndarray) -> np
     return np.median(np.abs(100.0 * (predicted - measured) / measured), axis=1)
 
 
-def summary_intervals(rows: list[dict], confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+def summary_intervals(rows: list, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
                       seed: int = SEED) -> dict:
-    """Bootstrap intervals of compare()'s summary figures.  rows: {name, predicted_s, runs_s (the
-    repetitions), measured_s (optional; None: failed)}, as compare() takes them.  Returns
+    """Bootstrap intervals of compare()'s summary figures.  rows: results.tune.TuneRow (name,
+    predicted_s, runs_s: the repetitions, measured_s: None if failed), as compare() takes them.  Returns
     {confidence, resamples, spearman, kendall, top1_loss_pct, median_abs_deviation_pct}, each figure
     [low, high] or None where compare() gives None (no measured row; for the rank correlations,
     fewer than 2 distinct predictions or medians).  Resamples where a rank correlation is undefined
@@ -130,12 +129,12 @@ def summary_intervals(rows: list[dict], confidence: float = CONFIDENCE, resample
            "top1_loss_pct": None, "median_abs_deviation_pct": None}
     if not ok:
         return out
-    medians = bootstrap_medians({r["name"]: r["runs_s"] for r in ok}, resamples, seed)
-    measured = np.column_stack([medians[r["name"]] for r in ok])
-    predicted = np.array([r["predicted_s"] for r in ok], dtype=float)
+    medians = bootstrap_medians({r.name: r.runs_s for r in ok}, resamples, seed)
+    measured = np.column_stack([medians[r.name] for r in ok])
+    predicted = np.array([r.predicted_s for r in ok], dtype=float)
     out["top1_loss_pct"] = _interval(top1_loss_rows(predicted, measured), confidence)
     out["median_abs_deviation_pct"] = _interval(median_abs_deviation_rows(predicted, measured), confidence)
-    point = {statistics.median(r["runs_s"]) for r in ok}
+    point = {statistics.median(r.runs_s) for r in ok}
     if len(set(predicted.tolist())) >= 2 and len(point) >= 2:
         out["spearman"] = _interval(spearman_rows(predicted, measured), confidence)
         out["kendall"] = _interval(kendall_rows(predicted, measured), confidence)
@@ -149,16 +148,16 @@ def gain_rows(pre: np.ndarray, sample: np.ndarray) -> np.ndarray:
     return 100.0 * (pre_best - sample.min(axis=1)) / pre_best
 
 
-def gain_interval(rows: list[dict], confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
+def gain_interval(rows: list, confidence: float = CONFIDENCE, resamples: int = RESAMPLES,
                   seed: int = SEED) -> list[float] | None:
     """The bootstrap interval [low, high] of the sample check's gain (model.check.check_sample's
-    sample_gain_pct).  rows: {name, runs_s, measured_s (optional; None: failed), sampled, baseline};
-    the rows not sampled are the pre-selection, baseline rows are no part of the check.  None where
-    the pre-selection or the sample has no measured row."""
-    kept = [r for r in rows if not r.get("baseline") and r.get("runs_s") and r.get("measured_s", True) is not None]
-    medians = bootstrap_medians({r["name"]: r["runs_s"] for r in kept}, resamples, seed)
-    pre = [medians[r["name"]] for r in kept if not r.get("sampled")]
-    sample = [medians[r["name"]] for r in kept if r.get("sampled")]
+    sample_gain_pct).  rows: results.tune.TuneRow (name, runs_s, measured_s: None if failed, sampled,
+    baseline); the rows not sampled are the pre-selection, baseline rows are no part of the check.
+    None where the pre-selection or the sample has no measured row."""
+    kept = [r for r in rows if not r.baseline and r.runs_s and r.measured_s is not None]
+    medians = bootstrap_medians({r.name: r.runs_s for r in kept}, resamples, seed)
+    pre = [medians[r.name] for r in kept if not r.sampled]
+    sample = [medians[r.name] for r in kept if r.sampled]
     if not pre or not sample:
         return None
     return _interval(gain_rows(np.column_stack(pre), np.column_stack(sample)), confidence)

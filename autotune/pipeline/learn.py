@@ -20,7 +20,9 @@ from autotune.model.learnfit import Fit, Observation, Pricer, Unit, fit, largest
 from autotune.model.preselect import Rule
 from autotune.pipeline.predict import rank_scenario
 from autotune.pipeline.runners import run_key_of
+from autotune.pipeline.tunerecord import row_of_stored
 from autotune.results.learn import FoldRow, LearnResult, ParameterRow
+from autotune.results.tune import TuneRow
 from autotune.specs.ivp import load_ivp
 from autotune.specs.learned import CORE_CLASS, Learned
 from autotune.specs.machine import Machine
@@ -57,16 +59,16 @@ def stored_runs(store: Store, machine: Machine) -> tuple[list[Run], int]:
     latest: dict[tuple, Run] = {}
     lost = 0
     methods = method_names()
-    for key, ivp, variant, r in store.measured_runs(machine.name):
+    for key, ivp, variant, rec in store.measured_runs(machine.name):
+        row, r = row_of_stored(rec, f"the store's run of {variant} ({ivp})")
         method = r.get("method") or next((m for m in methods if run_key_of(
             machine.name, ivp, m, r["n"], r["nodes"], r["threads"], variant, r.get("flags") or []) == key), None)
         if method is None:
             lost += 1
             continue
-        phases = {ph: v.get("measured_s") for ph, v in (r.get("phases") or {}).items() if v.get("measured_s")}
+        phases = {ph: v.get("measured_s") for ph, v in (row.phases or {}).items() if v.get("measured_s")}
         scen = (ivp, method, int(r["n"]), int(r["nodes"]), int(r["threads"]))
-        latest[(scen, variant)] = at_file_state(Run(scen, variant, float(r["measured_s"]), phases),
-                                                r.get("state_factor"))
+        latest[(scen, variant)] = at_file_state(Run(scen, variant, float(row.measured_s), phases), row.state_factor)
     return list(latest.values()), lost
 
 
@@ -176,12 +178,14 @@ def _learned(machine: Machine, f: Fit, runs: int, scenarios: int) -> Learned:
 
 
 def runs_of_tune(result: dict) -> list[Run]:
-    """The measured runs of one `tune --format json` output."""
+    """The measured runs of one `tune --format json` output (a field its variants' rows do not have
+    is an error)."""
     key = (result["ivp"], result["method"], int(result["n"]), int(result["nodes"]), int(result["threads"]))
-    return [at_file_state(Run(key, v["name"], float(v["measured_s"]),
-                              {ph: q["measured_s"] for ph, q in (v.get("phases") or {}).items() if q.get("measured_s")}),
-                          v.get("state_factor"))
-            for v in result["variants"] if v.get("measured_s")]
+    rows = [TuneRow.of(v, f"tune result, variant {i}") for i, v in enumerate(result["variants"])]
+    return [at_file_state(Run(key, v.name, float(v.measured_s),
+                              {ph: q["measured_s"] for ph, q in (v.phases or {}).items() if q.get("measured_s")}),
+                          v.state_factor)
+            for v in rows if v.measured_s]
 
 
 def fit_groups(machine: Machine, groups: list[Group], observed: Observed, pricer: Pricer) -> Learned | None:
@@ -200,7 +204,7 @@ def predict_with(group: Group, learned: Learned | None, store: Store) -> dict:
     return {r.variant: ranked.variant(r.variant).predicted_s for r in group.runs}
 
 
-def _summary(rows: list[dict]) -> tuple:
+def _summary(rows: list[TuneRow]) -> tuple:
     """(median |deviation| %, Spearman, top-1 loss %) of {name, predicted_s, measured_s} rows."""
     s = compare(rows)
     return s.get("median_abs_deviation_pct"), s["spearman"], s["top1_loss_pct"]
@@ -211,8 +215,8 @@ def _fold_row(label: str, groups: list[Group], learned: Learned | None, store: S
     spear, top1 = [], []
     for g in groups:
         pred = predict_with(g, learned, store)
-        b = [{"name": r.variant, "predicted_s": g.ecm_s[r.variant], "measured_s": r.measured_s} for r in g.runs]
-        a = [{"name": r.variant, "predicted_s": pred[r.variant], "measured_s": r.measured_s} for r in g.runs]
+        b = [TuneRow(r.variant, g.ecm_s[r.variant], r.measured_s) for r in g.runs]
+        a = [TuneRow(r.variant, pred[r.variant], r.measured_s) for r in g.runs]
         before += b
         after += a
         sb, sa = _summary(b), _summary(a)

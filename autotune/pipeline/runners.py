@@ -18,7 +18,9 @@ import time
 from typing import Callable, Protocol
 
 from autotune.errors import InputError, ToolError
+from autotune.pipeline.tunerecord import row_of_stored
 from autotune.request.run import RunPlan
+from autotune.results.tune import TuneRow
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant
 from autotune.storage.store import Store
@@ -150,20 +152,21 @@ class ReplayRunner:
 
     def __init__(self, sc: Scenario, plan: RunPlan, store: Store, progress: Callable[[str], None]):
         self.sc, self.plan, self.store = sc, plan, store
-        self._runs: dict[str, dict] = {}
+        self._runs: dict[str, TuneRow] = {}
 
     def check(self, names: list[str]) -> None:
         for name in names:
-            held = [r for r in self.store.get_runs(run_key(self.sc, name, self.plan.flags))
-                    if r.get("measured_s") is not None]
+            held = [row for row, _ in (row_of_stored(r, f"the store's run of {name}") for r in
+                                       self.store.get_runs(run_key(self.sc, name, self.plan.flags)))
+                    if row.measured_s is not None]
             sc = self.sc
             where = f"{sc.ivp.name}, n = {sc.n}, {sc.nodes} x {sc.threads}, flags {' '.join(self.plan.flags)}"
             if not held:
                 raise InputError(f"{name}: the store holds no measurement of it ({where}): run tune without "
                                  f"--replay", field="replay")
             need = self.plan.race.min_rounds if self.plan.race else self.plan.reps
-            if len(held[-1].get("runs_s", [])) < need:
-                raise InputError(f"{name}: the store holds {len(held[-1].get('runs_s', []))} repetitions of it "
+            if len(held[-1].runs_s) < need:
+                raise InputError(f"{name}: the store holds {len(held[-1].runs_s)} repetitions of it "
                                  f"({where}), " + (f"racing needs {need}" if self.plan.race else
                                                    f"--reps asks for {need}"), field="replay")
             self._runs[name] = held[-1]
@@ -173,13 +176,13 @@ class ReplayRunner:
 
     def run(self, name: str, rep: int) -> dict:
         held = self._runs[name]
-        phases = {ph: v["measured_s"] for ph, v in (held.get("phases") or {}).items() if v.get("measured_s")}
-        states = held.get("runs_state") or []
-        return {"median_step_s": held["runs_s"][rep], "phases_s": phases,
+        phases = {ph: v["measured_s"] for ph, v in (held.phases or {}).items() if v.get("measured_s")}
+        states = held.runs_state or []
+        return {"median_step_s": held.runs_s[rep], "phases_s": phases,
                 "state": states[rep] if rep < len(states) else None}
 
     def available(self, name: str) -> int:
-        return len(self._runs[name].get("runs_s", []))
+        return len(self._runs[name].runs_s)
 
     def probe_prefix(self) -> list[str] | None:
         """Nothing runs: the stored runs carry the states they were measured in."""

@@ -20,6 +20,7 @@ from autotune.model.check import check_sample, draw_sample
 from autotune.model.compare import compare
 from autotune.pipeline.incore import host_is
 from autotune.pipeline.runners import Runner, make_runner, run_key, run_key_of, runner_for
+from autotune.pipeline.tunerecord import partial_of, partial_record, row_of_stored, stored_record
 from autotune.pipeline.tunerounds import RoundLog, run_rounds
 from autotune.pipeline.tunestate import Probe, reference_of
 from autotune.specs.runstate import Reference
@@ -57,7 +58,7 @@ def _partial_key(sc, name: str, plan: RunPlan) -> str:
 class Selection:
     """What tune measures: a row per chosen (and sampled) variant, those still to run, and the
     repetitions a cancelled run left (phase seconds per repetition)."""
-    rows: dict[str, dict]
+    rows: dict[str, TuneRow]
     sampled: list[str]
     pool: list[str]
     todo: list[str]
@@ -81,31 +82,36 @@ def select(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store, p
     chosen = list(chosen) + sampled + paper
     stored = {}
     for name in chosen if resume else []:
-        prev = [r for r in store.get_runs(run_key(sc, name, plan.flags)) if r.get("measured_s") is not None]
+        prev = [r for r in _stored(store, sc, name, plan) if r[0].measured_s is not None]
         if prev:
             stored[name] = prev[-1]
-    rows = {name: {"name": name, "predicted_s": by_name[name].prediction.total_s if by_name[name].prediction else None,
-                   "measured_s": None, "runs_s": [], "error": None, "preselected": name in ranked.preselected,
-                   "sampled": name in sampled, "baseline": name in paper, "reused": False}
+    rows = {name: TuneRow(name, by_name[name].prediction.total_s if by_name[name].prediction else None,
+                          preselected=name in ranked.preselected, sampled=name in sampled, baseline=name in paper)
             for name in chosen}
-    for name, old in stored.items():
-        rows[name].update(measured_s=old["measured_s"], runs_s=old.get("runs_s", []), phases=old.get("phases"),
-                          runs_state=old.get("runs_state") or [], reused=True, measured_on=old.get("date"))
+    for name, (old, run) in stored.items():
+        row = rows[name]
+        row.measured_s, row.runs_s, row.phases = old.measured_s, old.runs_s, old.phases
+        row.runs_state, row.reused, row.measured_on = old.runs_state or [], True, run.get("date")
     if resume:
         progress(f"{len(stored)} of {len(chosen)} variants measured before, {len(chosen) - len(stored)} to run")
     todo = [name for name in chosen if name not in stored] if run_missing else []
     for name in set(chosen) - set(stored) - set(todo):
-        last = store.get_runs(run_key(sc, name, plan.flags))
-        rows[name]["error"] = (last[-1].get("error") if last else None) or "not measured"
+        last = _stored(store, sc, name, plan)
+        rows[name].error = (last[-1][0].error if last else None) or "not measured"
     sel = Selection(rows, sampled, pool, todo, {name: {} for name in todo})
     for name in todo if resume else []:
-        rows_ = store.get_runs(_partial_key(sc, name, plan))
-        done = rows_[-1] if rows_ else None
-        if done:
-            rows[name]["runs_s"], sel.phase_runs[name] = done["runs_s"], done["phase_runs"]
-            rows[name]["runs_state"] = (done.get("runs_state") or [None] * len(done["runs_s"]))[:len(done["runs_s"])]
-            progress(f"{name}: {len(done['runs_s'])} of {plan.reps} repetitions measured before")
+        partials = store.get_runs(_partial_key(sc, name, plan))
+        if partials:
+            row = rows[name]
+            row.runs_s, sel.phase_runs[name], row.runs_state = partial_of(
+                partials[-1], f"the store's unfinished repetitions of {name}")
+            progress(f"{name}: {len(row.runs_s)} of {plan.reps} repetitions measured before")
     return sel
+
+
+def _stored(store: Store, sc, name: str, plan: RunPlan) -> list[tuple[TuneRow, dict]]:
+    """The store's runs of the variant (same scenario and flags), oldest first: (row, the run's fields)."""
+    return [row_of_stored(r, f"the store's run of {name}") for r in store.get_runs(run_key(sc, name, plan.flags))]
 
 
 def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, store: Store,
@@ -124,26 +130,24 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
     def finish(name: str) -> None:
         """The variant's measurement, or its failure, to the store as soon as it is known."""
         row = rows[name]
-        if row["error"] is None and row["runs_s"]:
-            row["measured_s"] = statistics.median(row["runs_s"])
-            row["phases"] = _phases(by_name[name], ranked.scenario.method, sel.phase_runs[name])
+        if row.error is None and row.runs_s:
+            row.measured_s = statistics.median(row.runs_s)
+            row.phases = _phases(by_name[name], ranked.scenario.method, sel.phase_runs[name])
             adjust_row(ranked, row, ref, store)
-        placed[name] = row.pop("placement", None)
         if not runner.stores:
             return
-        store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row["measured_s"], dict(
-            row, method=sc.method.name, model=ranked.model, n=sc.n, nodes=sc.nodes, threads=sc.threads,
-            steps=plan.steps, warmup=plan.warmup, h=plan.h, flags=list(plan.flags),
-            compiler=compiler_version(runner.compiler) if runner.compiler else None,
-            kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            placement=placed.get(name)))
+        store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row.measured_s, stored_record(
+            row, dict(method=sc.method.name, model=ranked.model, n=sc.n, nodes=sc.nodes, threads=sc.threads,
+                      steps=plan.steps, warmup=plan.warmup, h=plan.h, flags=list(plan.flags),
+                      compiler=compiler_version(runner.compiler) if runner.compiler else None,
+                      kerncraft=package_version("kerncraft"), date=time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+                      placement=placed.get(name))))
 
     def partial(name: str) -> None:
         """A job cancelled now keeps this variant's repetitions so far."""
         if runner.stores:
-            store.put_run(_partial_key(sc, name, plan), sc.machine.name, sc.ivp.name, name, None, {
-                "runs_s": rows[name]["runs_s"], "phase_runs": sel.phase_runs[name],
-                "runs_state": rows[name].get("runs_state", [])})
+            store.put_run(_partial_key(sc, name, plan), sc.machine.name, sc.ivp.name, name, None,
+                          partial_record(rows[name], sel.phase_runs[name]))
 
     ready = []
     for i, name in enumerate(todo, 1):
@@ -152,12 +156,12 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
             runner.prepare(name, by_name[name].variant)
             ready.append(name)
         except (InputError, ToolError) as e:
-            rows[name]["error"] = str(e)
+            rows[name].error = str(e)
             progress(f"[{i}/{len(todo)}] {name}: failed: {e}")
             finish(name)
     probe = _probe(ranked, ref, runner, progress) if ready else None
     try:
-        return run_rounds(ready, rows, sel.phase_runs, runner, plan, progress, probe, finish, partial)
+        return run_rounds(ready, rows, sel.phase_runs, runner, plan, progress, probe, finish, partial, placed)
     finally:
         if probe:
             probe.close()

@@ -5,7 +5,7 @@ and once after each; a round whose probe after it strays from the median of the 
 racing (model.race) a variant leaves once it cannot be the best, otherwise every variant runs
 the plan's fixed repetitions.
 
-Each run is recorded in its variant's row as it ends: runs_s (seconds per step, the rounds
+Each run is recorded in its variant's row (results.tune.TuneRow) as it ends: runs_s (seconds per step, the rounds
 kept), runs_round (their rounds), runs_state (the state of each: the median of the probes around
 its round), noisy_runs_s (the runs of rounds set aside) and, where the race let it go, race (the
 verdict it left on).
@@ -21,6 +21,7 @@ from autotune.model.race import RacePolicy, RaceState, step
 from autotune.model.state import retake_limit, strays
 from autotune.pipeline.tunestate import Probe, state_of
 from autotune.request.run import RunPlan
+from autotune.results.tune import TuneRow
 
 
 @dataclass
@@ -36,17 +37,19 @@ class RoundLog:
     probe_s: float = 0.0                                 # wall seconds of the reference kernels
 
 
-def _by_round(rows: dict[str, dict], names: list[str]) -> dict[str, dict[int, float]]:
-    return {name: dict(zip(rows[name]["runs_round"], rows[name]["runs_s"])) for name in names}
+def _by_round(rows: dict[str, TuneRow], names: list[str]) -> dict[str, dict[int, float]]:
+    return {name: dict(zip(rows[name].runs_round, rows[name].runs_s)) for name in names}
 
 
-def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, dict], runner, plan: RunPlan,
+def run_rounds(ready: list[str], rows: dict[str, TuneRow], phase_runs: dict[str, dict], runner, plan: RunPlan,
                progress: Callable[[str], None], probe: Probe | None,
-               done: Callable[[str], None], partial: Callable[[str], None]) -> RoundLog:
+               done: Callable[[str], None], partial: Callable[[str], None],
+               placed: dict[str, dict] | None = None) -> RoundLog:
     """Run the rounds of the variants in `ready` (rows hold repetitions a resumed run measured
     before); done(name) when a variant's measurement is complete (it left the race, or the runs
     ended), partial(name) after each run of one that goes on.  A variant whose run fails leaves
-    (its row's error set; done is called)."""
+    (its row's error set; done is called).  placed: where each variant's last run ran, as the
+    runner reports it (a name is set before its done)."""
     race = plan.race.budgeted(len(ready)) if plan.race else None
     log = RoundLog(policy=race)
     alive, gone = list(ready), {}
@@ -55,8 +58,9 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
     # with a budget of runs: the rounds that budget pays for, not its most rounds)
     limit = retake_limit(min(planned, -(-race.budget_runs // max(1, len(ready))))
                          if race and race.budget_runs else planned)
+    placed = {} if placed is None else placed
     for name in ready:      # a resumed run's repetitions are its first rounds
-        rows[name].setdefault("runs_round", list(range(len(rows[name]["runs_s"]))))
+        rows[name].runs_round = rows[name].runs_round or list(range(len(rows[name].runs_s)))
     def state_now(after_round: int) -> dict | None:
         """One probe; a failing one ends the probing (the rest of the run goes unadjusted)."""
         nonlocal probe
@@ -76,7 +80,7 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
         before = log.probes[-1] if log.probes else None
         ran: dict[str, dict] = {}
         for name in list(alive):
-            if r in rows[name]["runs_round"] or r >= runner.available(name):
+            if r in rows[name].runs_round or r >= runner.available(name):
                 continue
             progress(f"run {r + 1}/{planned if race is None else str(planned) + ' at most'}: {name} "
                      f"({plan.steps} steps)")
@@ -85,7 +89,7 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
                 out = runner.run(name, r)
             except (InputError, ToolError) as e:
                 alive.remove(name)
-                rows[name]["error"] = str(e)
+                rows[name].error = str(e)
                 progress(f"{name}: failed: {e}")
                 finished.add(name)
                 done(name)
@@ -95,7 +99,9 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
                 log.runs += 1
             ran[name] = out
             _record(rows[name], phase_runs[name], out, r)
-            if race is None and probe is None and len(rows[name]["runs_s"]) >= plan.reps:
+            if out.get("placement"):
+                placed[name] = out["placement"]
+            if race is None and probe is None and len(rows[name].runs_s) >= plan.reps:
                 finished.add(name)      # stored as soon as its last repetition ends
                 done(name)
             else:
@@ -116,20 +122,20 @@ def run_rounds(ready: list[str], rows: dict[str, dict], phase_runs: dict[str, di
         if after:
             state = state_of(probe.ref, [before, after])
             for name in ran:
-                rows[name]["runs_state"][-1] = {"bandwidth_Bps": state.bandwidth_Bps, "clock_hz": state.clock_hz}
+                rows[name].runs_state[-1] = {"bandwidth_Bps": state.bandwidth_Bps, "clock_hz": state.clock_hz}
                 if name not in finished:
                     partial(name)       # the repetition again, with its state
         r += 1
         log.rounds = r
         spent = all(r >= runner.available(name) for name in alive)    # a replay's stored runs
         if race:
-            kept = sum(len(rows[name]["runs_s"]) for name in ready)     # a set-aside round's runs are the noise's
+            kept = sum(len(rows[name].runs_s) for name in ready)     # a set-aside round's runs are the noise's
             st = step(_by_round(rows, alive + list(gone)), alive, gone, r, kept, log.run_s + log.probe_s, race)
             if spent and not st.stop:
                 st = replace(st, stop="the stored runs are spent")
             for name in set(st.verdicts) - set(gone):
                 v = st.verdicts[name]
-                rows[name]["race"] = {"rounds": r, "out": v.out, "ratio": v.ratio, "low": v.low, "high": v.high,
+                rows[name].race = {"rounds": r, "out": v.out, "ratio": v.ratio, "low": v.low, "high": v.high,
                                       "against": st.leader}
                 progress(f"race: {name} leaves after {r} rounds ({v.out}: {v.ratio:.3f} x {st.leader}, "
                          f"{race.confidence:g} bounds {v.low:.3f} .. {v.high:.3f})")
@@ -154,21 +160,19 @@ def _probe(probe: Probe, log: RoundLog, after_round: int) -> dict:
     return got
 
 
-def _record(row: dict, phases: dict, out: dict, r: int) -> None:
+def _record(row: TuneRow, phases: dict, out: dict, r: int) -> None:
     """One run into its row (its state: a replay's stored one, else set when the round's probe is in)."""
-    row["runs_s"].append(out["median_step_s"])
-    row["runs_round"].append(r)
-    row.setdefault("runs_state", []).append(out.get("state"))
-    if out.get("placement"):
-        row["placement"] = out["placement"]
+    row.runs_s.append(out["median_step_s"])
+    row.runs_round.append(r)
+    row.runs_state.append(out.get("state"))
     for phase, sec in out.get("phases_s", {}).items():
         phases.setdefault(phase, []).append(sec)
 
 
-def _set_aside(row: dict, phases: dict, out: dict) -> None:
+def _set_aside(row: TuneRow, phases: dict, out: dict) -> None:
     """The run just recorded, out of its row again: its round was noisy."""
-    row.setdefault("noisy_runs_s", []).append(row["runs_s"].pop())
-    row["runs_round"].pop()
-    row["runs_state"].pop()
+    row.noisy_runs_s.append(row.runs_s.pop())
+    row.runs_round.pop()
+    row.runs_state.pop()
     for phase in out.get("phases_s", {}):
         phases[phase].pop()

@@ -8,7 +8,7 @@ from autotune.report.online import online_csv, online_table
 from autotune.report.registry import renderer
 from autotune.report.text import fmt_s, json_text, name_width
 from autotune.results.plan import PlanResult, PlanStatusResult
-from autotune.results.tune import ROW_COLUMNS, PlanRunResult, TuneResult
+from autotune.results.tune import ROW_COLUMNS, PlanRunResult, TuneResult, TuneRow
 from autotune.specs.step import SWEEP_PREFIX
 
 
@@ -22,12 +22,12 @@ TUNE_FIELDS = ROW_COLUMNS     # the CSV's columns: the frame's
 
 @renderer(TuneResult, "csv")
 def tune_csv(result: TuneResult) -> str:
-    res = result.to_dict()
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=TUNE_FIELDS, lineterminator="\n")
     w.writeheader()
-    for v in res["variants"]:
-        w.writerow({k: res[k] if k in ("ivp", "machine", "n", "nodes", "threads") else v.get(k) for k in TUNE_FIELDS})
+    for v in result.variants:
+        w.writerow({k: getattr(result if k in ("ivp", "machine", "n", "nodes", "threads") else v, k)
+                    for k in TUNE_FIELDS})
     return buf.getvalue()
 
 
@@ -35,7 +35,7 @@ def tune_csv(result: TuneResult) -> str:
 def tune_table(result: TuneResult) -> str:
     res = result.to_dict()
     s = res["summary"]
-    w = name_width(v["name"] for v in res["variants"])
+    w = name_width(v.name for v in result.variants)
     runs = (f"raced (at most {res['reps']} rounds)" if res.get("design") == "auto" else f"{res['reps']}") \
         + f" x {res['steps']} steps"
     adjusted = s.get("state") is not None
@@ -45,18 +45,18 @@ def tune_table(result: TuneResult) -> str:
              + (f", model {res['model']}" if res.get("model", "ecm") != "ecm" else ""), "",
              f"{'variant':{w}} {'predicted s':>12} {'measured s':>12} {'dev %':>8}"
              + (f" {'state %':>8}" if adjusted else "") + f" {'runs':>4} {'rank p/m':>9} {'x bound':>8}"]
-    for v in res["variants"]:
-        if v["measured_s"] is None:
-            lines.append(f"{v['name']:{w}} {fmt_s(v['predicted_s']):>12} {'failed':>12}  {v['error']}")
+    for v in result.variants:
+        if v.measured_s is None:
+            lines.append(f"{v.name:{w}} {fmt_s(v.predicted_s):>12} {'failed':>12}  {v.error}")
             continue
-        over = f"{v['measured_s'] / s['bound_s']:8.2f}" if s.get("bound_s") else "       -"
-        state = (f" {v['deviation_state_pct']:8.1f}" if v.get("deviation_state_pct") is not None else f" {'-':>8}") \
+        over = f"{v.measured_s / s['bound_s']:8.2f}" if s.get("bound_s") else "       -"
+        state = (f" {v.deviation_state_pct:8.1f}" if v.deviation_state_pct is not None else f" {'-':>8}") \
             if adjusted else ""
-        left = v.get("race") or {}
-        lines.append(f"{v['name']:{w}} {fmt_s(v['predicted_s']):>12} {v['measured_s']:12.4e} "
-                     f"{v['deviation_pct']:8.1f}{state} {len(v.get('runs_s') or []):>4} "
-                     f"{v['rank_predicted']:>4}/{v['rank_measured']:<4} {over}"
-                     + ("  sampled" if v.get("sampled") else "") + ("  paper" if v.get("baseline") else "")
+        left = v.race or {}
+        lines.append(f"{v.name:{w}} {fmt_s(v.predicted_s):>12} {v.measured_s:12.4e} "
+                     f"{v.deviation_pct:8.1f}{state} {len(v.runs_s):>4} "
+                     f"{v.rank_predicted:>4}/{v.rank_measured:<4} {over}"
+                     + ("  sampled" if v.sampled else "") + ("  paper" if v.baseline else "")
                      + (f"  left: {left['out']} after {left['rounds']}" if left.get("out") else ""))
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
     iv = s.get("intervals") or {}
@@ -80,7 +80,7 @@ def tune_table(result: TuneResult) -> str:
         if mine:
             lines.append(f"measured / predicted by {what} (median over variants, range): " + ", ".join(
                 f"{ph} {q['median']:.2f} ({q['min']:.2f}..{q['max']:.2f})" for ph, q in mine.items()))
-    lines += sweep_lines(res["variants"])
+    lines += sweep_lines(result.variants)
     if s.get("best_over_bound") is not None:
         lines.append(f"floor of the step (bound_s) {s['bound_s']:.4e} s: the measured best is "
                      f"{s['best_over_bound']:.2f} x the bound"
@@ -95,7 +95,7 @@ def tune_table(result: TuneResult) -> str:
     if s["skipped"]:
         lines.append(f"pre-selection ({res['selection']}) skipped {s['skipped']} variants: about "
                      f"{s['skipped_predicted_cost_s']:.1f} s of runs saved (predicted)")
-    lines += race_lines(s.get("race"), res["variants"])
+    lines += race_lines(s.get("race"), result.variants)
     if s.get("check"):
         lines += check_lines(s["check"])
     return "\n".join(lines) + "\n"
@@ -126,12 +126,12 @@ def state_lines(s: dict) -> list[str]:
     return out
 
 
-def race_lines(race: dict | None, variants: list[dict]) -> list[str]:
+def race_lines(race: dict | None, variants: list[TuneRow]) -> list[str]:
     """How the race went: the best with its interval, why it stopped, the runs each variant got."""
     if not race:
         return []
     iv = race.get("best_interval_s")
-    aside = sum(len(v.get("noisy_runs_s") or []) for v in variants)
+    aside = sum(len(v.noisy_runs_s) for v in variants)
     others = [n for n in race["left_in_race"] if n != race["best"]]
     if race["separated"]:
         told = "separated from every other"
@@ -146,14 +146,14 @@ def race_lines(race: dict | None, variants: list[dict]) -> list[str]:
     return out
 
 
-def sweep_lines(variants: list[dict]) -> list[str]:
+def sweep_lines(variants: list[TuneRow]) -> list[str]:
     """The measured-best fused variant's sweeps, each against the prediction of the parts it runs."""
-    fused = [v for v in variants if v["measured_s"] and any(ph.startswith(SWEEP_PREFIX) for ph in v.get("phases") or {})]
+    fused = [v for v in variants if v.measured_s and any(ph.startswith(SWEEP_PREFIX) for ph in v.phases or {})]
     if not fused:
         return []
-    best = min(fused, key=lambda v: v["measured_s"])
-    out = ["", f"per sweep of {best['name']}:", f"  {'sweep':14} {'predicted s':>12} {'measured s':>12} {'m/p':>6}"]
-    for ph, q in best["phases"].items():
+    best = min(fused, key=lambda v: v.measured_s)
+    out = ["", f"per sweep of {best.name}:", f"  {'sweep':14} {'predicted s':>12} {'measured s':>12} {'m/p':>6}"]
+    for ph, q in best.phases.items():
         if ph.startswith(SWEEP_PREFIX):
             ratio = f"{q['measured_s'] / q['predicted_s']:6.2f}" if q.get("predicted_s") and q.get("measured_s") else "     -"
             out.append(f"  {ph:14} {fmt_s(q.get('predicted_s')):>12} {fmt_s(q.get('measured_s')):>12} {ratio}")

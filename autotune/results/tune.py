@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+from autotune.errors import InputError
 from autotune.results.frames import RunScenario, frame, scenario_head
 from autotune.results.registry import result_type
 
@@ -13,9 +14,10 @@ ROW_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s",
 
 @dataclass
 class TuneRow:
-    """One variant: predicted and measured seconds per step (median of the runs)."""
+    """One variant: predicted and measured seconds per step (median of the runs).  tune's selection
+    makes it, its measurement, rounds and summary fill it in (pipeline.tune)."""
     name: str
-    predicted_s: float | None
+    predicted_s: float | None = None       # None: no prediction
     measured_s: float | None = None        # None: it failed (see error)
     runs_s: list[float] = field(default_factory=list)
     error: str | None = None
@@ -38,9 +40,15 @@ class TuneRow:
     state_factor: dict | None = None       # {total, phases}: the file's prediction over the state's
 
     @classmethod
-    def of(cls, d: dict) -> "TuneRow":
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in d.items() if k in names})
+    def of(cls, d: dict, where: str = "tune row") -> "TuneRow":
+        """The row of its fields read back (a tune's JSON, the store): a field left out takes its
+        default; one a row does not have is an InputError (where: what d is, for the message)."""
+        names = [f.name for f in fields(cls)]
+        unknown = [k for k in d if k not in names]
+        if unknown or "name" not in d:
+            why = f"field '{unknown[0]}': not a field of a tune row" if unknown else "field 'name': required"
+            raise InputError(f"{where}: {why} (its fields: {', '.join(names)})")
+        return cls(**d)
 
 
 @dataclass
