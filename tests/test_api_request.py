@@ -104,10 +104,10 @@ def asked_to_tune(monkeypatch):
     pre-selection, the variants chosen, the run plan, the sample, the baseline)."""
     import autotune.pipeline.tune as pipeline_tune
 
-    def stand_in(ranked, chosen, plan, store, say, sample=None, baseline=False, **_):
+    def stand_in(ranked, chosen, plan, store, progress, sample=None, baseline=False, **_):
         sc = ranked.scenario
         raise Asked((sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads), ranked.rule,
-                    sorted(ranked.preselected), list(chosen), plan, sample, baseline)
+                    sorted(ranked.preselected), sorted(v.name for v in chosen), plan, sample, baseline)
     monkeypatch.setattr(pipeline_tune, "tune", stand_in)
 
     return _ask

@@ -3,6 +3,7 @@ import json
 
 import pytest
 
+from autotune.progress import Callbacks
 from autotune.errors import InputError, ToolError
 from autotune.pipeline import submit
 from autotune.tools import slurm
@@ -74,7 +75,7 @@ def test_srun_runner_tries_again_while_the_controller_is_away(monkeypatch):
     monkeypatch.setattr(runners.LaunchRunner, "run", launch)
     monkeypatch.setattr(runners.time, "sleep", lambda s: said.append(f"slept {s:g}"))
     runner = runners.SrunRunner.__new__(runners.SrunRunner)
-    runner.progress = said.append
+    runner.progress = Callbacks(say=said.append)
     assert runner.run("v", 0) == {"median_step_s": 0.5}
     assert said == ["srun could not reach the Slurm controller; trying again in 2 s", "slept 2",
                     "srun could not reach the Slurm controller; trying again in 5 s", "slept 5"]

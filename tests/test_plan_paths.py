@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from autotune.progress import SILENT
 from autotune.pipeline import plan as planning
 from autotune.pipeline import submit
 from autotune.specs.ivp import load_ivp
@@ -54,8 +55,8 @@ def conf(tmp_path):
 
 def _fake_tune(calls: list):
     """tune() without building: records what it was asked to run."""
-    def tune(ranked, names, run_plan, store, say, **kw):
-        calls.append((ranked.scenario, list(names)))
+    def tune(ranked, variants, run_plan, store, progress, **kw):
+        calls.append((ranked.scenario, [v.name for v in variants]))
         return SimpleNamespace(variants=[])
     return tune
 
@@ -82,7 +83,7 @@ def test_a_plan_made_elsewhere_records_absolute_paths_and_runs_from_anywhere(
     calls = []
     monkeypatch.setattr(planning, "tune", _fake_tune(calls))
     with contextlib.closing(Store(own_replay_store)) as store:
-        res = planning.run_plan(planning.read_plan(plan_file), store, lambda line: None)
+        res = planning.run_plan(planning.read_plan(plan_file), store, SILENT)
     assert res.totals.scenario_errors == 0 and [r.error for r in res.scenarios] == [None] * 3
     assert [(sc.ivp.name, sc.machine.name, sc.method.name, sc.nodes) for sc, _ in calls] == [
         ("heat2d", "big", "my7", 2), ("heat2d", "small", "my7", 2), ("heat2d", "small", "my7", 2)]
@@ -150,6 +151,6 @@ def test_a_plan_of_an_older_version_with_relative_paths_still_runs_from_its_fold
     calls = []
     monkeypatch.setattr(planning, "tune", _fake_tune(calls))
     with contextlib.closing(Store(own_replay_store)) as store:
-        res = planning.run_plan(planning.read_plan(tmp_path / "out" / "p.json"), store, lambda line: None)
+        res = planning.run_plan(planning.read_plan(tmp_path / "out" / "p.json"), store, SILENT)
     assert res.scenarios[0].error is None
     assert [(sc.machine.name, sc.method.name) for sc, _ in calls] == [("small", "radauIIA7")]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from autotune.progress import Callbacks, SILENT
 from autotune.errors import InputError
 from autotune.specs.cpus import CpuId
 from autotune.specs.machine import load_machine
@@ -127,13 +128,13 @@ def test_tune_refuses_flags_this_cpu_cannot_run(monkeypatch, compiler):
     def check(plan, say):
         make_runner(runner_for(plan), sc, plan, None, say).check(["lc=jli,comm=neighbour"])
     with pytest.raises(InputError) as e:
-        check(plan, print)
+        check(plan, SILENT)
     assert "avx512f" in str(e.value) and "Milan" in str(e.value) and "calibrate --node" in str(e.value)
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     said = []
-    check(RunOptions(launcher="srun").plan(0.01, machine.isa_flags), said.append)
+    check(RunOptions(launcher="srun").plan(0.01, machine.isa_flags), Callbacks(say=said.append))
     assert said and said[0].startswith("warning: ")
-    check(RunOptions(flags="-O3 -march=haswell").plan(0.01, machine.isa_flags), print)
+    check(RunOptions(flags="-O3 -march=haswell").plan(0.01, machine.isa_flags), SILENT)
 
 
 def test_calibrate_options_that_belong_to_making_a_machine(capsys):

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from autotune.progress import Callbacks, SILENT
 from autotune.pipeline.runners import run_key_of
 from autotune.pipeline.tunerounds import run_rounds
 from autotune.request.run import RunOptions
@@ -127,7 +128,7 @@ def test_a_noisy_round_is_set_aside_and_taken_again_within_the_limit():
     phases = {"a": {}, "b": {}}
     done, runner = [], _Runs({"a": 1.0, "b": 2.0})
     # two before round 1, after it, after round 2 (strays), before and after its retake, after round 3
-    log = run_rounds(["a", "b"], rows, phases, runner, plan, lambda _: None,
+    log = run_rounds(["a", "b"], rows, phases, runner, plan, SILENT,
                      _Probes([40, 40.5, 41, 60, 40, 40, 39]), done.append, lambda _: None)
     assert log.noisy == [{"round": 1, "why": "bandwidth +47 %", "retaken": True}] and log.rounds == 3
     assert runner.calls == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
@@ -138,7 +139,7 @@ def test_a_noisy_round_is_set_aside_and_taken_again_within_the_limit():
     assert sorted(done) == ["a", "b"] and log.probe_s == pytest.approx(0.07)
     # with no retake left, a noisy round is kept and marked
     rows = {"a": TuneRow("a")}
-    log = run_rounds(["a"], rows, {"a": {}}, _Runs({"a": 1.0}), plan, lambda _: None,
+    log = run_rounds(["a"], rows, {"a": {}}, _Runs({"a": 1.0}), plan, SILENT,
                      _Probes([40, 41, 40.5, 60, 40, 60, 40]), lambda _: None, lambda _: None)
     assert [n["retaken"] for n in log.noisy] == [True, False] and len(rows["a"].runs_s) == 3
 
@@ -183,7 +184,7 @@ def test_a_failing_probe_ends_the_probing_not_the_run():
     said = []
     rows = {"a": TuneRow("a")}
     log = run_rounds(["a"], rows, {"a": {}}, _Runs({"a": 1.0}), RunPlan(10, 2, 3, 1e-3, (), parse_launcher(None), 60.0),
-                     said.append, Failing([40, 40, 40, 40, 40]), lambda _: None, lambda _: None)
+                     Callbacks(say=said.append), Failing([40, 40, 40, 40, 40]), lambda _: None, lambda _: None)
     assert rows["a"].runs_s == [1.0, 1.0, 1.0] and len(log.probes) == 3
     assert rows["a"].runs_state[0]["bandwidth_Bps"] == 40e9 and rows["a"].runs_state[1:] == [None, None]
     assert sum("reference kernels failed" in line for line in said) == 1

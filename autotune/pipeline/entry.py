@@ -114,14 +114,11 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, progre
             raise InputError(f"{v.name}: not among the variants --variant-filter keeps", field="variants")
     plan = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n), sc.machine.isa_flags)
     ranked = rank_scenario(sc, applicable, rule, store, excluded, progress, jobs)
-    if named:
-        chosen = [v.name for v in named]
-    else:
-        chosen = [r.variant.name for r in ranked.ordered if r.variant.name in ranked.preselected]
+    chosen = named or [r.variant for r in ranked.ordered if r.variant.name in ranked.preselected]
     if run.online:
         from autotune.pipeline.online import tune_online
-        return tune_online(ranked, chosen, plan, store, progress.say, run.recheck)
-    return run_tune(ranked, chosen, plan, store, progress.say, sample=sample, baseline=baseline)
+        return tune_online(ranked, chosen, plan, store, progress, run.recheck)
+    return run_tune(ranked, chosen, plan, store, progress, sample=sample, baseline=baseline)
 
 
 def generate_online(req: GenerateRequest, store: Store, progress: Progress = SILENT, jobs: int | None = None):
@@ -133,7 +130,7 @@ def generate_online(req: GenerateRequest, store: Store, progress: Progress = SIL
     sc = req.scenario.scenario()
     applicable, excluded = applicable_pool(sc, select=req.scenario.sweep_spec().variant_filter)
     ranked = rank_scenario(sc, applicable, req.online, store, excluded, progress, jobs)
-    return write(ranked, req.out, progress.say, req.recheck)
+    return write(ranked, req.out, progress, req.recheck)
 
 
 def learn(req: LearnRequest, store: Store, progress: Progress = SILENT):
@@ -198,7 +195,7 @@ def tune_plan(req: TunePlanRequest, store_path: Path | None, progress: Progress 
 def ingest(path: Path, store: Store, progress: Progress = SILENT) -> OnlineResult:
     """tune --ingest: an online solver's JSON into the store, each candidate's trial as its runs."""
     from autotune.pipeline.online import ingest as take
-    return take(path, store, progress.say)
+    return take(path, store, progress)
 
 
 def calibrate(req: CalibrateRequest, store: Store, progress: Progress = SILENT):

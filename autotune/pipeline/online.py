@@ -12,16 +12,17 @@ import json
 import statistics
 import time
 from pathlib import Path
-from typing import Callable
 
 from autotune.codegen.online import MAX_CANDIDATES, OnlineSolver, meta_of, online_source, trial_steps
 from autotune.model.race import CONFIDENCE, MARGIN_PCT, MAX_ROUNDS, t_quantile
 from autotune.request.run import machine_flags
 from autotune.errors import InputError
+from autotune.progress import Progress
 from autotune.pipeline.runners import LaunchRunner, run_key_of
 from autotune.request.run import RunPlan
 from autotune.results.online import OnlineCandidate, OnlineResult, OnlineSourceResult
-from autotune.results.rank import RankResult
+from autotune.results.rank import RankResult, VariantResult
+from autotune.specs.variants import Variant
 from autotune.storage.store import Store
 from autotune.tools.toolchain import package_version
 
@@ -120,18 +121,18 @@ def _store(rec: dict, store: Store, h: float | None) -> int:
     return len(rows)
 
 
-def ingest(path: Path, store: Store, say: Callable[[str], None]) -> OnlineResult:
+def ingest(path: Path, store: Store, progress: Progress) -> OnlineResult:
     """tune --ingest FILE: an online run's JSON into the store."""
     try:
         text = Path(path).read_text()
     except OSError as e:
         raise InputError(f"{path}: {e.strerror}", field="ingest") from None
     rec = record_of(text, str(path))
-    say(f"{path}: {_store(rec, store, None)} candidates' trial runs stored")
+    progress.say(f"{path}: {_store(rec, store, None)} candidates' trial runs stored")
     return result_of(rec, str(path))
 
 
-def tune_online(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store, say: Callable[[str], None],
+def tune_online(ranked: RankResult, chosen: list[Variant], plan: RunPlan, store: Store, progress: Progress,
                 recheck: int = 0) -> OnlineResult:
     """Build the online solver of the chosen variants (the model's order), run it once for the
     plan's steps, store its trial."""
@@ -140,18 +141,17 @@ def tune_online(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Sto
         raise InputError(f"{len(chosen)} variants chosen: the online solver carries 1 to {MAX_CANDIDATES} "
                          f"(give --top K or fewer --variants)", field="online")
     by_name = {r.variant.name: r for r in ranked.ordered}
-    predicted = [by_name[c].prediction.total_s if by_name[c].prediction else None for c in chosen]
+    predicted = [by_name[v.name].prediction.total_s if by_name[v.name].prediction else None for v in chosen]
     meta = meta_of(sc.ivp, sc.method, sc.machine, plan.flags, predicted)
-    src = online_solver(sc.ivp, sc.method, [by_name[c].variant for c in chosen], sc.n, sc.machine, meta,
-                        recheck=recheck)
-    runner = LaunchRunner(sc, plan, store, say)
-    runner.check(chosen)
-    say(f"online solver of {len(chosen)} variants: build ({src.parts} parts)")
+    src = online_solver(sc.ivp, sc.method, chosen, sc.n, sc.machine, meta, recheck=recheck)
+    runner = LaunchRunner(sc, plan, store, progress)
+    runner.check([v.name for v in chosen])
+    progress.say(f"online solver of {len(chosen)} variants: build ({src.parts} parts)")
     from autotune.tools import build as buildmod
     t0 = time.perf_counter()
     exe = buildmod.build(src.source, plan.flags, buildmod.find_mpicc(), parts=src.parts)
     build_s = time.perf_counter() - t0
-    say(f"online solver: run {plan.steps} steps, a trial of at most {trial_steps(plan.steps, len(chosen))} "
+    progress.say(f"online solver: run {plan.steps} steps, a trial of at most {trial_steps(plan.steps, len(chosen))} "
         f"steps first" + (f", again every {recheck}" if recheck else ""))
     t0 = time.perf_counter()
     out = buildmod.run(exe, plan.launcher, sc.nodes, sc.threads, sc.n, sc.ivp.size_value(sc.n), plan.steps, plan.h,
@@ -159,37 +159,37 @@ def tune_online(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Sto
                        nodes=sc.nodes // sc.ranks_per_node)
     wall_s = time.perf_counter() - t0
     for line in out.get("log", []):
-        say(line)
+        progress.say(line)
     rec = record_of(json.dumps(out), "the online solver's result")
-    say(f"{_store(rec, store, plan.h)} candidates' trial runs stored, marked online")
+    progress.say(f"{_store(rec, store, plan.h)} candidates' trial runs stored, marked online")
     return result_of(rec, "run", build_s, wall_s, out.get("log"))
 
 
-def chosen_of(ranked: RankResult, say: Callable[[str], None]) -> list[str]:
-    """The pre-selected variants in the model's order, at most MAX_CANDIDATES (the rest said)."""
-    chosen = [r.variant.name for r in ranked.ordered if r.variant.name in ranked.preselected and r.prediction]
+def chosen_of(ranked: RankResult, progress: Progress) -> list[VariantResult]:
+    """The pre-selected variants' rankings in the model's order, at most MAX_CANDIDATES (the rest
+    said)."""
+    chosen = [r for r in ranked.ordered if r.variant.name in ranked.preselected and r.prediction]
     if len(chosen) > MAX_CANDIDATES:
-        say(f"{len(chosen)} variants pre-selected: the online solver carries the first {MAX_CANDIDATES}")
+        progress.say(f"{len(chosen)} variants pre-selected: the online solver carries the first {MAX_CANDIDATES}")
     return chosen[:MAX_CANDIDATES]
 
 
-def generate_online(ranked: RankResult, out: Path, say: Callable[[str], None], recheck: int = 0) -> OnlineSourceResult:
+def generate_online(ranked: RankResult, out: Path, progress: Progress, recheck: int = 0) -> OnlineSourceResult:
     """generate --online: the online solver of the pre-selection, written to out/online.c, with
     the commands that build it (the machine's flags) in out/online.json."""
     from autotune.storage.atomic import make_folder, write_json, write_text
     sc = ranked.scenario
-    chosen = chosen_of(ranked, say)
-    by_name = {r.variant.name: r for r in ranked.ordered}
+    chosen = chosen_of(ranked, progress)
     flags = machine_flags(sc.machine.isa_flags).split()
-    predicted = [by_name[c].prediction.total_s for c in chosen]
-    src = online_solver(sc.ivp, sc.method, [by_name[c].variant for c in chosen], sc.n, sc.machine,
+    predicted = [r.prediction.total_s for r in chosen]
+    src = online_solver(sc.ivp, sc.method, [r.variant for r in chosen], sc.n, sc.machine,
                         meta_of(sc.ivp, sc.method, sc.machine, flags, predicted), recheck=recheck)
     make_folder(out, "out")
     path = Path(out) / "online.c"
     build = [f"mpicc {' '.join(flags)} -DAUTOTUNE_PART={k} -c online.c -o online.{k}.o" for k in range(src.parts)]
     build.append(f"mpicc {' '.join(flags)} " + " ".join(f"online.{k}.o" for k in range(src.parts)) + " -o online -lm")
     res = OnlineSourceResult(sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads, str(path),
-                             [{"name": c, "predicted_s": t} for c, t in zip(chosen, predicted)], src.parts, build,
+                             [{"name": r.variant.name, "predicted_s": t} for r, t in zip(chosen, predicted)], src.parts, build,
                              flags, recheck, max(0, len(ranked.preselected) - len(chosen)))
     write_text(path, src.source, "out")
     write_json(Path(out) / "online.json", res.to_dict(), "out")

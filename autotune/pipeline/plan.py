@@ -213,7 +213,7 @@ def read_plan(path: Path) -> dict:
     return plan
 
 
-def run_plan(plan: dict, store, say, jobs: int | None = None, launcher: str | None = None,
+def run_plan(plan: dict, store, progress: Progress, jobs: int | None = None, launcher: str | None = None,
              only: Collection[int] | None = None, batch: dict[int, tuple[str, str | None]] | None = None,
              online: bool = False, recheck: int = 0) -> PlanRunResult:
     """Run every planned variant the store has no measurement of; report all of them (reused
@@ -240,20 +240,22 @@ def run_plan(plan: dict, store, say, jobs: int | None = None, launcher: str | No
             variants, excluded = applicable_pool(sc)
             names = [v["name"] for v in entry["variants"]]
             ranked = rank_scenario(sc, variants, Rule("top", max(len(names), 1)), store, excluded, None, jobs)
-            missing = set(names) - {r.variant.name for r in ranked.ordered}
+            by_name = {r.variant.name: r.variant for r in ranked.ordered}
+            missing = set(names) - set(by_name)
             if missing:
                 raise InputError(f"variant {sorted(missing)[0]} cannot run in this scenario")
+            chosen = [by_name[name] for name in names]     # the plan names them: its file's edge
             ranked.preselected = set(names)
             run = RunOptions(**dict(entry["run"], **({"launcher": launcher} if launcher else {})))
             rp = run.plan(run.h if run.h is not None else sc.ivp.default_step(sc.n), sc.machine.isa_flags)
-            say(label)
+            progress.say(label)
             if online:
                 from autotune.pipeline.online import tune_online
-                res = tune_online(ranked, names, rp, store, say, recheck)
+                res = tune_online(ranked, chosen, rp, store, progress, recheck)
             else:
-                res = tune(ranked, names, rp, store, say, resume=True, run_missing=batch is None)
+                res = tune(ranked, chosen, rp, store, progress, resume=True, run_missing=batch is None)
         except (InputError, ToolError) as e:
-            say(f"{label}: failed: {e}")
+            progress.say(f"{label}: failed: {e}")
             totals.scenario_errors += 1
             results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), str(e), None, status, job))
             continue

@@ -15,8 +15,9 @@ import hashlib
 import json
 import os
 import time
-from typing import Callable, Protocol
+from typing import Protocol
 
+from autotune.progress import Progress
 from autotune.errors import InputError, ToolError
 from autotune.pipeline.tunerecord import row_of_stored
 from autotune.request.run import RunPlan
@@ -35,8 +36,8 @@ class Runner(Protocol):
     def check(self, names: list[str]) -> None:
         """Before anything is built: InputError for what it cannot run at all."""
 
-    def prepare(self, name: str, variant: Variant) -> None:
-        """Build the variant (InputError / ToolError: it cannot be run)."""
+    def prepare(self, variant: Variant) -> None:
+        """Build the variant (InputError / ToolError: it cannot be run); run() names it by its name."""
 
     def run(self, name: str, rep: int) -> dict:
         """One repetition: {"median_step_s": s, "phases_s": {phase: s}} (InputError / ToolError)."""
@@ -66,7 +67,7 @@ class LaunchRunner:
     kind = "local"
     stores = True
 
-    def __init__(self, sc: Scenario, plan: RunPlan, store: Store, progress: Callable[[str], None]):
+    def __init__(self, sc: Scenario, plan: RunPlan, store: Store, progress: Progress):
         self.sc, self.plan, self.progress = sc, plan, progress
         self.compiler: str | None = None
         self._exes: dict = {}
@@ -95,14 +96,14 @@ class LaunchRunner:
                f"file of this host with `autotune calibrate --node --name NAME`, or give --flags")
         if self._runs_here():
             raise InputError(msg, field="flags")
-        self.progress(f"warning: {msg}")
+        self.progress.say(f"warning: {msg}")
 
-    def prepare(self, name: str, variant: Variant) -> None:
+    def prepare(self, variant: Variant) -> None:
         from autotune.codegen.solver import solver_source
         from autotune.tools import build as buildmod
         sc = self.sc
         self.compiler = self.compiler or buildmod.find_mpicc()
-        self._exes[name] = buildmod.build(solver_source(sc.ivp, sc.method, variant, sc.n, sc.machine),
+        self._exes[variant.name] = buildmod.build(solver_source(sc.ivp, sc.method, variant, sc.n, sc.machine),
                                           self.plan.flags, self.compiler)
 
     def run(self, name: str, rep: int) -> dict:
@@ -139,7 +140,7 @@ class SrunRunner(LaunchRunner):
                 pause = self.PAUSES_S[min(attempt, len(self.PAUSES_S) - 1)]
                 if not controller_unreachable(str(e)) or waited + pause > self.RETRY_S:
                     raise
-                self.progress(f"srun could not reach the Slurm controller; trying again in {pause:g} s")
+                self.progress.say(f"srun could not reach the Slurm controller; trying again in {pause:g} s")
                 time.sleep(pause)
                 waited, attempt = waited + pause, attempt + 1
 
@@ -150,7 +151,7 @@ class ReplayRunner:
     stores = False
     compiler = None
 
-    def __init__(self, sc: Scenario, plan: RunPlan, store: Store, progress: Callable[[str], None]):
+    def __init__(self, sc: Scenario, plan: RunPlan, store: Store, progress: Progress):
         self.sc, self.plan, self.store = sc, plan, store
         self._runs: dict[str, TuneRow] = {}
 
@@ -171,7 +172,7 @@ class ReplayRunner:
                                                    f"--reps asks for {need}"), field="replay")
             self._runs[name] = held[-1]
 
-    def prepare(self, name: str, variant: Variant) -> None:
+    def prepare(self, variant: Variant) -> None:
         """Nothing to build: check() has found every variant's measurement."""
 
     def run(self, name: str, rep: int) -> dict:
@@ -199,5 +200,5 @@ def runner_for(plan: RunPlan) -> str:
     return "srun" if plan.launcher.template.lstrip().startswith("srun") else "local"
 
 
-def make_runner(kind: str, sc: Scenario, plan: RunPlan, store: Store, progress: Callable[[str], None]) -> Runner:
+def make_runner(kind: str, sc: Scenario, plan: RunPlan, store: Store, progress: Progress) -> Runner:
     return RUNNERS[kind](sc, plan, store, progress)

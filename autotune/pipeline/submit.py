@@ -286,7 +286,7 @@ def tune_plan(req, store_path: Path | None, progress: Progress, jobs: int | None
             if req.submit:
                 return res
             batch = {s.index: (s.status, s.job) for s in res.scenarios}
-            return run_plan(plan, store, progress.say, jobs, batch=batch)
-        return run_plan(plan, store, progress.say, jobs, req.launcher, only, online=req.online, recheck=req.recheck)
+            return run_plan(plan, store, progress, jobs, batch=batch)
+        return run_plan(plan, store, progress, jobs, req.launcher, only, online=req.online, recheck=req.recheck)
     finally:
         store.close()

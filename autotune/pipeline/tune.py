@@ -12,12 +12,12 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable
 
 from autotune.arith import ordered_sum
 from autotune.errors import InputError, ToolError
 from autotune.model.check import check_sample, draw_sample
 from autotune.model.compare import compare
+from autotune.progress import Progress
 from autotune.pipeline.incore import host_is
 from autotune.pipeline.runners import Runner, make_runner, run_key, run_key_of, runner_for
 from autotune.pipeline.tunerecord import partial_of, partial_record, row_of_stored, stored_record
@@ -28,6 +28,7 @@ from autotune.pipeline.tunesummary import adjust_row, summarize
 from autotune.request.run import RunPlan
 from autotune.request.selection import Sample
 from autotune.results.rank import RankResult
+from autotune.specs.variants import Variant
 from autotune.results.tune import TuneCheck, TuneResult, TuneRow, TuneSummary
 from autotune.specs.stepvalues import step_form
 from autotune.storage.store import Store
@@ -59,26 +60,28 @@ class Selection:
     """What tune measures: a row per chosen (and sampled) variant, those still to run, and the
     repetitions a cancelled run left (phase seconds per repetition)."""
     rows: dict[str, TuneRow]
+    variants: dict[str, Variant]          # each row's variant, by its name (the store's and the rows' key)
     sampled: list[str]
     pool: list[str]
     todo: list[str]
     phase_runs: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
 
-def select(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store, progress: Callable[[str], None],
+def select(ranked: RankResult, variants: list[Variant], plan: RunPlan, store: Store, progress: Progress,
            resume: bool, sample: Sample | None, run_missing: bool, baseline: bool = False) -> Selection:
     sc = ranked.scenario
     by_name = {r.variant.name: r for r in ranked.ordered}
+    chosen = [v.name for v in variants]
     pool = [r.variant.name for r in ranked.ordered if r.prediction]
     sampled = draw_sample(pool, chosen, sample.size, sample.seed) if sample else []
     if sample:
-        progress(f"check: {len(sampled)} variants drawn at random (seed {sample.seed}) from the "
+        progress.say(f"check: {len(sampled)} variants drawn at random (seed {sample.seed}) from the "
                  f"{len(set(pool) - set(chosen))} the pre-selection leaves out")
     # the paper's forms as the baseline: drawn after the sample, so the sample's draw is the same
     taken = set(chosen) | set(sampled)
     paper = [name for name in pool if by_name[name].variant.is_paper_form and name not in taken] if baseline else []
     if paper:
-        progress(f"baseline: {len(paper)} of the paper's forms run beside them")
+        progress.say(f"baseline: {len(paper)} of the paper's forms run beside them")
     chosen = list(chosen) + sampled + paper
     stored = {}
     for name in chosen if resume else []:
@@ -93,19 +96,20 @@ def select(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store, p
         row.measured_s, row.runs_s, row.phases = old.measured_s, old.runs_s, old.phases
         row.runs_state, row.reused, row.measured_on = old.runs_state or [], True, run.get("date")
     if resume:
-        progress(f"{len(stored)} of {len(chosen)} variants measured before, {len(chosen) - len(stored)} to run")
+        progress.say(f"{len(stored)} of {len(chosen)} variants measured before, {len(chosen) - len(stored)} to run")
     todo = [name for name in chosen if name not in stored] if run_missing else []
     for name in set(chosen) - set(stored) - set(todo):
         last = _stored(store, sc, name, plan)
         rows[name].error = (last[-1][0].error if last else None) or "not measured"
-    sel = Selection(rows, sampled, pool, todo, {name: {} for name in todo})
+    sel = Selection(rows, {name: by_name[name].variant for name in chosen}, sampled, pool, todo,
+                    {name: {} for name in todo})
     for name in todo if resume else []:
         partials = store.get_runs(_partial_key(sc, name, plan))
         if partials:
             row = rows[name]
             row.runs_s, sel.phase_runs[name], row.runs_state = partial_of(
                 partials[-1], f"the store's unfinished repetitions of {name}")
-            progress(f"{name}: {len(row.runs_s)} of {plan.reps} repetitions measured before")
+            progress.say(f"{name}: {len(row.runs_s)} of {plan.reps} repetitions measured before")
     return sel
 
 
@@ -115,7 +119,7 @@ def _stored(store: Store, sc, name: str, plan: RunPlan) -> list[tuple[TuneRow, d
 
 
 def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, store: Store,
-            progress: Callable[[str], None]) -> RoundLog:
+            progress: Progress) -> RoundLog:
     """Prepare every variant to run, then run them in rounds (pipeline.tunerounds: variant 1, 2,
     ..., 1, 2, ..., with the machine's reference kernels between the rounds): a slow drift of a
     shared machine then touches every variant alike instead of the ones that happened to run
@@ -151,13 +155,13 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
 
     ready = []
     for i, name in enumerate(todo, 1):
-        progress(f"[{i}/{len(todo)}] {name}: " + ("build" if runner.kind != "replay" else "replay"))
+        progress.say(f"[{i}/{len(todo)}] {name}: " + ("build" if runner.kind != "replay" else "replay"))
         try:
-            runner.prepare(name, by_name[name].variant)
+            runner.prepare(sel.variants[name])
             ready.append(name)
         except (InputError, ToolError) as e:
             rows[name].error = str(e)
-            progress(f"[{i}/{len(todo)}] {name}: failed: {e}")
+            progress.say(f"[{i}/{len(todo)}] {name}: failed: {e}")
             finish(name)
     probe = _probe(ranked, ref, runner, progress) if ready else None
     try:
@@ -168,7 +172,7 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
 
 
 def _probe(ranked: RankResult, ref: Reference | None, runner: Runner,
-           progress: Callable[[str], None]) -> Probe | None:
+           progress: Progress) -> Probe | None:
     """The reference kernels for this run, where the machine file has the figures to compare them
     with and the runner can run them where the solvers run (None, said, where not)."""
     prefix = runner.probe_prefix()
@@ -176,22 +180,22 @@ def _probe(ranked: RankResult, ref: Reference | None, runner: Runner,
         return None
     machine = ranked.scenario.machine
     if not (machine.incore_measured and host_is(machine)):       # here, or the job's first node
-        progress(f"machine state: not measured (the machine file {machine.name} was not made on this host's CPU: "
+        progress.say(f"machine state: not measured (the machine file {machine.name} was not made on this host's CPU: "
                  f"its figures are no reference for what this host measures): deviations are raw only")
         return None
     if ref is None:
-        progress(f"machine state: not measured (the machine file {ranked.scenario.machine.name} has no "
+        progress.say(f"machine state: not measured (the machine file {ranked.scenario.machine.name} has no "
                  f"triad in memory at {ranked.scenario.node_threads} cores to compare with): deviations are raw only")
         return None
     try:
         return Probe(ref, prefix)
     except ToolError as e:
-        progress(f"machine state: not measured ({e}): deviations are raw only")
+        progress.say(f"machine state: not measured ({e}): deviations are raw only")
         return None
 
 
-def tune(ranked: RankResult, chosen: list[str], plan: RunPlan, store: Store,
-         progress: Callable[[str], None], resume: bool = False, sample: Sample | None = None,
+def tune(ranked: RankResult, chosen: list[Variant], plan: RunPlan, store: Store,
+         progress: Progress, resume: bool = False, sample: Sample | None = None,
          run_missing: bool = True, runner: str | None = None, baseline: bool = False) -> TuneResult:
     """Measure the chosen variants (and `sample` more drawn from the others, to check the chosen
     against them) and compare with their predictions.  resume: a variant the store has measured

@@ -19,6 +19,7 @@ from typing import Callable
 from autotune.errors import InputError, ToolError
 from autotune.model.race import RacePolicy, RaceState, step
 from autotune.model.state import retake_limit, strays
+from autotune.progress import Progress
 from autotune.pipeline.tunestate import Probe, state_of
 from autotune.request.run import RunPlan
 from autotune.results.tune import TuneRow
@@ -42,7 +43,7 @@ def _by_round(rows: dict[str, TuneRow], names: list[str]) -> dict[str, dict[int,
 
 
 def run_rounds(ready: list[str], rows: dict[str, TuneRow], phase_runs: dict[str, dict], runner, plan: RunPlan,
-               progress: Callable[[str], None], probe: Probe | None,
+               progress: Progress, probe: Probe | None,
                done: Callable[[str], None], partial: Callable[[str], None],
                placed: dict[str, dict] | None = None) -> RoundLog:
     """Run the rounds of the variants in `ready` (rows hold repetitions a resumed run measured
@@ -69,7 +70,7 @@ def run_rounds(ready: list[str], rows: dict[str, TuneRow], phase_runs: dict[str,
         try:
             return _probe(probe, log, after_round)
         except ToolError as e:
-            progress(f"machine state: the reference kernels failed ({e}); the runs from here on carry no state")
+            progress.say(f"machine state: the reference kernels failed ({e}); the runs from here on carry no state")
             probe = None
             return None
 
@@ -82,7 +83,7 @@ def run_rounds(ready: list[str], rows: dict[str, TuneRow], phase_runs: dict[str,
         for name in list(alive):
             if r in rows[name].runs_round or r >= runner.available(name):
                 continue
-            progress(f"run {r + 1}/{planned if race is None else str(planned) + ' at most'}: {name} "
+            progress.say(f"run {r + 1}/{planned if race is None else str(planned) + ' at most'}: {name} "
                      f"({plan.steps} steps)")
             t0 = time.perf_counter()
             try:
@@ -90,7 +91,7 @@ def run_rounds(ready: list[str], rows: dict[str, TuneRow], phase_runs: dict[str,
             except (InputError, ToolError) as e:
                 alive.remove(name)
                 rows[name].error = str(e)
-                progress(f"{name}: failed: {e}")
+                progress.say(f"{name}: failed: {e}")
                 finished.add(name)
                 done(name)
                 continue
@@ -111,7 +112,7 @@ def run_rounds(ready: list[str], rows: dict[str, TuneRow], phase_runs: dict[str,
         if why:
             retaken = sum(1 for n in log.noisy if n["retaken"]) < limit
             log.noisy.append({"round": r, "why": why, "retaken": retaken})
-            progress(f"round {r + 1}: the reference kernels strayed ({why} from the run's median): "
+            progress.say(f"round {r + 1}: the reference kernels strayed ({why} from the run's median): "
                      + ("its runs are set aside and taken again" if retaken else "kept, marked (no retake left)"))
             if retaken:
                 for name in ran:
@@ -137,13 +138,13 @@ def run_rounds(ready: list[str], rows: dict[str, TuneRow], phase_runs: dict[str,
                 v = st.verdicts[name]
                 rows[name].race = {"rounds": r, "out": v.out, "ratio": v.ratio, "low": v.low, "high": v.high,
                                       "against": st.leader}
-                progress(f"race: {name} leaves after {r} rounds ({v.out}: {v.ratio:.3f} x {st.leader}, "
+                progress.say(f"race: {name} leaves after {r} rounds ({v.out}: {v.ratio:.3f} x {st.leader}, "
                          f"{race.confidence:g} bounds {v.low:.3f} .. {v.high:.3f})")
                 finished.add(name)
                 done(name)
             alive, gone, log.race = st.alive, dict(st.verdicts), st
             if st.stop:
-                progress(f"race ends after {r} rounds: {st.stop}; best {st.leader}")
+                progress.say(f"race ends after {r} rounds: {st.stop}; best {st.leader}")
                 break
         elif r >= plan.reps or spent:
             break
