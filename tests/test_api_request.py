@@ -278,6 +278,10 @@ def test_the_rules_between_options_hold_for_both_front_ends(tmp_path):
         assert e.value.field == field, given
     with pytest.raises(autotune.InputError, match="give --ivp"):
         tune_form()
+    for given, field in ((dict(sample=2), "sample"), (dict(baseline=True), "baseline")):
+        with pytest.raises(autotune.InputError, match="not with --online") as e:
+            TuneRequest.of("heat2d", online=True, **given)
+        assert e.value.field == field
 
 
 def test_generate_through_the_api_writes_what_the_command_line_writes(tmp_path, capsys):

@@ -101,9 +101,6 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, progre
     baseline: the paper's forms too.  run.online: one solver carries the chosen variants and picks
     among them while it runs (pipeline.online): an OnlineResult."""
     from autotune.pipeline.tune import tune as run_tune
-    if run.online and (sample or baseline):
-        raise InputError(": not with --online, which runs the chosen variants in one solver",
-                         field="sample" if sample else "baseline")
     sc = req.scenario()
     applicable, excluded = applicable_pool(sc, select=req.sweep_spec().variant_filter)
     named = [parse_variant(x.strip(), sc.ivp.comm, "variants") for x in variants] if variants else []

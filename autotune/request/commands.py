@@ -72,6 +72,9 @@ class TuneRequest(Keywords):
             raise InputError(f"{self.scenario.comm}: tune takes no comm schemes; name variants or give "
                              "variant_filter comm=...", field="comm")
         check_sample(self.sample, self.rule, bool(self.variants))
+        if self.run.online and (self.sample or self.baseline):
+            raise InputError(": not with --online, which runs the chosen variants in one solver",
+                             field="sample" if self.sample else "baseline")
 
     @property
     def named(self) -> list[str] | None:
