@@ -18,8 +18,8 @@ A keyword left None is not given (the request's value, or the default, stands). 
 returns a typed result (autotune.results, exported from autotune) with to_dict() (what the
 CLI's JSON prints) and to_frame() (a pandas DataFrame), prints nothing, and reports progress
 through one optional object, an autotune.progress.Progress (step(done, total, name) for the
-kerncraft analyses and measurements, say(message) for runs), or the two callables it stands for:
-progress(done, total, name) and say(message).  Bad input raises autotune.InputError; its `field` names the keyword
+kerncraft analyses and measurements, say(message) for runs), given as `progress` or `say`, or
+through the two callables it stands for: progress(done, total, name) and say(message).  Bad input raises autotune.InputError; its `field` names the keyword
 (threads, not --threads).  jobs: parallel kerncraft analyses, a number of local processes
 (default: the available cores) or 'mpi' for the other MPI ranks when started as
 `mpiexec -n P python -m mpi4py.futures script.py`.

@@ -43,8 +43,10 @@ class Callbacks(Progress):
             self._say(message)
 
 
-def progress_of(progress=None, say: Callable[[str], None] | None = None) -> Progress:
-    """A Progress from what an API caller gives: a Progress as it is, or the two callables."""
-    if isinstance(progress, Progress):
-        return progress
+def progress_of(progress=None, say=None) -> Progress:
+    """A Progress from what an API caller gives: a Progress as it is (as either argument), or the
+    two callables."""
+    for given in (progress, say):
+        if isinstance(given, Progress):
+            return given
     return SILENT if progress is None and say is None else Callbacks(progress, say)

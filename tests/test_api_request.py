@@ -292,3 +292,6 @@ def test_generate_through_the_api_writes_what_the_command_line_writes(tmp_path, 
     api_files = sorted(p.relative_to(tmp_path / "api") for p in (tmp_path / "api").rglob("*.c"))
     assert api_files and api_files == sorted(p.relative_to(tmp_path / "cli") for p in (tmp_path / "cli").rglob("*.c"))
     assert all((tmp_path / "api" / p).read_bytes() == (tmp_path / "cli" / p).read_bytes() for p in api_files)
+    with pytest.raises(autotune.InputError) as e:       # one size: generate writes one set of solvers
+        autotune.generate("inverterchain", n="4096,8192", out=tmp_path / "two")
+    assert e.value.field == "n" and not (tmp_path / "two").exists()

@@ -68,5 +68,6 @@ def test_one_progress_object_tells_steps_and_lines():
     p.say("hello")
     assert isinstance(p, Callbacks) and steps == [(1, 2, "x@L1")] and lines == ["hello"]
     assert progress_of() is SILENT and progress_of(p) is p and isinstance(progress_of(None, print), Progress)
+    assert progress_of(None, p) is p          # a Progress given where a say callable goes (ingest, learn, ...)
     progress_of(lines.append).say("to no one")       # only the step callable: lines go nowhere
     assert lines == ["hello"]
