@@ -168,9 +168,7 @@ def generate(req: GenerateRequest):
     from autotune.storage.paths import check_output_path
     check_output_path(req.out, "out", "folder")
     spec = req.scenario.sweep_spec()
-    for field, values in (("ivp", spec.ivps), ("n", spec.ns)):
-        if values is not None and len(values) != 1:
-            raise InputError(f"{','.join(map(str, values))}: expected one value here", field=field)
+    spec.one_each("ivp", "n")
     return write(spec.ivps[0], spec.method, req.out, spec.ns[0] if spec.ns else None, spec.machine)
 
 

@@ -38,8 +38,6 @@ class NewMachineRequest(Keywords):
         s = self.min_seconds
         if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or not s > 0:
             raise InputError(f"{s}: expected a positive number", field="min_seconds")
-        if isinstance(self.nodes, bool) or not isinstance(self.nodes, int) or self.nodes < 1:
-            raise InputError(f"{self.nodes!r}: expected an integer >= 1", field="nodes")
 
 
 def new_machine_request(node: bool = False, from_kerncraft=None, name: str | None = None,

@@ -77,6 +77,13 @@ class SweepSpec:
         rather than a sweep's long format."""
         return self.every_ivp and not self._values_vary
 
+    def one_each(self, *fields: str) -> None:
+        """InputError where one of these fields (ivp, n, nodes, threads) asks for more than one value."""
+        for field in fields:
+            values = getattr(self, {"ivp": "ivps", "n": "ns"}.get(field, field))
+            if values is not None and len(values) != 1:
+                raise InputError(f"{','.join(map(str, values))}: expected one value here", field=field)
+
     @property
     def _values_vary(self) -> bool:
         return any(v is not None and len(v) > 1 for v in (self.ns, self.nodes, self.threads))
@@ -117,10 +124,7 @@ class ScenarioRequest(Keywords):
     def scenario(self) -> Scenario:
         """The one scenario asked for, loaded and checked (InputError for a sweep or bad input)."""
         spec = self.sweep_spec()
-        for field, values in (("ivp", spec.ivps), ("n", spec.ns), ("nodes", spec.nodes),
-                              ("threads", spec.threads)):
-            if values is not None and len(values) != 1:
-                raise InputError(f"{','.join(map(str, values))}: expected one value here", field=field)
+        spec.one_each("ivp", "n", "nodes", "threads")
         ivp = load_ivp(spec.ivps[0])
         method = load_method(spec.method)
         machine = load_machine(spec.machine, spec.model)
