@@ -10,11 +10,15 @@ computes, except where kerncraft's own answer was wrong for our kernels (the vic
 - OSACA parses each assembly line with pyparsing, a few milliseconds a line, and an analysis
   parses the same lines several times (the loop, then the loop instrumented with markers; the
   in-core half, then each regime's).  A line's parse is kept per parser class and line text,
-  and each parse hands out a deep copy of it with its own line number (the analysis changes
-  the forms it is given): a quarter less time per analysis, the same results.
+  pickled, and each parse hands out a fresh copy of it (unpickled: a third of a deep copy's
+  time) with its own line number (the analysis changes the forms it is given): a quarter less
+  time per analysis, the same results.
 - OSACA keeps every machine model it loads in a runtime cache, then reads its pickle again on the
   next construction anyway (five times per analysis, half a second each on a slow core); here
-  a model already in the runtime cache is taken from there.
+  a model already in the runtime cache is taken from there.  The runtime cache keeps no lazy
+  load (the file up to its instruction forms, read with ruamel: a tenth of a second on a slow
+  core), which OSACA's report (its Frontend) makes once per analysis: each lazy load is kept
+  too, per file and its modification time.
 - The layer-condition predictor splits an array index into per-dimension offsets and drops a
   term that is a multiple of a symbol where the dimension's factor is a sum: the third row of
   y[4][M + 2*N] at j - N is 2*(M + 2*N) + j - N, whose 2*M it loses ("Unable to split
@@ -88,6 +92,7 @@ def apply() -> None:
     incore_model.parse_asm = _parse_asm_in_its_syntax(incore_model)
     cacheprediction.split_sympy_access_in_dim_offset = split_access
     _models_from_runtime_cache()
+    _lazy_models_kept()
     _port_model_files()
     _lines_parsed_once()
 
@@ -110,21 +115,47 @@ def _models_from_runtime_cache() -> None:
     model._get_cached = get_cached
 
 
+def _lazy_models_kept() -> None:
+    import os
+
+    from osaca import utils
+    from osaca.semantics import hw_model
+    model = hw_model.MachineModel
+    if getattr(model.__init__, "lazy_kept", False):
+        return
+    init, kept = model.__init__, {}
+
+    def __init__(self, arch=None, path_to_yaml=None, isa=None, lazy=False):
+        if not lazy or not (arch or path_to_yaml) or (arch and path_to_yaml):
+            return init(self, arch, path_to_yaml, isa, lazy)
+        path = utils.find_datafile(arch.lower() + ".yml") if arch else path_to_yaml
+        st = os.stat(path)
+        key = (path, st.st_mtime_ns, st.st_size)
+        if key not in kept:
+            init(self, arch, path_to_yaml, isa, lazy)
+            kept[key] = self._data
+            return None
+        self._path, self._arch, self._data = path, arch.lower() if arch else None, kept[key]
+        return None
+    __init__.lazy_kept = True
+    model.__init__ = __init__
+
+
 def _lines_parsed_once() -> None:
-    import copy
+    import pickle
 
     from osaca.parser import ParserAArch64, ParserX86ATT, ParserX86Intel
     for cls in (ParserX86ATT, ParserX86Intel, ParserAArch64):
         parse = cls.parse_line
         if getattr(parse, "parsed_once", False):
             continue
-        kept: dict[str, object] = {}
+        kept: dict[str, bytes] = {}
 
         def parse_line(self, line, line_number=None, parse=parse, kept=kept):
-            form = kept.get(line)
-            if form is None:
-                form = kept[line] = parse(self, line, None)   # a line it cannot parse raises, kept nowhere
-            form = copy.deepcopy(form)
+            held = kept.get(line)
+            if held is None:      # a line it cannot parse raises, kept nowhere
+                held = kept[line] = pickle.dumps(parse(self, line, None), pickle.HIGHEST_PROTOCOL)
+            form = pickle.loads(held)
             form.line_number = line_number
             return form
         parse_line.parsed_once, parse_line.kept = True, kept
