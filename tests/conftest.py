@@ -11,6 +11,8 @@ import pytest
 
 # machine files made by tests (calibrate --node) go to a scratch dir, never the user's
 os.environ["AUTOTUNE_MACHINES"] = tempfile.mkdtemp(prefix="autotune-test-machines-")
+# and the parses of data files kept between commands (specs.parsedfiles) too
+os.environ["AUTOTUNE_PARSED"] = tempfile.mkdtemp(prefix="autotune-test-parsed-")
 
 from autotune.cli import main
 from autotune.tools.toolchain import find_executable

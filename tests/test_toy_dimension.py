@@ -137,3 +137,17 @@ def test_the_toy_value_compiles_and_computes_the_same_numbers(plugin, private_bu
     assert scale > 0
     for n in names[1:]:
         assert len(got[n]["y"]) == len(ref) and max(abs(a - b) for a, b in zip(got[n]["y"], ref)) <= 1e-12 * scale, n
+
+
+def test_importlib_metadata_is_asked_only_where_a_distribution_may_declare_a_dimension(plugin, tmp_path_factory):
+    from autotune.dimensions import _may_declare
+    other = tmp_path_factory.mktemp("other")
+    (other / "plain-1.dist-info").mkdir()                       # no entry points at all
+    (other / "tool-1.dist-info").mkdir()
+    (other / "tool-1.dist-info" / "entry_points.txt").write_text("[console_scripts]\ntool = tool:main\n")
+    missing = str(other / "gone")
+    assert not _may_declare([str(other), missing])
+    assert _may_declare([str(other), missing, str(plugin)])     # the toy's metadata names the group
+    archive = other / "bundle.zip"                              # what only importlib.metadata reads
+    archive.write_bytes(b"PK")
+    assert _may_declare([str(other), str(archive)])

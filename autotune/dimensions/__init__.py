@@ -10,6 +10,7 @@ a higher floor is handed in (specs.dimension).
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import sys
 from functools import lru_cache
@@ -21,10 +22,36 @@ GROUP = "autotune.dimensions"
 
 @lru_cache(maxsize=1)
 def _entry_points() -> tuple:
-    """The entry points of the group, read once per process (a scan of every installed
-    distribution's metadata)."""
+    """The entry points of the group, read once per process, by importlib.metadata where some
+    installed distribution may declare one (_may_declare); none otherwise."""
+    if not _may_declare(sys.path):
+        return ()
     from importlib.metadata import entry_points
     return tuple(entry_points(group=GROUP))
+
+
+def _may_declare(path: list[str]) -> bool:
+    """Whether a distribution on `path` may declare an entry point of GROUP: a metadata folder
+    whose entry_points.txt names the group, or a path entry that is a file (a zip archive, which
+    only importlib.metadata reads).  A scan of the folders takes a few milliseconds; importing
+    importlib.metadata alone takes tens, on every start of every command."""
+    needle = GROUP.encode()
+    for entry in path:
+        folder = entry or "."
+        if os.path.isfile(folder):
+            return True
+        try:
+            names = [e.name for e in os.scandir(folder) if e.name.endswith((".dist-info", ".egg-info"))]
+        except OSError:
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(folder, name, "entry_points.txt"), "rb") as f:
+                    if needle in f.read():
+                        return True
+            except OSError:
+                continue
+    return False
 
 
 def _modules():

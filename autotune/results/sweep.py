@@ -3,7 +3,7 @@ variant)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 from autotune.model.comm import comm_basis
 from autotune.model.preselect import Rule
@@ -54,16 +54,22 @@ class SweepResult:
 
     def rows(self) -> list[SweepRow]:
         """The long format, best first within a scenario."""
-        rows = []
         make = SweepRow._make
+        return [make(head + tail) for head, tails in self.blocks() for tail in tails]
+
+    def blocks(self) -> Iterator[tuple[tuple, list[tuple]]]:
+        """The long format by scenario: per scenario, its head (a row's first fields: ivp to
+        threads) and its rows' other fields (rank to bound_ratio), best first.  What rows() and the
+        renderers are made from: a sweep of millions of rows need not build a tuple of 21 fields
+        for each."""
         bases: dict[tuple, str] = {}    # comm_basis by network, scheme and context: scenarios share them
         distances: dict[tuple, int] = {}
         for res, n_req in zip(self.results, self.requested_n):
             sc = res.scenario
             ctx = None
             basis: dict[str, str] = {}
-            head = (sc.ivp.name, sc.method.name, sc.machine.name, sc.n, n_req, sc.nodes, sc.threads)
-            bound = res.bound_s
+            bound, beyond = res.bound_s, sc.beyond_machine
+            tails = []
             for i, v, total, node, comm, barrier, pre, failed in res.brief(self.selected_only):
                 if v.comm not in basis:
                     ctx = ctx or _context(sc, distances)
@@ -71,10 +77,9 @@ class SweepResult:
                     if key not in bases:
                         bases[key] = comm_basis(sc.machine.network, v.comm, ctx)
                     basis[v.comm] = bases[key]
-                rows.append(make(head + (i, v.name, v.lc, v.comm, total, node, comm, barrier, pre, basis[v.comm],
-                                         sc.beyond_machine, ";".join(failed), bound,
-                                         total / bound if total is not None and bound else None)))
-        return rows
+                tails.append((i, v.name, v.lc, v.comm, total, node, comm, barrier, pre, basis[v.comm], beyond,
+                              ";".join(failed), bound, total / bound if total is not None and bound else None))
+            yield (sc.ivp.name, sc.method.name, sc.machine.name, sc.n, n_req, sc.nodes, sc.threads), tails
 
     def meta(self) -> dict:
         first = self.results[0]

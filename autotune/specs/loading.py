@@ -1,33 +1,38 @@
-"""Load a YAML data file by shipped name or path and validate it against a schema."""
+"""Load a YAML data file by shipped name or path and validate it against a schema.  A file's
+parse is kept between commands (specs.parsedfiles), so PyYAML is imported only to parse a text
+not seen before."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from autotune.errors import InputError
+from autotune.specs import parsedfiles
 from autotune.specs.schema import first_error
 
-# libyaml is several times faster for the big machine files
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+@lru_cache(maxsize=1)
+def _loader():
+    """Safe loading (libyaml's where installed: several times faster on the big machine files),
+    plus: ordered maps (kerncraft's !!omap) become dicts, YAML 1.2 floats.  A change of these
+    rules changes parsedfiles.FORMAT."""
+    import yaml
 
-class _Loader(_Base):
-    """Safe loading, plus: ordered maps (kerncraft's !!omap) become dicts, YAML 1.2 floats."""
+    class Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        pass
 
+    def omap_as_dict(loader, node):
+        return {loader.construct_object(k, deep=True): loader.construct_object(v, deep=True)
+                for sub in node.value for k, v in sub.value}
 
-def _omap_as_dict(loader, node):
-    return {loader.construct_object(k, deep=True): loader.construct_object(v, deep=True)
-            for sub in node.value for k, v in sub.value}
-
-
-_Loader.add_constructor("tag:yaml.org,2002:omap", _omap_as_dict)
-# YAML 1.2 floats such as 5e-07 (what ruamel writes; PyYAML's 1.1 rules read them as strings)
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
-    list("-+0123456789"))
+    Loader.add_constructor("tag:yaml.org,2002:omap", omap_as_dict)
+    # YAML 1.2 floats such as 5e-07 (what ruamel writes; PyYAML's 1.1 rules read them as strings)
+    Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+        list("-+0123456789"))
+    return yaml, Loader
 
 
 def names_a_path(name_or_path: str) -> bool:
@@ -94,8 +99,12 @@ def read_yaml(path: Path) -> dict:
 
 
 def parse_yaml(text: str, path: Path | str) -> dict:
+    data = parsedfiles.kept(text, path)
+    if isinstance(data, dict):
+        return data
+    yaml, loader = _loader()
     try:
-        data = yaml.load(text, Loader=_Loader)
+        data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
@@ -103,6 +112,7 @@ def parse_yaml(text: str, path: Path | str) -> dict:
         raise InputError(f"{path}:{where} malformed YAML: {problem}") from None
     if not isinstance(data, dict):
         raise InputError(f"{path}: expected a YAML mapping at the top level")
+    parsedfiles.keep(text, path, data)
     return data
 
 
