@@ -7,8 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
-from autotune.model.preselect import DEFAULT_WITHIN_PCT
-from autotune.request.defaults import DEFAULT_METHOD, MODELS
+from autotune.request.defaults import DEFAULT_METHOD, DEFAULT_WITHIN_PCT, MODELS
 
 def _reps_arg(text: str) -> int | str:
     """--reps: an integer, or auto."""

@@ -4,8 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from operator import itemgetter
 
-DEFAULT_WITHIN_PCT = 10.0
-
 
 @dataclass(frozen=True)
 class Rule:

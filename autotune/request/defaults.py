@@ -3,4 +3,5 @@ line shows them in its help before it loads any IVP, machine or method."""
 from __future__ import annotations
 
 DEFAULT_METHOD = "radauIIA7"
+DEFAULT_WITHIN_PCT = 10.0       # the pre-selection: within this many percent of the best
 MODELS = ("learned", "ecm")    # --model: the learned factors where the machine has them, or ECM alone

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autotune.errors import InputError
-from autotune.model.preselect import DEFAULT_WITHIN_PCT, Rule
+from autotune.model.preselect import Rule
+from autotune.request.defaults import DEFAULT_WITHIN_PCT
 
 
 def selection(top: int | None = None, within: float | None = None, all: bool = False) -> Rule:  # noqa: A002
