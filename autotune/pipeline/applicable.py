@@ -85,12 +85,18 @@ class _Facts:
         return _next_reads(self._sc.method, tuple(getattr(self._variant, k) for k in step_keys()))
 
 
-@lru_cache(maxsize=None)
+_REFUSABLE: dict[str, tuple] = {}
+
+
 def _refusable(variant: Variant) -> tuple:
     """(key, dimension) of the variant's values that a scenario may refuse: other than the
-    default, of a dimension with a pays hook (once per variant: a sweep asks for each variant in
-    every scenario)."""
-    return tuple((k, d) for k, d in DIMENSIONS.items() if d.pays and getattr(variant, k) != d.default)
+    default, of a dimension with a pays hook (once per variant, kept by its name: a sweep asks
+    for each variant in every scenario, millions of times)."""
+    got = _REFUSABLE.get(variant.name)
+    if got is None:
+        got = _REFUSABLE[variant.name] = tuple((k, d) for k, d in DIMENSIONS.items()
+                                               if d.pays and getattr(variant, k) != d.default)
+    return got
 
 
 NONE = Exclusions()      # nothing excluded (shared: Exclusions are never changed in place)
@@ -123,7 +129,7 @@ def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], E
     kept, why, shared = [], NONE, _ScenarioFacts(sc)
     for v in variants:
         reasons = unpaid(shared, v)
-        if reasons:
+        if reasons is not NONE:           # (unpaid returns NONE itself for nothing refused)
             why = reasons.merged(why)
         else:
             kept.append(v)
