@@ -25,10 +25,15 @@ from pathlib import Path
 from autotune.storage.atomic import write_json
 
 
+# parsed data files (docs/usage.md#files-autotune-keeps) start empty, as for a new user: the
+# first command parses and keeps them, the later ones reuse them
+_PARSED = tempfile.mkdtemp(prefix="autotune-bench-parsed-")
+
+
 def _env() -> dict:
     """The environment of a user's shell: Python writes and reuses its bytecode caches (a process
     that may not spends a tenth of a second compiling autotune's modules on every start)."""
-    env = dict(os.environ)
+    env = dict(os.environ, AUTOTUNE_PARSED=_PARSED)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
