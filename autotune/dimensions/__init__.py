@@ -34,7 +34,8 @@ def _may_declare(path: list[str]) -> bool:
     """Whether a distribution on `path` may declare an entry point of GROUP: a metadata folder
     whose entry_points.txt names the group, or a path entry that is a file (a zip archive, which
     only importlib.metadata reads).  A scan of the folders takes a few milliseconds; importing
-    importlib.metadata alone takes tens, on every start of every command."""
+    importlib.metadata alone takes tens, on every start of every command.  (A distribution that
+    only a custom import finder knows, on no path entry, is not seen; installers put none so.)"""
     needle = GROUP.encode()
     for entry in path:
         folder = entry or "."

@@ -49,9 +49,11 @@ def keep(text: str, path: Path | str, data) -> None:
         partial = target.with_name(f".{target.name}.{os.getpid()}")
         partial.write_bytes(raw)
         os.replace(partial, target)
-        stem = Path(path).stem
-        for old in target.parent.glob(f"{stem}-*.marshal"):
-            if old != target and old.name[len(stem) + 1:-8].isalnum():
+        lead = Path(path).stem + "-"
+        for old in target.parent.iterdir():      # <stem>-<hex digest>.marshal, no other name
+            name = old.name
+            if name.startswith(lead) and name.endswith(".marshal") and name[len(lead):-8].isalnum() \
+                    and old != target:
                 old.unlink(missing_ok=True)
     except (OSError, ValueError):
         return
