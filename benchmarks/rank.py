@@ -26,14 +26,14 @@ from autotune.storage.atomic import write_json
 
 
 # parsed data files (docs/usage.md#files-autotune-keeps) start empty, as for a new user: the
-# first command parses and keeps them, the later ones reuse them
-_PARSED = tempfile.mkdtemp(prefix="autotune-bench-parsed-")
+# first command parses and keeps them, the later ones reuse them (main sets the folder)
+_PARSED: dict[str, str] = {}
 
 
 def _env() -> dict:
     """The environment of a user's shell: Python writes and reuses its bytecode caches (a process
     that may not spends a tenth of a second compiling autotune's modules on every start)."""
-    env = dict(os.environ, AUTOTUNE_PARSED=_PARSED)
+    env = dict(os.environ, **_PARSED)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
@@ -203,9 +203,11 @@ def main(argv=None) -> int:
     ap.add_argument("--check-all", action="store_true")
     ap.add_argument("--sweep", action="store_true", help="only the sweep benchmark")
     args = ap.parse_args(argv)
-    res = {"sweep": sweep(args.repeats)} if args.sweep else spine(args.repeats)
-    if args.check_all:
-        res["check_all"] = check_all()
+    with tempfile.TemporaryDirectory(prefix="autotune-bench-parsed-") as parsed:
+        _PARSED["AUTOTUNE_PARSED"] = parsed
+        res = {"sweep": sweep(args.repeats)} if args.sweep else spine(args.repeats)
+        if args.check_all:
+            res["check_all"] = check_all()
     _print(res)
     if args.json:
         write_json(args.json, res, "json")

@@ -37,6 +37,10 @@ def test_a_lazy_model_is_loaded_once_per_file_and_holds_what_a_fresh_load_holds(
     assert second._data is first._data and second._arch == "zen4"
     assert second._path == utils.find_datafile("zen4.yml") and first.get_ports() == second.get_ports()
     assert first._data["instruction_forms"] == []    # lazy: the file up to its instruction forms
+    fresh = object.__new__(hw_model.MachineModel)      # OSACA's own lazy load holds the same
+    hw_model.MachineModel.__init__.__wrapped__(fresh, arch="zen4", lazy=True)
+    assert fresh._data is not first._data and fresh._data.keys() == first._data.keys()
+    assert {k: repr(v) for k, v in fresh._data.items()} == {k: repr(v) for k, v in first._data.items()}
     copy = tmp_path / "mine.yml"                     # another file (or the same one changed) is read
     copy.write_text(open(utils.find_datafile("zen4.yml")).read())
     mine = hw_model.MachineModel(path_to_yaml=str(copy), lazy=True)

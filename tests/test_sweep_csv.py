@@ -30,6 +30,9 @@ def test_the_csv_is_what_csv_writer_writes():
              _row(4, "lc=lj,comm=neighbour", 0.007, -0.0, barrier=-0.0, pre=False),
              (5, "lc=ji,comm=allgather", "ji", "allgather", None, None, None, None, False, "datasheet", False,
               "rhs.x;lc.y", 0.00125, None)]),
+        (a[:3] + (2000000, 2000000, 2, 8), [_row(1, 'lc=jl,comm="odd"', 0.004, 0.0),      # quoted, in a plain block
+                                            _row(2, "lc=jli,comm=neighbour", float("nan"), 0.0),
+                                            _row(3, "lc=lj,comm=neighbour", float("inf"), 0.0, barrier=float("-inf"))]),
         (b, [_row(1, "lc=jli,comm=neighbour", 0.004, 0.0), _row(2, 'lc=jl,comm="odd"', 0.004, 0.0)]),
         (a[:3] + (4000000, 4000000, 1, 8), [_row(1, "lc=jli,comm=neighbour", 0.25, 0.0, bound=0.0)]),
     ]
@@ -40,4 +43,5 @@ def test_the_csv_is_what_csv_writer_writes():
         for t in tails:
             w.writerow(head + t)
     assert sweep_csv(_Sweep(blocks)) == expected.getvalue()
-    assert "-0.0" in expected.getvalue()
+    assert "-0.0" in expected.getvalue() and '"lc=jl,comm=""odd"""' in expected.getvalue()
+    assert ",nan," in expected.getvalue() and ",-inf," in expected.getvalue()

@@ -151,3 +151,11 @@ def test_importlib_metadata_is_asked_only_where_a_distribution_may_declare_a_dim
     archive = other / "bundle.zip"                              # what only importlib.metadata reads
     archive.write_bytes(b"PK")
     assert _may_declare([str(other), str(archive)])
+    egg = other / "toydim-0-py3.11.egg" / "EGG-INFO"            # an unzipped egg on the path
+    egg.mkdir(parents=True)
+    (egg / "entry_points.txt").write_text("[autotune.dimensions]\ntoy = toydim\n")
+    assert not _may_declare([str(other)]) and _may_declare([str(other), str(egg.parent)])
+    upper = other / "Tool-2.DIST-INFO"                          # a suffix in capitals is one too
+    upper.mkdir()
+    (upper / "entry_points.txt").write_text("[autotune.dimensions]\nx = y\n")
+    assert _may_declare([str(other)])

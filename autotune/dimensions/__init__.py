@@ -32,19 +32,22 @@ def _entry_points() -> tuple:
 
 def _may_declare(path: list[str]) -> bool:
     """Whether a distribution on `path` may declare an entry point of GROUP: a metadata folder
-    whose entry_points.txt names the group, or a path entry that is a file (a zip archive, which
-    only importlib.metadata reads).  A scan of the folders takes a few milliseconds; importing
-    importlib.metadata alone takes tens, on every start of every command.  (A distribution that
-    only a custom import finder knows, on no path entry, is not seen; installers put none so.)"""
+    (*.dist-info, *.egg-info, or an unzipped egg's EGG-INFO) whose entry_points.txt names the
+    group, or a path entry that is a file (a zip archive, which only importlib.metadata reads).
+    A scan of the folders takes a few milliseconds; importing importlib.metadata alone takes
+    tens, on every start of every command.  (A distribution that only a custom import finder
+    knows, on no path entry, is not seen; installers put none so.)"""
     needle = GROUP.encode()
     for entry in path:
         folder = entry or "."
         if os.path.isfile(folder):
             return True
         try:
-            names = [e.name for e in os.scandir(folder) if e.name.endswith((".dist-info", ".egg-info"))]
+            names = [e.name for e in os.scandir(folder) if e.name.lower().endswith((".dist-info", ".egg-info"))]
         except OSError:
             continue
+        if folder.lower().rstrip("/").endswith(".egg"):
+            names.append("EGG-INFO")
         for name in names:
             try:
                 with open(os.path.join(folder, name, "entry_points.txt"), "rb") as f:

@@ -22,8 +22,9 @@ _SPECIAL = re.compile(r'[,"\r\n]')
 
 
 class _Reprs(dict):
-    """repr of each float asked, made once (0.0 and -0.0 are one key: the caller asks only for
-    values that are not zero)."""
+    """repr of each float asked, made once.  Keys are the rows' seconds, all Python floats (the
+    results' tolist()): 1, 1.0 and True would be one key.  0.0 and -0.0 are one key too, so the
+    caller asks only for values that are not zero."""
 
     def __missing__(self, x):
         text = self[x] = repr(x)

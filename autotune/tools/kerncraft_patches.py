@@ -18,7 +18,7 @@ computes, except where kerncraft's own answer was wrong for our kernels (the vic
   a model already in the runtime cache is taken from there.  The runtime cache keeps no lazy
   load (the file up to its instruction forms, read with ruamel: a tenth of a second on a slow
   core), which OSACA's report (its Frontend) makes once per analysis: each lazy load is kept
-  too, per file and its modification time.
+  too, per file and its modification (its inode, size and times).
 - The layer-condition predictor splits an array index into per-dimension offsets and drops a
   term that is a multiple of a symbol where the dimension's factor is a sum: the third row of
   y[4][M + 2*N] at j - N is 2*(M + 2*N) + j - N, whose 2*M it loses ("Unable to split
@@ -130,14 +130,14 @@ def _lazy_models_kept() -> None:
             return init(self, arch, path_to_yaml, isa, lazy)
         path = utils.find_datafile(arch.lower() + ".yml") if arch else path_to_yaml
         st = os.stat(path)
-        key = (path, st.st_mtime_ns, st.st_size)
+        key = (os.path.abspath(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         if key not in kept:
             init(self, arch, path_to_yaml, isa, lazy)
             kept[key] = self._data
             return None
         self._path, self._arch, self._data = path, arch.lower() if arch else None, kept[key]
         return None
-    __init__.lazy_kept = True
+    __init__.lazy_kept, __init__.__wrapped__ = True, init
     model.__init__ = __init__
 
 
