@@ -46,12 +46,8 @@ def _collector_paused():
 
 
 @renderer(SweepResult, "csv")
+@_collector_paused()
 def sweep_csv(res: SweepResult) -> str:
-    with _collector_paused():
-        return _csv(res)
-
-
-def _csv(res: SweepResult) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(SWEEP_FIELDS)
@@ -75,6 +71,7 @@ def _csv(res: SweepResult) -> str:
 
 
 @renderer(SweepResult, "json")
+@_collector_paused()
 def sweep_json(res: SweepResult) -> str:
     """{..., "rows": [...]}: pandas.DataFrame(json.load(f)["rows"]) is the long table.
 

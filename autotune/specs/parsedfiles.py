@@ -17,16 +17,15 @@ import os
 import tempfile
 from pathlib import Path
 
+from autotune.specs.shipped import xdg_path
+
 # the loader's rules (specs.loading._loader): tests/test_parsed_files.py holds a digest of its
 # source, so a change of them must change this
 FORMAT = b"autotune-yaml-1"
 
 
 def folder() -> Path:
-    env = os.environ.get("AUTOTUNE_PARSED")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "autotune", "parsed")
+    return xdg_path("AUTOTUNE_PARSED", "XDG_CACHE_HOME", ".cache", "autotune", "parsed")
 
 
 def _digest(data: bytes, size: int) -> str:

@@ -23,10 +23,17 @@ def shipped_dir(kind: str) -> Path:
     return Path(str(resources.files(f"autotune.data.{kind}")))
 
 
+def xdg_path(override_env: str, xdg_env: str, fallback: str, *parts: str) -> Path:
+    """$override_env if set, else $xdg_env (or ~/fallback) joined with parts: where every folder
+    autotune keeps lies (docs/usage.md#files-autotune-keeps)."""
+    env = os.environ.get(override_env)
+    if env:
+        return Path(env)
+    base = os.environ.get(xdg_env) or str(Path.home() / fallback)
+    return Path(base, *parts)
+
+
 def user_machine_dir() -> Path:
     """Machine files made on this host (calibrate --node): $AUTOTUNE_MACHINES, else
     $XDG_CONFIG_HOME/autotune/machines (~/.config/autotune/machines)."""
-    env = os.environ.get("AUTOTUNE_MACHINES")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config", "autotune", "machines")
+    return xdg_path("AUTOTUNE_MACHINES", "XDG_CONFIG_HOME", ".config", "autotune", "machines")

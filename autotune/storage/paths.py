@@ -3,14 +3,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-
-def xdg_path(override_env: str, xdg_env: str, fallback: str, *parts: str) -> Path:
-    """$override_env if set, else $xdg_env (or ~/fallback) joined with parts."""
-    env = os.environ.get(override_env)
-    if env:
-        return Path(env)
-    base = os.environ.get(xdg_env) or str(Path.home() / fallback)
-    return Path(base, *parts)
+from autotune.specs.shipped import xdg_path
 
 
 def default_store_path() -> Path:
