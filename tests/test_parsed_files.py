@@ -75,7 +75,7 @@ def test_a_machine_file_read_again_imports_no_yaml(tmp_path):
     script = ("import sys; from autotune.specs.machine import load_machine; m = load_machine('haswell-ep-e5-2630v3'); "
               "print(m.name, 'yaml' in sys.modules)")
     env = {"AUTOTUNE_PARSED": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
+    runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True, cwd=tmp_path)
             for _ in range(2)]
     assert [r.stdout.split() for r in runs] == [["haswell-ep-e5-2630v3", "True"], ["haswell-ep-e5-2630v3", "False"]]
     assert load_machine("haswell-ep-e5-2630v3").name == "haswell-ep-e5-2630v3"
