@@ -12,7 +12,13 @@ N might be 1).  The view therefore
 - puts the value of the size parameter (the growing access distance of a stencil) in place of its
   name, so every offset is a number;
 - reads the method's coefficients (a[l][i], b[i]: a few doubles, always in L1) as scalars: indexed
-  by an outer loop (lc.acc.ijl's summand loop i), they would break the index order for nothing.
+  by an outer loop (lc.acc.ijl's summand loop i), they would break the index order for nothing;
+- gives a row array indexed by a loop that is not the next one out from j (F[i][j] inside
+  `for i: for l: for j`, lc.acc.ilj; Y[l][j] in lc.acc.lij) a dimension of extent PAD (a
+  constant of value 1, VIEW_CONSTANTS) per loop between: F[4][PAD][M] read as F[i][0][j] names
+  the same addresses, and the index order is then the loop order.  Without it kerncraft refuses
+  the layer conditions, and the part's cache half is simulated (20-30 s an analysis where the
+  layer conditions take a tenth of one, with the same lines counted: docs/usage.md).
 Pure text work on the part's rendered code.
 """
 from __future__ import annotations
@@ -22,6 +28,8 @@ from itertools import product
 
 from autotune.specs.parts import KernelPart
 
+PAD = "PAD_"
+VIEW_CONSTANTS = {PAD: 1}     # the kerncraft constants a view may name beyond the part's own
 _FOR = re.compile(r"^\s*for \(int (\w+) = ([^;]+); \1 < ([^;]+); \1(\+\+| \+= \d+)\)\s*$")
 
 
@@ -50,8 +58,40 @@ def data_view(part: KernelPart, constants: dict[str, int]) -> str | None:
     for name in part.constants:
         body = re.sub(rf"\b{name}(\[[^\]]*\])+", name, body)
         decls = [re.sub(rf"^double {name}(\[[^\]]*\])+;$", f"double {name};", d) for d in decls]
+    padded = _padded(decls, body, [_FOR.match(line).group(1) for line in loop_lines])
+    if padded is None:
+        return None
+    decls, body = padded
     depth = len(loop_lines)
     text = "\n".join(decls + loop_lines + ["  " * depth + body]) + "\n"
     if part.size_parameter:
         text = re.sub(rf"\b{part.size_parameter}\b", str(constants[part.size_parameter]), text)
     return text
+
+
+def view_constants(view: str) -> dict[str, int]:
+    """The constants of VIEW_CONSTANTS the view names (kerncraft -D them beside the part's)."""
+    return {k: v for k, v in VIEW_CONSTANTS.items() if re.search(rf"\b{k}\b", view)}
+
+
+_ROW = re.compile(r"^double (\w+)\[(\d+)\]\[M\];$")
+
+
+def _padded(decls: list[str], body: str, loops: list[str]) -> tuple[list[str], str] | None:
+    """decls and body with every row array X[R][M] whose row index is the loop k places out from
+    j (k > 1) declared X[R][PAD]...[M] (k - 1 PADs) and read X[r][0]...[j]; as they are where every
+    row index is the next loop out (or a literal); None where one array's row indices would need
+    different paddings."""
+    rows = {m.group(1): m for d in decls if (m := _ROW.match(d))}
+    need: dict[str, int] = {}
+    for name in rows:
+        for index in re.findall(rf"\b{name}\[([^\]]+)\]\[", body):
+            k = len(loops) - 1 - loops.index(index) if index in loops else 1
+            if need.setdefault(name, k) != k:
+                return None
+    pads = {name: k - 1 for name, k in need.items() if k > 1}
+    for name, extra in pads.items():
+        decls = [f"double {name}[{rows[name].group(2)}]{f'[{PAD}]' * extra}[M];" if d == rows[name].group(0) else d
+                 for d in decls]
+        body = re.sub(rf"\b({name}\[[^\]]+\])", lambda m: m.group(1) + "[0]" * extra, body)
+    return decls, body

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable
 
 from autotune.progress import SILENT, Progress
-from autotune.codegen.dataview import data_view
+from autotune.codegen.dataview import data_view, view_constants
 from autotune.model import regime as regmod
 from autotune.model.ops import SCALAR
 from autotune.model.preselect import Rule
@@ -56,6 +56,8 @@ def _analysis_inputs(part: KernelPart, machine: Machine, regime: regmod.Regime) 
     }
     if view:
         inputs["view"] = view
+        if view_constants(view):
+            inputs["view_constants"] = view_constants(view)
     return inputs
 
 
@@ -85,7 +87,8 @@ def ensure_ecm(needs: list[tuple[KernelPart, regmod.Regime]], machine: Machine, 
             task = tasks.setdefault(part.code, {"name": part.name, "code": part.code, "machine_path": machine.path,
                                                 "unroll": part.unroll, "regimes": []})
             task["regimes"].append({"key": k, "label": reg.label, "constants": inputs["constants"],
-                                    "cache_predictor": inputs["cache_predictor"], "view": inputs.get("view")})
+                                    "cache_predictor": inputs["cache_predictor"], "view": inputs.get("view"),
+                                    "view_constants": inputs.get("view_constants", {})})
 
         def keep(task, regime, result):
             part, reg, inputs = todo[regime["key"]]

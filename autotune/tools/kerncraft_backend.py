@@ -94,7 +94,8 @@ def analyse_part(task: dict) -> list[dict]:
     regime, each combined by kerncraft's own ECM rule.
 
     task: name, code, machine_path, unroll, scratch, regimes: [{label, constants {name: int},
-    cache_predictor "SIM" | "LC", view (LC: codegen.dataview's text)}].  Returns one plain dict per
+    cache_predictor "SIM" | "LC", view (LC: codegen.dataview's text), view_constants (the view's
+    own kerncraft constants, beside the part's)}].  Returns one plain dict per
     regime, in order: {"ok": True, ...figures, "cache_predictor": the one that ran} or
     {"ok": False, "error", "log"}.  Where kerncraft's layer-condition predictor refuses a view,
     the regime is simulated instead and says why (lc_refused).
@@ -188,7 +189,8 @@ def _regime(task: dict, regime: dict, cpu, folder: str) -> dict:
     data = None
     if predictor == "LC":
         try:
-            kernel, machine, args = _kernel(regime["view"], os.path.join(folder, "view"), task, "LC", constants)
+            kernel, machine, args = _kernel(regime["view"], os.path.join(folder, "view"), task, "LC",
+                                            {**constants, **regime.get("view_constants", {})})
             half = ECMData(kernel, machine, args, _STATE["parser"])
             half.analyze()
             data = _Analysed(half, _per_part_line(half.results, int(task.get("unroll", 1))))
