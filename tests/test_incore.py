@@ -179,6 +179,27 @@ def test_a_step_two_loop_counts_its_line_of_work_and_the_one_core_clock_converts
 
 
 @x86_only
+def test_a_harness_given_the_calls_it_took_starts_its_batch_there(tmp_path, compiler):
+    """A later round starts at the calls the first found (a batch of at least min_s still), and a
+    hint too small is doubled up to min_s as in the first round: the same time per call."""
+    from autotune.codegen.parts import render_part
+    from autotune.pipeline import incore as pinc
+    from autotune.specs.machine import load_machine
+    from autotune.specs.methodparts import approx_update_specs
+    from autotune.tools import incore_bench
+    part = render_part(approx_update_specs(4)[0])
+    machine = load_machine(str(_file_with(tmp_path, None, "-O3 -march=native")))   # no -fopenmp: the timer builds alone
+    built = incore_bench.build({"name": part.name, "code": part.code, "machine_path": machine.path,
+                                "constants": pinc.l1_constants(part, machine), "folder": str(tmp_path / "h")})
+    assert built["ok"], built
+    first, calls = incore_bench.run_once(built, 0.005)
+    hinted, again = incore_bench.run_once(built, 0.005, calls)
+    small, grown = incore_bench.run_once(built, 0.005, 1)
+    assert calls > 1 and again >= calls and grown > 1
+    assert 0.5 < hinted / first < 2.0 and 0.5 < small / first < 2.0
+
+
+@x86_only
 def test_a_harness_that_fails_is_priced_by_the_port_model_and_not_kept(tmp_path, compiler, monkeypatch):
     """A harness that crashes when it runs (an instruction the host lacks) fails its part alone:
     the others are measured, the failure is not stored, and the next ranking tries again."""
@@ -196,10 +217,10 @@ def test_a_harness_that_fails_is_priced_by_the_port_model_and_not_kept(tmp_path,
     machine = load_machine(str(_file_with(tmp_path, here, "-O3 -march=native -fopenmp")))
     real = incore_bench.run_once
 
-    def crash_one(built, min_s):
+    def crash_one(built, min_s, calls=None):
         if "dy" not in open(built["exe"].rsplit("/", 1)[0] + "/kernel.c").read():     # the fused part
             raise ToolError("in-core harness failed: Illegal instruction")
-        return real(built, min_s)
+        return real(built, min_s, calls)
     monkeypatch.setattr(incore_bench, "run_once", crash_one)
     store = Store(tmp_path / "s.sqlite")
     got = pinc.ensure_incore([fused, first], machine, store)
@@ -240,7 +261,7 @@ def test_the_harnesses_run_more_rounds_until_every_median_settles(monkeypatch):
     quiet = {"a": iter([1.0, 1.01, 0.99, 1.0, 1.02] + [1.0] * 20), "b": iter([2.0] * 30)}
     noisy = {"a": iter([1.0, 1.6, 0.9, 1.7, 1.0, 1.5] + [1.0] * 20), "b": iter([2.0] * 30)}
     for series, more in ((quiet, False), (noisy, True)):
-        monkeypatch.setattr(incore_bench, "run_once", lambda b, s, series=series: next(series[b["key"]]))
+        monkeypatch.setattr(incore_bench, "run_once", lambda b, s, calls, series=series: (next(series[b["key"]]), 1))
         rounds = []
         runs, failed = incore_bench.time_all({"a": {"key": "a"}, "b": {"key": "b"}}, pinc.ROUNDS, 0.01,
                                              rounds.append, pinc.MAX_ROUNDS, settled)

@@ -21,10 +21,12 @@ from typing import Callable
 
 from autotune.errors import ToolError
 
-HARNESS_VERSION = 2     # 2: timed by the thread's CPU time
+HARNESS_VERSION = 3     # 2: timed by the thread's CPU time; 3: later rounds start at the calls found
 # kerncraft's main-program template with its benchmark markers replaced by our timer: the same
 # declarations, initialisation and dummy calls (which keep the compiler from dropping the work),
-# calls doubled until a batch lasts MIN_S, one warm-up batch first
+# calls doubled until a batch lasts MIN_S, one warm-up batch first; given the calls a batch took
+# before ($AUTOTUNE_CALLS: the harness's earlier round), a quarter of them warm up and the batch
+# starts there (doubled while shorter than MIN_S): about 1.25 MIN_S a run instead of 3
 _TEMPLATE = textwrap.dedent("""
     #include <stdlib.h>
     #include <stdio.h>
@@ -42,9 +44,17 @@ _TEMPLATE = textwrap.dedent("""
       INIT_ARRAYS;
       DUMMY_CALLS;
       double min_s = atof(argv[1]);
-      long calls = 1;
+      const char *hint = getenv("AUTOTUNE_CALLS");
+      long calls = hint ? atol(hint) : 1;
+      if (calls < 1) calls = 1;
       double t = 0.0;
-      for (int warm = 1; warm >= 0; --warm) {
+      if (hint) {
+        for (long r = 0; r < calls / 4 + 1; ++r) {
+          KERNEL_CALL;
+          DUMMY_CALLS;
+        }
+      }
+      for (int warm = hint ? 0 : 1; warm >= 0; --warm) {
         for (;;) {
           double t0 = at_now();
           for (long r = 0; r < calls; ++r) {
@@ -61,6 +71,7 @@ _TEMPLATE = textwrap.dedent("""
     }
     """)
 _TIMER = textwrap.dedent("""
+    #define _POSIX_C_SOURCE 199309L   /* clock_gettime under -std=c99 (else only -fopenmp brought it) */
     #include <time.h>
     double at_now(void) {
         struct timespec t;
@@ -135,14 +146,18 @@ def _run(cmd: list[str]) -> None:
         raise ToolError(f"{' '.join(cmd[:2])} ...: {proc.stderr.strip()[:300]}")
 
 
-def run_once(built: dict, min_s: float) -> float:
-    """Seconds per call of one harness run (the last batch that lasted min_s)."""
+def run_once(built: dict, min_s: float, calls: int | None = None) -> tuple[float, int]:
+    """(seconds per call, calls) of one harness run: the last batch, which lasted min_s; calls:
+    what a batch took in an earlier run (the batch starts there, after a short warm-up)."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
+    if calls:
+        env["AUTOTUNE_CALLS"] = str(int(calls))
     proc = subprocess.run([built["exe"], repr(min_s), *built["args"]], capture_output=True, text=True,
                           timeout=120, env=env)
     if proc.returncode != 0:
         raise ToolError(f"in-core harness {built['exe']} failed: {proc.stderr.strip()[:300]}")
-    return float(proc.stdout.split()[0])
+    seconds, took = proc.stdout.split()[:2]
+    return float(seconds), int(took)
 
 
 def time_all(built: dict[str, dict], rounds: int, min_s: float,
@@ -154,6 +169,7 @@ def time_all(built: dict[str, dict], rounds: int, min_s: float,
     each harness that failed a run failed (it runs no more; the others go on); on_round(round)
     after each round."""
     runs: dict[str, list[float]] = {k: [] for k in built}
+    calls: dict[str, int] = {}
     failed: dict[str, str] = {}
     def more(done: int) -> bool:
         if done < rounds:
@@ -168,7 +184,8 @@ def time_all(built: dict[str, dict], rounds: int, min_s: float,
             if key in failed:
                 continue
             try:
-                runs[key].append(run_once(b, min_s))
+                seconds, calls[key] = run_once(b, min_s, calls.get(key))
+                runs[key].append(seconds)
             except (ToolError, subprocess.SubprocessError, OSError, ValueError, IndexError) as e:
                 failed[key] = f"the harness failed: {' '.join(str(e).split())[:300]}"
         if on_round:
