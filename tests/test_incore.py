@@ -200,6 +200,39 @@ def test_a_harness_given_the_calls_it_took_starts_its_batch_there(tmp_path, comp
 
 
 @x86_only
+def test_harnesses_built_ahead_are_the_ones_timed_and_go_with_the_context(tmp_path, compiler):
+    """The builds start when the ranking does (beside its analyses); the measurement times those
+    harnesses, and leaving the context removes them.  Nothing is built where the store has the
+    records, nor where the host is not the file's CPU."""
+    import os
+
+    from autotune.codegen.parts import render_part
+    from autotune.pipeline import incore as pinc
+    from autotune.specs.incoremeasure import cpu_key
+    from autotune.specs.machine import load_machine
+    from autotune.specs.methodparts import approx_update_specs
+    from autotune.storage.store import Store
+    from autotune.tools.cpuprobe import host_cpu
+    part = render_part(approx_update_specs(4)[0])
+    here = {"cpu": cpu_key(host_cpu()), "when": "disagree", "tolerance": 0.15}
+    machine = load_machine(str(_file_with(tmp_path, here, "-O3 -march=native -fopenmp")))
+    store = Store(tmp_path / "s.sqlite")
+    with pinc.Builds([part], machine, store) as builds:
+        assert builds.started and set(builds.todo) == {(part.code, pinc.L1), (part.code, pinc.L2)}
+        folder = builds.folder
+        got = pinc.ensure_incore([part], machine, store, builds=builds)[part.code]
+        assert got["cy_per_cl"] > 0 and got["l2"]["cy_per_cl"] > 0
+        assert sorted(os.listdir(folder)) == ["0", "1"]
+    assert not os.path.exists(folder)
+    with pinc.Builds([part], machine, store) as again:
+        assert not again.todo and not again.started and again.folder is None
+    (tmp_path / "other").mkdir()
+    other = load_machine(str(_file_with(tmp_path / "other", dict(here, cpu="GenuineIntel-6-0"))))
+    with pinc.Builds([part], other, Store(tmp_path / "o.sqlite")) as elsewhere:
+        assert elsewhere.todo and not elsewhere.started
+
+
+@x86_only
 def test_a_harness_that_fails_is_priced_by_the_port_model_and_not_kept(tmp_path, compiler, monkeypatch):
     """A harness that crashes when it runs (an instruction the host lacks) fails its part alone:
     the others are measured, the failure is not stored, and the next ranking tries again."""

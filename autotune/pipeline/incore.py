@@ -76,13 +76,9 @@ def host_is(machine: Machine) -> bool:
         return False
 
 
-def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
-                  progress: Progress = SILENT,
-                  jobs: int | None = None) -> dict[str, dict]:
-    """Measured in-core records of the parts (code -> record; {} where the file asks for none):
-    stored ones reused, missing ones measured where this host is the file's CPU."""
-    if not machine.incore_measured:
-        return {}
+def _wanted(parts: list[KernelPart], machine: Machine, store: Store) -> tuple[dict, dict]:
+    """(the stored records of the parts, by (code, level); what is to measure: (code, level) ->
+    (part, constants, store key))."""
     keyed: dict[tuple[str, str], tuple[KernelPart, dict, str]] = {}
     for part in parts:
         for level, consts in ((L1, l1_constants(part, machine)), (L2, l2_constants(part, machine))):
@@ -96,8 +92,77 @@ def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
             got_all[ident] = json.loads(got)
         else:
             todo[ident] = (part, consts, key)
-    if todo and host_is(machine):
-        for ident, record in measure(todo, machine, progress, jobs).items():
+    return got_all, todo
+
+
+class Builds:
+    """The harnesses of the parts a ranking will measure, built in a pool of their own from the
+    start, while the kerncraft analyses run: a build times nothing, so it may share the cores with
+    them (on a 2-core guest one analysis pool worker idled 8 s behind heat2d's last cache
+    simulation, and the 46 builds took 7-8 s after it); the timing waits for both.  A context
+    manager: leaving it stops what is left and removes the harnesses."""
+
+    def __init__(self, parts: list[KernelPart], machine: Machine, store: Store, jobs: int | None = None) -> None:
+        import tempfile
+        from concurrent.futures import ProcessPoolExecutor
+
+        from autotune.tools import incore_bench
+        from autotune.tools.ecm_runner import MPI_JOBS, default_jobs, init_worker_once
+        self.stored, self.todo = _wanted(parts, machine, store) if machine.incore_measured else ({}, {})
+        self._tmp, self._pool, self._futures = None, None, {}
+        if not self.todo or not host_is(machine):
+            return
+        codes = list(self.todo)
+        self._tmp = tempfile.TemporaryDirectory(prefix="autotune-incore-")
+        tasks = {c: {"name": self.todo[c][0].name, "code": self.todo[c][0].code, "machine_path": machine.path,
+                     "constants": self.todo[c][1], "folder": f"{self._tmp.name}/{i}"} for i, c in enumerate(codes)}
+        workers = max(1, min(default_jobs() if jobs in (None, MPI_JOBS) else int(jobs), len(codes)))
+        self._pool = ProcessPoolExecutor(max_workers=workers, initializer=init_worker_once)
+        self._futures = {self._pool.submit(incore_bench.build, t): c for c, t in tasks.items()}
+
+    @property
+    def started(self) -> bool:
+        return self._pool is not None
+
+    @property
+    def folder(self) -> str | None:
+        """Where the harnesses are built (None: nothing to build here)."""
+        return self._tmp.name if self._tmp is not None else None
+
+    def built(self, on_built) -> dict[tuple, dict]:
+        """Every harness as built (waiting for those still building); on_built(count, code) as
+        each one is."""
+        from concurrent.futures import as_completed
+        out = {}
+        for fut in as_completed(self._futures):
+            out[self._futures[fut]] = fut.result()
+            on_built(len(out), self._futures[fut])
+        return out
+
+    def __enter__(self) -> "Builds":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._tmp is not None:
+            self._tmp.cleanup()
+
+
+def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
+                  progress: Progress = SILENT,
+                  jobs: int | None = None, builds: Builds | None = None) -> dict[str, dict]:
+    """Measured in-core records of the parts (code -> record; {} where the file asks for none):
+    stored ones reused, missing ones measured where this host is the file's CPU (their harnesses
+    the ones `builds` made, where given for these parts)."""
+    if not machine.incore_measured:
+        return {}
+    if builds is None:
+        with Builds(parts, machine, store, jobs) as mine:
+            return ensure_incore(parts, machine, store, progress, jobs, mine)
+    got_all, todo = dict(builds.stored), builds.todo
+    if todo and builds.started:
+        for ident, record in measure(todo, builds, progress).items():
             if "seconds_per_call" in record:     # a failure may pass (a full disk): it is not kept
                 store.put_derived(KIND, todo[ident][2], json.dumps(record, sort_keys=True).encode())
             got_all[ident] = record
@@ -113,35 +178,21 @@ def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,
     return out
 
 
-def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], machine: Machine,
-            progress: Progress, jobs: int | None) -> dict[tuple, dict]:
-    """Build every part's harness (in a pool of analysis workers), then time them round-robin: the
-    seconds per call and what converts them to cycles per line of work (at_clock)."""
-    import tempfile
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
+def measure(todo: dict[tuple, tuple[KernelPart, dict, str]], builds: Builds,
+            progress: Progress) -> dict[tuple, dict]:
+    """Every part's harness as `builds` built it, timed round-robin: the seconds per call and what
+    converts them to cycles per line of work (at_clock)."""
     from autotune.tools import incore_bench
-    from autotune.tools.ecm_runner import MPI_JOBS, default_jobs, init_worker_once
     codes = list(todo)
-    workers = max(1, min(default_jobs() if jobs in (None, MPI_JOBS) else int(jobs), len(codes)))
     names = {c: todo[c][0].name for c in codes}
     total = len(codes) + ROUNDS               # a build of each part, then the rounds
     progress.step(0, len(codes), PROGRESS)
-    with tempfile.TemporaryDirectory(prefix="autotune-incore-") as tmp:
-        tasks = {c: {"name": names[c], "code": todo[c][0].code, "machine_path": machine.path,
-                     "constants": todo[c][1], "folder": f"{tmp}/{i}"} for i, c in enumerate(codes)}
-        built = {}
-        with ProcessPoolExecutor(max_workers=workers, initializer=init_worker_once) as pool:
-            futures = {pool.submit(incore_bench.build, t): c for c, t in tasks.items()}
-            for fut in as_completed(futures):
-                c = futures[fut]
-                built[c] = fut.result()
-                progress.step(len(built), total, f"{PROGRESS}: {names[c]} built")
-        ready = {c: built[c] for c in codes if built[c]["ok"]}
-        runs, failed = incore_bench.time_all(
-            ready, ROUNDS, MIN_S, lambda done: progress.step(
-                len(codes) + done, len(codes) + max(done, ROUNDS), f"{PROGRESS}: round {done} timed"),
-            MAX_ROUNDS, settled)
+    built = builds.built(lambda count, c: progress.step(count, total, f"{PROGRESS}: {names[c]} built"))
+    ready = {c: built[c] for c in codes if built[c]["ok"]}
+    runs, failed = incore_bench.time_all(
+        ready, ROUNDS, MIN_S, lambda done: progress.step(
+            len(codes) + done, len(codes) + max(done, ROUNDS), f"{PROGRESS}: round {done} timed"),
+        MAX_ROUNDS, settled)
     out = {}
     for c in codes:
         b, part = built[c], todo[c][0]

@@ -14,7 +14,7 @@ from autotune.codegen.dataview import data_view, view_constants
 from autotune.model import regime as regmod
 from autotune.model.ops import SCALAR
 from autotune.model.preselect import Rule
-from autotune.pipeline.incore import apply as apply_incore, by_part as incore_by_part, ensure_incore
+from autotune.pipeline.incore import Builds, apply as apply_incore, by_part as incore_by_part, ensure_incore
 from autotune.pipeline.layout import Session
 from autotune.pipeline.pricebatch import Batch, place, price
 from autotune.pipeline.scenariorows import rank_priced
@@ -135,8 +135,10 @@ def rank_many(items: list[tuple[Scenario, list[Variant], Exclusions | None]], ru
         planned.append((index, batch))
     results, incore, ran = {}, {}, 0
     for machine, mine in needs.values():
-        got, n = ensure_ecm(mine, machine, store, progress, jobs)
-        records = ensure_incore([part for part, _ in mine], machine, store, progress, jobs)
+        parts = [part for part, _ in mine]
+        with Builds(parts, machine, store, jobs) as builds:      # built while the analyses run
+            got, n = ensure_ecm(mine, machine, store, progress, jobs)
+            records = ensure_incore(parts, machine, store, progress, jobs, builds)
         results[machine.path] = apply_incore(got, records, machine)
         incore[machine.path] = incore_by_part(mine, results[machine.path])
         ran += n

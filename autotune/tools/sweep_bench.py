@@ -12,6 +12,7 @@ seconds mean for the model is model.sweeps' (pure).
 """
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import Callable
@@ -27,19 +28,28 @@ WARMUP = 2
 
 def build_all(sources: dict[str, str], flags: tuple[str, ...],
               on_built: Callable[[str], None] | None = None) -> tuple[dict[str, Path], dict[str, str]]:
-    """Each solver source built (tools.build, cached by source and flags): key -> executable, and
-    why each one that failed failed; on_built("k of n built") after each."""
+    """Each solver source built (tools.build, cached by source and flags; as many at once as
+    there are CPUs: a build is a compiler process, and tools.build lets builds of one source
+    meet): key -> executable, and why each one that failed failed; on_built("k of n built")
+    after each."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
     from autotune.tools import build as buildmod
     cc = buildmod.find_mpicc()
     built, failed = {}, {}
-    for key, source in sources.items():
-        try:
-            built[key] = buildmod.build(source, flags, cc)
-        except (ToolError, OSError) as e:
-            failed[key] = f"the build failed: {' '.join(str(e).split())[:300]}"
-        if on_built:
-            on_built(f"{len(built) + len(failed)} of {len(sources)} built")
-    return built, failed
+    if not sources:
+        return built, failed
+    with ThreadPoolExecutor(max_workers=max(1, min(len(sources), os.cpu_count() or 1))) as pool:
+        futures = {pool.submit(buildmod.build, source, flags, cc): key for key, source in sources.items()}
+        for fut in as_completed(futures):
+            key = futures[fut]
+            try:
+                built[key] = fut.result()
+            except (ToolError, OSError) as e:
+                failed[key] = f"the build failed: {' '.join(str(e).split())[:300]}"
+            if on_built:
+                on_built(f"{len(built) + len(failed)} of {len(sources)} built")
+    return {k: built[k] for k in sources if k in built}, failed
 
 
 def run_once(exe: Path, n: int, size: int, h: float, threads: int = 1) -> dict[str, float]:
