@@ -110,25 +110,37 @@ def test_a_row_indexed_two_loops_out_gets_a_padding_dimension_of_extent_one(orde
     assert view_constants(data_view(lc_parts(METHOD, "ijl")[1], {"M": 1000})) == {}
 
 
+def test_literal_and_offset_rows_take_the_padding_and_rows_two_paddings_apart_get_no_view():
+    from autotune.codegen.dataview import _padded
+    decls, body = _padded(["double F[4][M];", "double Y[4][M];"], "Y[l][j] = F[i][j] + F[0][j] + F[ i - 1 ][j];",
+                          ["i", "l", "j"])
+    assert decls == ["double F[4][PAD_][M];", "double Y[4][M];"]
+    assert body == "Y[l][j] = F[i][0][j] + F[0][0][j] + F[ i - 1 ][0][j];"
+    assert _padded(["double F[4][M];"], "F[i][j] = F[l][j];", ["i", "l", "j"]) is None
+
+
 @pytest.mark.kerncraft
 @pytest.mark.parametrize("order", ["ilj", "lij"])
 def test_the_padded_view_counts_the_lines_the_simulation_counts(order, tmp_path):
     """kerncraft's layer conditions accept the padded view (they refused the part's own order) and
-    count the lines its cache simulation counts, in the regime they are used in: the data in L3,
-    no row kept between the component sweeps (model.regime.cache_predictor)."""
-    from autotune.codegen.dataview import view_constants
+    count the lines its cache simulation counts in every regime the analysis gives them the view:
+    where the sweep's rows outgrow every faster level.  Near a faster level's size (Haswell's L2
+    regime: 17 KB of rows, a 32 KB L1) the simulation finds rows again and stays."""
+    from autotune.pipeline.predict import _analysis_inputs
     from autotune.specs.machine import load_machine
     from autotune.tools import kerncraft_backend
     acc = lc_parts(METHOD, order)[1]
     machine = load_machine("haswell-ep-e5-2630v3")
-    regime = Regime("L3", None)
-    consts = representative_constants(acc, machine, regime)
-    assert cache_predictor(acc, regime) == "LC"
-    view = data_view(acc, consts)
-    regimes = [{"key": p, "label": p, "constants": consts, "cache_predictor": p,
-                "view": view if p == "LC" else None, "view_constants": view_constants(view) if p == "LC" else {}}
-               for p in ("LC", "SIM")]
-    lc, sim = kerncraft_backend.analyse_part({"name": acc.name, "code": acc.code, "machine_path": machine.path,
-                                              "unroll": acc.unroll, "scratch": str(tmp_path), "regimes": regimes})
-    assert lc["ok"] and sim["ok"] and lc["cache_predictor"] == "LC" and "lc_refused" not in lc
-    assert lc["terms"] == pytest.approx(sim["terms"], rel=0.02)
+    near = _analysis_inputs(acc, machine, Regime("L2", None))
+    assert near["cache_predictor"] == "SIM" and "view" not in near and "view_constants" not in near
+    for regime in (Regime("L1", None), Regime("L3", None)):
+        inputs = _analysis_inputs(acc, machine, regime)
+        assert inputs["cache_predictor"] == "LC" and inputs["view_constants"] == {"PAD_": 1}, regime
+        regimes = [{"key": p, "label": p, "constants": inputs["constants"], "cache_predictor": p,
+                    "view": inputs["view"] if p == "LC" else None,
+                    "view_constants": inputs["view_constants"] if p == "LC" else {}} for p in ("LC", "SIM")]
+        lc, sim = kerncraft_backend.analyse_part({"name": acc.name, "code": acc.code, "machine_path": machine.path,
+                                                  "unroll": acc.unroll, "scratch": str(tmp_path),
+                                                  "regimes": regimes})
+        assert lc["ok"] and sim["ok"] and lc["cache_predictor"] == "LC" and "lc_refused" not in lc
+        assert lc["terms"] == pytest.approx(sim["terms"], rel=0.02), regime

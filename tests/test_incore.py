@@ -294,9 +294,17 @@ def test_the_harnesses_run_more_rounds_until_every_median_settles(monkeypatch):
     quiet = {"a": iter([1.0, 1.01, 0.99, 1.0, 1.02] + [1.0] * 20), "b": iter([2.0] * 30)}
     noisy = {"a": iter([1.0, 1.6, 0.9, 1.7, 1.0, 1.5] + [1.0] * 20), "b": iter([2.0] * 30)}
     for series, more in ((quiet, False), (noisy, True)):
-        monkeypatch.setattr(incore_bench, "run_once", lambda b, s, calls, series=series: (next(series[b["key"]]), 1))
+        given = []
+
+        def run_once(b, s, calls, series=series, given=given):
+            given.append((b["key"], calls))
+            return next(series[b["key"]]), {"a": 64, "b": 128}[b["key"]] * (1 + len(given))
+        monkeypatch.setattr(incore_bench, "run_once", run_once)
         rounds = []
         runs, failed = incore_bench.time_all({"a": {"key": "a"}, "b": {"key": "b"}}, pinc.ROUNDS, 0.01,
                                              rounds.append, pinc.MAX_ROUNDS, settled)
         assert not failed and len(runs["a"]) == len(runs["b"]) == len(rounds)
         assert (len(rounds) > pinc.ROUNDS) == more and len(rounds) <= pinc.MAX_ROUNDS
+        # each run after the first starts at the calls its harness's previous run took
+        assert given[:2] == [("a", None), ("b", None)]
+        assert given[2:4] == [("a", 64 * 2), ("b", 128 * 3)] and given[4] == ("a", 64 * 4)

@@ -18,7 +18,9 @@ N might be 1).  The view therefore
   constant of value 1, VIEW_CONSTANTS) per loop between: F[4][PAD][M] read as F[i][0][j] names
   the same addresses, and the index order is then the loop order.  Without it kerncraft refuses
   the layer conditions, and the part's cache half is simulated (20-30 s an analysis where the
-  layer conditions take a tenth of one, with the same lines counted: docs/usage.md).
+  layer conditions take a tenth of one).  The analysis uses such a view only where the sweep's
+  rows outgrow every faster level (model.regime.sweep_outgrows_faster_levels): there the two
+  count the same lines (docs/usage.md).
 Pure text work on the part's rendered code.
 """
 from __future__ import annotations
@@ -35,7 +37,8 @@ _FOR = re.compile(r"^\s*for \(int (\w+) = ([^;]+); \1 < ([^;]+); \1(\+\+| \+= \d
 
 def data_view(part: KernelPart, constants: dict[str, int]) -> str | None:
     """The view of the part's code at these kerncraft constants; None where it has none (a body
-    that is a block inside a short loop: written out it would nest blocks)."""
+    that is a block inside a short loop: written out it would nest blocks; an array whose row
+    indices would need different paddings)."""
     lines = part.code.rstrip("\n").split("\n")
     heads = [i for i, line in enumerate(lines) if _FOR.match(line)]
     if not heads or [lp.var for lp in part.loops] != [_FOR.match(lines[i]).group(1) for i in heads]:
@@ -75,6 +78,7 @@ def view_constants(view: str) -> dict[str, int]:
 
 
 _ROW = re.compile(r"^double (\w+)\[(\d+)\]\[M\];$")
+_INDEX = re.compile(r"\s*(\w+)\s*(?:[+-]\s*\d+\s*)?")      # a loop index, maybe with an offset: i, i - 1
 
 
 def _padded(decls: list[str], body: str, loops: list[str]) -> tuple[list[str], str] | None:
@@ -85,13 +89,16 @@ def _padded(decls: list[str], body: str, loops: list[str]) -> tuple[list[str], s
     rows = {m.group(1): m for d in decls if (m := _ROW.match(d))}
     need: dict[str, int] = {}
     for name in rows:
-        for index in re.findall(rf"\b{name}\[([^\]]+)\]\[", body):
-            k = len(loops) - 1 - loops.index(index) if index in loops else 1
+        for index in re.findall(rf"\b{re.escape(name)}\[([^\]]+)\]\[", body):
+            var = _INDEX.fullmatch(index)
+            if var is None or var.group(1) not in loops:
+                continue            # a literal row (Y[0][j]): the same address under any padding
+            k = len(loops) - 1 - loops.index(var.group(1))
             if need.setdefault(name, k) != k:
                 return None
-    pads = {name: k - 1 for name, k in need.items() if k > 1}
-    for name, extra in pads.items():
-        decls = [f"double {name}[{rows[name].group(2)}]{f'[{PAD}]' * extra}[M];" if d == rows[name].group(0) else d
-                 for d in decls]
-        body = re.sub(rf"\b({name}\[[^\]]+\])", lambda m: m.group(1) + "[0]" * extra, body)
+    for name, k in need.items():
+        if k > 1:
+            decls = [f"double {name}[{rows[name].group(2)}]{f'[{PAD}]' * (k - 1)}[M];" if d == rows[name].group(0)
+                     else d for d in decls]
+            body = re.sub(rf"\b({re.escape(name)}\[[^\]]+\])", lambda m, k=k: m.group(1) + "[0]" * (k - 1), body)
     return decls, body

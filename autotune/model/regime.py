@@ -205,6 +205,18 @@ def _index_of(ops: Ops, bytes_needed, limits: tuple[tuple[str, float], ...]):
     return index
 
 
+def sweep_outgrows_faster_levels(part: KernelPart, machine: Machine, regime: Regime, m: int) -> bool:
+    """Whether one component sweep's rows (sweep_bytes_per_component x m) exceed every cache level
+    faster than the regime's data level, whole (as kerncraft's simulation sizes it): then no level
+    serves them again on the next pass of the loops outside the sweep, and layer conditions that
+    see no such reuse count what the simulation counts.  Near a level's size they do not: at
+    Haswell's L2 regime (17 KB of rows against a 32 KB L1) the simulation of lc.acc.ilj finds part
+    of a row again in L1 (T_L1L2 2.25 cy/CL), the layer conditions none (3.0)."""
+    names = [c.name for c in machine.caches]
+    faster = machine.caches[:names.index(regime.data)] if regime.data in names else machine.caches
+    return all(part.sweep_bytes_per_component * m > c.bytes_per_group for c in faster)
+
+
 def cache_predictor(part: KernelPart, regime: Regime) -> str:
     """The cache predictor of an analysis of the part in this regime: kerncraft's layer conditions
     ("LC", from the part's data view: instant) where they count the same lines as its cache

@@ -113,12 +113,16 @@ class Builds:
         if not self.todo or not host_is(machine):
             return
         codes = list(self.todo)
+        workers = max(1, min(default_jobs() if jobs in (None, MPI_JOBS) else int(jobs), len(codes)))
         self._tmp = tempfile.TemporaryDirectory(prefix="autotune-incore-")
         tasks = {c: {"name": self.todo[c][0].name, "code": self.todo[c][0].code, "machine_path": machine.path,
                      "constants": self.todo[c][1], "folder": f"{self._tmp.name}/{i}"} for i, c in enumerate(codes)}
-        workers = max(1, min(default_jobs() if jobs in (None, MPI_JOBS) else int(jobs), len(codes)))
-        self._pool = ProcessPoolExecutor(max_workers=workers, initializer=init_worker_once)
-        self._futures = {self._pool.submit(incore_bench.build, t): c for c, t in tasks.items()}
+        try:
+            self._pool = ProcessPoolExecutor(max_workers=workers, initializer=init_worker_once)
+            self._futures = {self._pool.submit(incore_bench.build, t): c for c, t in tasks.items()}
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
 
     @property
     def started(self) -> bool:
@@ -133,9 +137,14 @@ class Builds:
         """Every harness as built (waiting for those still building); on_built(count, code) as
         each one is."""
         from concurrent.futures import as_completed
+
+        from autotune.tools.ecm_runner import cause_of
         out = {}
         for fut in as_completed(self._futures):
-            out[self._futures[fut]] = fut.result()
+            try:
+                out[self._futures[fut]] = fut.result()
+            except Exception as e:     # a worker that died (killed, out of memory): its part keeps the port model
+                out[self._futures[fut]] = {"ok": False, "error": f"the build's worker failed: {cause_of(e)}"}
             on_built(len(out), self._futures[fut])
         return out
 
@@ -143,10 +152,12 @@ class Builds:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-        if self._tmp is not None:
-            self._tmp.cleanup()
+        try:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            if self._tmp is not None:
+                self._tmp.cleanup()
 
 
 def ensure_incore(parts: list[KernelPart], machine: Machine, store: Store,

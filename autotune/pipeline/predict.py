@@ -39,6 +39,10 @@ def _analysis_inputs(part: KernelPart, machine: Machine, regime: regmod.Regime) 
     constants = regmod.representative_constants(part, machine, regime)
     predictor = regmod.cache_predictor(part, regime)
     view = data_view(part, constants) if predictor == "LC" else None
+    extra = view_constants(view) if view else {}
+    if extra and (set(extra) & set(constants) or
+                  not regmod.sweep_outgrows_faster_levels(part, machine, regime, constants["M"])):
+        view, extra = None, {}    # a padded view (loops reordered) only where no faster level keeps the rows
     inputs = {
         "backend": BACKEND_VERSION,
         "code": part.code,
@@ -56,8 +60,8 @@ def _analysis_inputs(part: KernelPart, machine: Machine, regime: regmod.Regime) 
     }
     if view:
         inputs["view"] = view
-        if view_constants(view):
-            inputs["view_constants"] = view_constants(view)
+    if extra:
+        inputs["view_constants"] = extra
     return inputs
 
 

@@ -25,8 +25,8 @@ HARNESS_VERSION = 3     # 2: timed by the thread's CPU time; 3: later rounds sta
 # kerncraft's main-program template with its benchmark markers replaced by our timer: the same
 # declarations, initialisation and dummy calls (which keep the compiler from dropping the work),
 # calls doubled until a batch lasts MIN_S, one warm-up batch first; given the calls a batch took
-# before ($AUTOTUNE_CALLS: the harness's earlier round), a quarter of them warm up and the batch
-# starts there (doubled while shorter than MIN_S): about 1.25 MIN_S a run instead of 3
+# before ($AUTOTUNE_CALLS: the harness's previous round), a quarter of them warm up and the batch
+# starts there (doubled while shorter than MIN_S): 1.25-2.5 MIN_S a run instead of 3-6
 _TEMPLATE = textwrap.dedent("""
     #include <stdlib.h>
     #include <stdio.h>
@@ -150,6 +150,7 @@ def run_once(built: dict, min_s: float, calls: int | None = None) -> tuple[float
     """(seconds per call, calls) of one harness run: the last batch, which lasted min_s; calls:
     what a batch took in an earlier run (the batch starts there, after a short warm-up)."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
+    env.pop("AUTOTUNE_CALLS", None)           # only ours: a value left in the environment is not a hint
     if calls:
         env["AUTOTUNE_CALLS"] = str(int(calls))
     proc = subprocess.run([built["exe"], repr(min_s), *built["args"]], capture_output=True, text=True,

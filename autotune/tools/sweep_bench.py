@@ -12,7 +12,6 @@ seconds mean for the model is model.sweeps' (pure).
 """
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 from typing import Callable
@@ -35,11 +34,12 @@ def build_all(sources: dict[str, str], flags: tuple[str, ...],
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     from autotune.tools import build as buildmod
+    from autotune.tools.ecm_runner import default_jobs
     cc = buildmod.find_mpicc()
     built, failed = {}, {}
     if not sources:
         return built, failed
-    with ThreadPoolExecutor(max_workers=max(1, min(len(sources), os.cpu_count() or 1))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, min(len(sources), default_jobs()))) as pool:
         futures = {pool.submit(buildmod.build, source, flags, cc): key for key, source in sources.items()}
         for fut in as_completed(futures):
             key = futures[fut]
