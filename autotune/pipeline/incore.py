@@ -103,15 +103,15 @@ class Builds:
     manager: leaving it stops what is left and removes the harnesses."""
 
     def __init__(self, parts: list[KernelPart], machine: Machine, store: Store, jobs: int | None = None) -> None:
+        self.stored, self.todo = _wanted(parts, machine, store) if machine.incore_measured else ({}, {})
+        self._tmp, self._pool, self._futures = None, None, {}
+        if not self.todo or not host_is(machine):
+            return                   # (a warm ranking: nothing of the pool is even imported)
         import tempfile
         from concurrent.futures import ProcessPoolExecutor
 
         from autotune.tools import incore_bench
         from autotune.tools.ecm_runner import MPI_JOBS, default_jobs, init_worker_once
-        self.stored, self.todo = _wanted(parts, machine, store) if machine.incore_measured else ({}, {})
-        self._tmp, self._pool, self._futures = None, None, {}
-        if not self.todo or not host_is(machine):
-            return
         codes = list(self.todo)
         workers = max(1, min(default_jobs() if jobs in (None, MPI_JOBS) else int(jobs), len(codes)))
         self._tmp = tempfile.TemporaryDirectory(prefix="autotune-incore-")
