@@ -6,7 +6,7 @@ import pytest
 
 from autotune.codegen.dataview import data_view
 from autotune.codegen.parts import fused_parts, lc_parts, rhs_parts
-from autotune.model.regime import Regime, cache_predictor, representative_constants
+from autotune.model.regime import Regime, cache_predictor
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.method import load_method
 from autotune.tools import kerncraft_patches as kp

@@ -111,9 +111,9 @@ class Builds:
         from concurrent.futures import ProcessPoolExecutor
 
         from autotune.tools import incore_bench
-        from autotune.tools.ecm_runner import MPI_JOBS, default_jobs, init_worker_once
+        from autotune.tools.ecm_runner import init_worker_once, local_workers
         codes = list(self.todo)
-        workers = max(1, min(default_jobs() if jobs in (None, MPI_JOBS) else int(jobs), len(codes)))
+        workers = local_workers(jobs, len(codes))
         self._tmp = tempfile.TemporaryDirectory(prefix="autotune-incore-")
         tasks = {c: {"name": self.todo[c][0].name, "code": self.todo[c][0].code, "machine_path": machine.path,
                      "constants": self.todo[c][1], "folder": f"{self._tmp.name}/{i}"} for i, c in enumerate(codes)}

@@ -47,6 +47,13 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def local_workers(jobs: int | str | None, tasks: int) -> int:
+    """Processes (or threads) of a local pool for `tasks` tasks: `jobs` where it is a count, else
+    (None, or 'mpi': the MPI ranks analyse, the rest of the work stays here) the cores available;
+    never more than the tasks, never none."""
+    return max(1, min(default_jobs() if jobs in (None, MPI_JOBS) else int(jobs), tasks))
+
+
 def mpi_workers() -> int:
     """Workers of mpi4py.futures' shared pool: the ranks but rank 0 when this process was
     started as `python -m mpi4py.futures` under mpiexec or srun; 0 otherwise."""
@@ -116,7 +123,7 @@ def node_name() -> str:
 
 def _local_pool(jobs: int | None, tasks: int) -> Callable[[], Executor]:
     from concurrent.futures import ProcessPoolExecutor
-    workers = max(1, min(jobs or default_jobs(), tasks))
+    workers = local_workers(jobs, tasks)
     return lambda: ProcessPoolExecutor(max_workers=workers, initializer=init_worker_once)
 
 

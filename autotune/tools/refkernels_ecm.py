@@ -104,7 +104,7 @@ def analyse(machine_file: Path, working_sets: dict[str, int], jobs: int | None =
     from concurrent.futures import BrokenExecutor, ProcessPoolExecutor
 
     from autotune.storage.yamlfile import dump_text, round_trip_yaml
-    from autotune.tools.ecm_runner import default_jobs
+    from autotune.tools.ecm_runner import local_workers
     data = _load(machine_file)
     rule = rule_of(data)
     scratch = tempfile.mkdtemp(prefix="autotune-refkernels-")
@@ -117,7 +117,7 @@ def analyse(machine_file: Path, working_sets: dict[str, int], jobs: int | None =
                   "scratch": scratch,
                   "levels": [(lv, k.constants(ws)) for lv, ws in working_sets.items() if k.measured_in(lv)]}
                  for k in kernels]
-        workers = max(1, min(jobs or default_jobs(), len(tasks)))
+        workers = local_workers(jobs, len(tasks))
         try:
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 found = dict(zip([k.name for k in kernels], pool.map(analyse_kernel, tasks)))

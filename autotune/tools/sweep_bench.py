@@ -34,12 +34,12 @@ def build_all(sources: dict[str, str], flags: tuple[str, ...],
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     from autotune.tools import build as buildmod
-    from autotune.tools.ecm_runner import default_jobs
+    from autotune.tools.ecm_runner import local_workers
     cc = buildmod.find_mpicc()
     built, failed = {}, {}
     if not sources:
         return built, failed
-    with ThreadPoolExecutor(max_workers=max(1, min(len(sources), default_jobs()))) as pool:
+    with ThreadPoolExecutor(max_workers=local_workers(None, len(sources))) as pool:
         futures = {pool.submit(buildmod.build, source, flags, cc): key for key, source in sources.items()}
         for fut in as_completed(futures):
             key = futures[fut]
