@@ -1,4 +1,5 @@
-"""Build and run the OpenMP thread-barrier benchmark for each thread count.
+"""Build and run the barrier-event benchmark for each thread count: a barrier event of the
+solver's step is the end of one parallel region and the start of the next (barrier.c).
 
     python -m benchmarks_mpi.barrier --threads 1,2,4,8 [--cc gcc] [--out f.jsonl]
 
@@ -25,8 +26,10 @@ def build(cc: str, workdir: Path) -> Path:
     return exe
 
 
-def run(exe: Path, threads: int, reps: int = 21, inner: int = 2000) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="close")
+def run(exe: Path, threads: int, reps: int = 21, inner: int = 2000, env: dict | None = None) -> dict:
+    """One run's record (threads: OMP_NUM_THREADS; env: the whole environment, else this one's
+    with the threads bound close)."""
+    env = env or dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="close")
     out = subprocess.run([str(exe), str(reps), str(inner)], check=True, capture_output=True,
                          text=True, env=env, timeout=120)
     return json.loads(out.stdout)

@@ -86,6 +86,13 @@ def test_calibrate_node_on_this_host(tmp_path, capsys, compiler):
     from autotune.tools.cpuprobe import missing_on_host
     assert m.isa_flags and missing_on_host(m.isa_flags) == []
     assert res["uarch"]["osaca"] == m.incore_model
+    # the step's barrier events, measured: a parallel region's end and the next one's start
+    bar = res["barrier"]
+    assert list(bar["seconds"]) == [str(t) for t in hostmachine.barrier_thread_counts(m.cores)]
+    assert all(0 < v < 1e-3 for v in bar["seconds"].values()) and "barrier events" in err
+    assert m.barrier["model"] == "fitted" and m.barrier["per_doubling_s"] == pytest.approx(bar["per_doubling_s"])
+    if m.cores >= 2:   # one thread waits for no other: its regions cost less than a team's
+        assert bar["seconds"][str(m.cores)] > bar["seconds"]["1"] and bar["per_doubling_s"] > 0
     # each kernel part's in-core time is measured on this CPU, at the first analysis
     from autotune.specs.incoremeasure import cpu_key
     from autotune.tools.cpuprobe import host_cpu
@@ -321,8 +328,9 @@ def test_the_written_file_keeps_each_bandwidths_spread_and_loads_in_kerncraft(tm
                "AMD EPYC 7763\nstepping\t: 1\nflags\t\t: fpu sse sse2 ssse3 fma sse4_1 sse4_2 avx f16c avx2 bmi2\n")
     zen3 = identify(parse_cpuinfo(cpuinfo), load_table())
     bw = _recorded_bandwidths()
+    barrier = {"per_doubling_s": 1.1e-6, "error_pct": None, "seconds": {1: 4e-8, 2: 1.1e-6}}
     data = hostmachine.build(_guest(), zen3, ["-march=znver3"], "-march=znver3", osaca_ports("ZEN3"), bw, "guest", 1,
-                             "0.8.18", "today")
+                             "0.8.18", "today", barrier=barrier)
     path = tmp_path / "guest.yaml"
     path.write_text(_dump(data))                        # as calibrate --node writes it
     text = path.read_text()
@@ -345,6 +353,18 @@ def test_the_written_file_keeps_each_bandwidths_spread_and_loads_in_kerncraft(tm
     assert set(spreads) == {"L1", "L2", "L3", "MEM"}
     assert spreads["MEM"][1] == pytest.approx((90.0 - 29.8) / 30.5, abs=1e-3)   # the widest kernel's
     assert spreads["MEM"][0] == pytest.approx(0.03) and spreads["L1"] == pytest.approx((0.03, 0.03))
+    # the barrier events measured on the node price the step's barriers; the network stays assumed
+    assert m.barrier["model"] == "fitted" and m.barrier["per_doubling_s"] == pytest.approx(1.1e-6)
+    assert "1 thread(s) 0.04 us, 2 thread(s) 1.10 us" in m.barrier["provenance"]
+    prov = yaml.safe_load(text)["provenance"]
+    assert prov["assumed"].endswith("network until calibrated") and "barrier events" in prov["measured"]
+
+
+def test_the_barrier_events_are_measured_at_each_doubling_and_every_core():
+    assert hostmachine.barrier_thread_counts(1) == [1]
+    assert hostmachine.barrier_thread_counts(2) == [1, 2]
+    assert hostmachine.barrier_thread_counts(6) == [1, 2, 4, 6]
+    assert hostmachine.barrier_thread_counts(8) == [1, 2, 4, 8]
 
 
 def test_a_file_without_spreads_loads_and_a_bad_spread_is_refused():

@@ -82,6 +82,7 @@ def write_host_machine(target: Path, name: str, progress: Progress, nodes: int =
     progress.say(f"{host.cores} cores, the OS's clock {host.clock_hz / 1e9:.2f} GHz, caches "
              + ", ".join(f"L{c.level} {c.size // 1024} KiB/{c.shared_by} core(s)" for c in host.caches))
     clock = None if dry_run else hostprobe.measure_clock(host, progress)
+    barrier = None if dry_run else barrier_fit(hostprobe.measure_barrier(host, progress))
     scan, bandwidths, found = None, {}, ()
     if not dry_run:
         with hostprobe.stream_exe() as exe:
@@ -96,7 +97,7 @@ def write_host_machine(target: Path, name: str, progress: Progress, nodes: int =
     data = hostmachine.build(host, ident, flags, note, ports, bandwidths,
                              name, nodes, package_version("kerncraft"), time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                              clock=clock, capacity=scan.describe() if scan else None,
-                             capacity_measured=bool(scan and scan.measured))
+                             capacity_measured=bool(scan and scan.measured), barrier=barrier)
     data = stencils.with_section(data, bandwidths, found)
     if given:
         data = _with_port_model_file(data, given)
@@ -115,8 +116,17 @@ def write_host_machine(target: Path, name: str, progress: Progress, nodes: int =
         bandwidth_intervals={lvl: {k: [list(r[4]) if len(r) > 4 and r[4] else None for r in rows]
                                    for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
         last_level=scan.to_dict() if scan else {},
+        barrier={} if barrier is None else {"per_doubling_s": barrier["per_doubling_s"],
+                                            "seconds": {str(t): v for t, v in barrier["seconds"].items()}},
         bandwidth_runs={lvl: {k: [r[5] if len(r) > 5 else None for r in rows] for k, rows in ks.items()}
                         for lvl, ks in bandwidths.items()})
+
+
+def barrier_fit(seconds: dict[int, float]) -> dict:
+    """The barrier events measured (threads -> seconds) and their fit, t(tau) = c ceil(log2 tau)
+    (model.commfit.fit_barrier, as calibrate --threads fits them)."""
+    from autotune.model.commfit import fit_barrier
+    return dict(fit_barrier(sorted(seconds.items())), seconds=dict(seconds))
 
 
 UNSETTLED = ".unsettled"   # the suffix of a file whose measurements were kept but whose fit did not end

@@ -30,10 +30,15 @@ def host_table(res: HostMachineResult) -> str:
         return "\n".join(lines)
     source = f" from {res.imported_from}" if res.imported_from else f" in {res.wall_s:.1f} s"
     lines.append(f"wrote machine '{res.machine}' to {res.file}{source} ({res.nodes} node(s) x {res.cores} "
-                 f"cores, {res.clock_ghz:.2f} GHz; network and barrier assumed until calibrate --procs)")
+                 f"cores, {res.clock_ghz:.2f} GHz; network assumed until calibrate --procs"
+                 + ("" if res.barrier else ", barrier too") + ")")
     if res.clock_measured:
         lines.append(f"  clock {res.clock_ghz:.2f} GHz measured under load on all cores (one core alone "
                      f"{res.clock_1core_ghz:.2f} GHz; the OS says {res.os_clock_ghz:.2f} GHz)")
+    if res.barrier:
+        per = ", ".join(f"{1e6 * v:.2f} us on {t}" for t, v in res.barrier["seconds"].items())
+        lines.append(f"  barrier events (a parallel region's end and the next one's start) {per} thread(s): "
+                     f"{1e9 * res.barrier['per_doubling_s']:.0f} ns per doubling of the threads")
     if res.last_level:
         ll = res.last_level
         lines.append(f"  {ll['level']} capacity {ll['capacity_bytes'] / 2**20:.0f} MiB per instance "

@@ -97,6 +97,9 @@ class HostMachineResult:
     # calibrate --node: the last cache level's capacity as the node's data get it
     # (specs.capacity.CapacityScan.to_dict: the OS's and the file's bytes, the scan); empty: not scanned
     last_level: dict = field(default_factory=dict)
+    # calibrate --node: the step's barrier events measured (a parallel region's end and the next
+    # one's start): per_doubling_s, and seconds per event at each thread count ("1", "2", ...)
+    barrier: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)

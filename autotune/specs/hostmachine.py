@@ -290,26 +290,52 @@ def streaming_stores(bandwidths: dict) -> dict:
     return {"note": note, **out} if out else {}
 
 
-def cluster_section(name: str, nodes: int, cores: int, threads_per_core: int = 1) -> dict:
+def cluster_section(name: str, nodes: int, cores: int, threads_per_core: int = 1,
+                    barrier: dict | None = None) -> dict:
+    """The `cluster` section; barrier: the fit of the barrier events measured on the node
+    (model.commfit.fit_barrier of barrier_points: per_doubling_s, error_pct) with the medians it
+    rests on (`seconds`: threads -> seconds), else the data sheet's figure."""
     return {
         "name": name, "nodes": nodes, "cores_per_node": cores, "threads_per_core": threads_per_core,
         "network": {"model": "datasheet", "latency_s": 1.5e-6 if nodes > 1 else 5.0e-7,
                     "bandwidth_Bps": 1.0e10,
                     "provenance": "assumed, not measured: run autotune calibrate --machine NAME --procs ... "
                                   "(--launcher srun across nodes) to fit it"},
-        "barrier": {"model": "datasheet", "per_doubling_s": 2.0e-7,
-                    "provenance": "assumed, not measured: run autotune calibrate --threads ... to fit it"},
+        "barrier": barrier_section(barrier) if barrier else {
+            "model": "datasheet", "per_doubling_s": 2.0e-7,
+            "provenance": "assumed, not measured: run autotune calibrate --node or --threads ... to fit it"},
     }
+
+
+def barrier_section(barrier: dict) -> dict:
+    """The cluster's barrier as calibrate --node measured it: a step's barrier event is the end of
+    one parallel region and the start of the next (each kernel sweep of the solver is a region of
+    its own), timed as empty regions back to back at 1, 2, 4, ... threads."""
+    seconds = barrier["seconds"]
+    return {"model": "fitted", "per_doubling_s": float(barrier["per_doubling_s"]),
+            "provenance": "measured by autotune calibrate --node: a parallel region's end and the next one's "
+                          "start (every kernel sweep of a step is a region of its own), median of 21 runs: "
+                          + ", ".join(f"{t} thread(s) {1e6 * s:.2f} us" for t, s in sorted(seconds.items()))
+                          + "; t(tau) = per_doubling_s * ceil(log2 tau), least squares over tau >= 2"}
+
+
+def barrier_thread_counts(cores: int) -> list[int]:
+    """The thread counts the barrier events are measured at: 1, 2, 4, ... and every core."""
+    out, t = [], 1
+    while t < cores:
+        out.append(t)
+        t *= 2
+    return out + [max(cores, 1)]
 
 
 def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str, osaca_ports: list[str],
           bandwidths: dict, name: str, nodes: int, kerncraft_version: str, made: str,
           clock: ClockMeasure | None = None, capacity: str | None = None,
-          capacity_measured: bool = False) -> dict:
+          capacity_measured: bool = False, barrier: dict | None = None) -> dict:
     """The machine file (plain data, in kerncraft's order of fields); clock: the clock under load
     (None: the OS's figure, marked as not measured); capacity: what the last level's scan found
     (specs.capacity.CapacityScan.describe), capacity_measured: whether host holds a capacity it
-    measured in place of the OS's."""
+    measured in place of the OS's; barrier: the barrier events measured (cluster_section)."""
     u = ident.record
     nonov = list(u.non_overlapping)
     dp = dict(u.dp_flops)
@@ -337,7 +363,7 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
         **({"streaming stores": stores} if stores else {}),
         "in-core measured": incore_section(ident.cpu, ident.assumed or ident.borrowed_from is not None,
                                            f"OSACA {u.osaca}", clock.one_core_hz if clock else None),
-        "cluster": cluster_section(name, nodes, host.cores),
+        "cluster": cluster_section(name, nodes, host.cores, barrier=barrier),
     }
     how = "chosen with --uarch (assumed, not read from the CPU)" if ident.assumed else "identified from the CPU"
     data["provenance"] = {
@@ -352,6 +378,7 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
                     + (", the last level's capacity as measured (capacity, below); " if capacity_measured
                        else "; ")
                     + ("the clock under load (clock, below); " if clock else "")
+                    + ("the barrier events (cluster.barrier); " if barrier else "")
                     + "bandwidth per level, kernel and thread count from the built-in streaming benchmark "
                     f"(median of {REPEATS} to {MAX_REPEATS} runs, more while its 95 % interval was wider than "
                     f"{100 * STABLE:.0f} % of it" + ("; their spread, (max - min) / median, beside the results"
@@ -359,6 +386,6 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
         "clock": clock_provenance(host, clock),
         **({"capacity": capacity} if capacity is not None else {}),
         "assumed": f"{RATES_ASSUMED}the {u.hierarchy.key} design ({u.hierarchy.source}); "
-                   f"network and barrier until calibrated",
+                   + ("network until calibrated" if barrier else "network and barrier until calibrated"),
     }
     return data

@@ -3,7 +3,7 @@ clock, cache geometry), the clock a chain of dependent adds measures under load 
 cores), and what a streaming benchmark measures (bandwidth of the load, copy, update, triad and
 daxpy kernels in every cache level and memory, of copy and triad with non-temporal stores in
 memory, and of the reference stencils below the levels that hold their rows, for 1..cores
-threads).  The machine file is made from them by specs/hostmachine.py
+threads), and what a barrier event of the solver's step costs.  The machine file is made from them by specs/hostmachine.py
 (pure)."""
 from __future__ import annotations
 
@@ -124,6 +124,25 @@ def measure_clock(host: HostInfo, progress: Progress, min_seconds: float = 0.1,
     clock = clock_under_load(host.clock_hz, host.clock_source, one, every)
     progress.say(clock.describe())
     return clock
+
+
+def measure_barrier(host: HostInfo, progress: Progress, cc: str = "gcc") -> dict[int, float]:
+    """Seconds of one barrier event of the solver's step (a parallel region's end and the next
+    one's start: benchmarks_mpi/barrier.c), the median of its runs, at each thread count of
+    specs.hostmachine.barrier_thread_counts, the threads bound one a CPU."""
+    from benchmarks_mpi import barrier as bench
+    from autotune.specs.hostmachine import barrier_thread_counts
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="autotune-barrier-") as tmp:
+        try:
+            exe = bench.build(cc, Path(tmp))
+            for t in barrier_thread_counts(host.cores):
+                out[t] = float(bench.run(exe, t, env=_omp_env(t))["median"])
+        except (OSError, subprocess.SubprocessError, ValueError, KeyError) as e:
+            raise ToolError(f"barrier benchmark failed: {' '.join(str(getattr(e, 'stderr', '') or e).split())[:300]}") from None
+    progress.say("barrier events (a parallel region's end and the next one's start): "
+                 + ", ".join(f"{1e6 * s:.2f} us on {t} thread(s)" for t, s in out.items()))
+    return out
 
 
 def stream_gbps(exe: Path, kernel: str, bytes_per_thread: int, threads: int, min_seconds: float,
