@@ -3,9 +3,11 @@ runs on the host, with the ECM model alone (no learned factors), against the tar
 
     python -m benchmarks.node --machine FILE [--against FILE2 --against-code DIR]
                                   [--scenarios in-cache,memory] [--top 5] [--sample 10]
-                                  [--reps 3] [--json out.json]
+                                  [--reps 3] [--nodes 1] [--json out.json]
 
-Each scenario is one `tune --top K --sample S --model ecm` at 1 node x all cores: in cache
+Each scenario is one `tune --top K --sample S --model ecm` at 1 node x all cores (--nodes 2: two
+ranks on this host, one a virtual node, each on half the cores; the file's network figures price
+their exchanges, so run `calibrate --procs` on the host first): in cache
 (n = 4e4: inverterchain, heat2d), in memory (n = 4e6: inverterchain, heat2d, wave1d), and a
 user's IVP no one tuned against (benchmarks/ivps/allencahn1d.yaml, n = 4e4 and 4e6).  With
 --against, the same scenarios also run with another machine file and, with --against-code, the
@@ -47,7 +49,7 @@ def tune(machine: str, ivp: str, n: int, a, store: Path, code: str | None) -> di
     # -P where `code` is given: python -m puts the folder it runs in (this checkout) ahead of
     # PYTHONPATH, which would run this checkout's autotune on both sides
     python = [sys.executable, "-P"] if code else [sys.executable]
-    cmd = [*python, "-m", "autotune", "tune", "--ivp", ivp, "--machine", machine, "--nodes", "1",
+    cmd = [*python, "-m", "autotune", "tune", "--ivp", ivp, "--machine", machine, "--nodes", str(a.nodes),
            "--threads", str(a.threads), "--n", str(n), "--top", str(a.top), "--sample", str(a.sample),
            "--reps", str(a.reps), "--model", "ecm", "--format", "json", "--store", str(store)]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -115,13 +117,19 @@ def main(argv=None) -> int:
     ap.add_argument("--against", help="another machine file, tuned back to back with the first")
     ap.add_argument("--against-code", help="a checkout whose autotune runs the --against side")
     ap.add_argument("--scenarios", default="in-cache,memory")
-    ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
+    ap.add_argument("--nodes", type=int, default=1, help="ranks on this host, one a virtual node")
+    ap.add_argument("--threads", type=int, help="threads per rank (default: the cores over the ranks)")
     ap.add_argument("--top", type=int, default=5)
     ap.add_argument("--sample", type=int, default=10)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--store-dir", type=Path)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
+    cores = len(os.sched_getaffinity(0))
+    if a.nodes < 1 or a.nodes > cores:
+        print(f"--nodes: {a.nodes}: expected 1 to {cores} (the cores this process may use)", file=sys.stderr)
+        return 2
+    a.threads = a.threads or max(1, cores // a.nodes)
     if a.against_code and not a.against:
         print("--against-code: runs the --against side; give --against FILE too", file=sys.stderr)
         return 2
@@ -134,6 +142,7 @@ def main(argv=None) -> int:
     stores.mkdir(parents=True, exist_ok=True)
     sides = ([("before", a.against, a.against_code)] if a.against else []) + [("after" if a.against else "file",
                                                                               a.machine, None)]
+    print(f"{a.nodes} x {a.threads} (ranks on this host x threads each)")
     print(f"{'side':8} {'ivp':14} {'n':>9} {'|dev| %':>8} {'phase ratio':>11} {'in band':>7} {'top-1 %':>7} "
           f"{'rho':>6}  sample check", flush=True)
     out = []
@@ -141,7 +150,8 @@ def main(argv=None) -> int:
         for ivp, n in SCENARIOS[kind]:
             for side, machine, code in sides:
                 f = figures(tune(machine, ivp, n, a, stores / f"{side}.sqlite", code))
-                out.append(dict(f, side=side, ivp=ivp, n=n, kind=kind, target_pct=TARGETS[kind]))
+                out.append(dict(f, side=side, ivp=ivp, n=n, kind=kind, target_pct=TARGETS[kind], nodes=a.nodes,
+                                threads=a.threads))
                 print(line(side, Path(ivp).stem, n, f), flush=True)
     print(f"targets: median |deviation| <= {TARGETS['in-cache']:.0f} % in cache, <= {TARGETS['memory']:.0f} % in "
           f"memory; every phase and fused sweep {BAND[0]}-{BAND[1]}; top-1 loss <= 5 %")

@@ -15,3 +15,13 @@ def test_the_clock_check_measures_a_chain_and_names_both_clocks():
     file_ghz, chain_ghz, off = map(float, m.groups())
     assert file_ghz == pytest.approx(load_machine("haswell-ep-e5-2630v3").clock_hz / 1e9, abs=0.005)
     assert chain_ghz > 0.1 and off == pytest.approx(100 * (file_ghz / chain_ghz - 1), abs=1.0)
+
+
+def test_the_ranks_on_this_host_are_checked_before_anything_runs(capsys):
+    import os
+
+    from benchmarks.node import main
+    cores = len(os.sched_getaffinity(0))
+    for bad in (0, cores + 1):
+        assert main(["--machine", "haswell-ep-e5-2630v3", "--nodes", str(bad)]) == 2
+        assert capsys.readouterr().err.strip() == f"--nodes: {bad}: expected 1 to {cores} (the cores this process may use)"
