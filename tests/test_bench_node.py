@@ -25,3 +25,14 @@ def test_the_ranks_on_this_host_are_checked_before_anything_runs(capsys):
     for bad in (0, cores + 1):
         assert main(["--machine", "haswell-ep-e5-2630v3", "--nodes", str(bad)]) == 2
         assert capsys.readouterr().err.strip() == f"--nodes: {bad}: expected 1 to {cores} (the cores this process may use)"
+
+
+def test_the_solver_benchmark_reads_its_cases_and_refuses_bad_ones(capsys, tmp_path):
+    from benchmarks.solvers import CASES, main, parse_cases
+    assert parse_cases("heat2d:40000:lc=ijl,comm=allgather; wave1d:4000000:lc=jl-onepass,comm=neighbour") == [
+        ("heat2d", 40000, "lc=ijl,comm=allgather"), ("wave1d", 4000000, "lc=jl-onepass,comm=neighbour")]
+    assert len(CASES) == 7 and all(n in (40_000, 4_000_000) for _, n, _ in CASES)
+    assert main(["--against-code", str(tmp_path), "--machine", "x", "--cases", "heat2d:4e4:lc=ijl"]) == 2
+    assert capsys.readouterr().err.strip() == "--cases: 'heat2d:4e4:lc=ijl': expected ivp:n:variant"
+    assert main(["--against-code", str(tmp_path), "--machine", "x"]) == 2
+    assert capsys.readouterr().err.strip() == f"--against-code: {tmp_path}: no autotune in it"
