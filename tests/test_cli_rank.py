@@ -106,7 +106,7 @@ def test_table_csv_and_explain(cold_heat2d, session_store, capsys):
     best = cold_heat2d[0]["variants"][0]["name"]
     code, out, _ = run_cli(capsys, "explain", "--ivp", "heat2d", "--nodes", "8", "--variant", best,
                            "--store", session_store)
-    assert code == 0 and f"rank 1 of {ranked}" in out and "rhslc.heat2d.interior" in out and "barriers: 21" in out
+    assert code == 0 and f"rank 1 of {ranked}" in out and "rhslc.heat2d.interior" in out and "barriers: 14" in out
     code, out, _ = run_cli(capsys, "explain", "--ivp", "heat2d", "--nodes", "8", "--variant", best,
                            "--format", "json", "--store", session_store)
     d = json.loads(out)

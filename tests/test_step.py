@@ -101,9 +101,10 @@ def test_the_pipelined_form_is_one_exchange_and_one_sweep_whose_levels_hand_on_i
     f = step_form(RADAU, v)
     c = f.counts
     # the predictor, m - 1 = 5 correctors and the last level, as the fused form; one exchange of y with
-    # (m + 1) d ghost components; no sweep timers of their own (one parallel region runs them all)
+    # (m + 1) d ghost components; no sweep timers of their own (one parallel region runs them all,
+    # its end the step's one barrier: the exchange of y, without a pack, opens none)
     assert c.executions == {"RHSLCD": 1, "RHSLC": 5, "RHSAU": 1} and c.comm_phases == 1 and c.ghost == 7
-    assert c.barriers == 2 and f.timers == () and [e.action for e in f.events() if e.action] == [
+    assert c.barriers == 1 and f.timers == () and [e.action for e in f.events() if e.action] == [
         "communicate_y", "wavefront"]
     sweeps = f.sweeps()
     # only y (read first) and the new y are the node's vectors; the 6 rings of 4 rows and y's
@@ -114,3 +115,14 @@ def test_the_pipelined_form_is_one_exchange_and_one_sweep_whose_levels_hand_on_i
     assert [sw.extends for sw in sweeps] == [6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0]
     assert f.extends == {"RHSLCD": 6.0, "RHSLC": 3.0}
     assert "(window: P1_1,P1_2,P1_3,P1_4)" in f.describe()
+
+
+def test_a_barrier_is_the_end_of_a_parallel_region_the_solver_opens():
+    """Each kernel sweep is a region of its own (step.j2), and so is an exchange's pack (buf=pack);
+    an exchange without one runs on one thread between two regions and ends none."""
+    comm = ("allgather", "neighbour")
+    ghost = step_form(RADAU, parse_variant("lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost", comm)).counts
+    pack = step_form(RADAU, parse_variant("lc=jl-onepass,comm=neighbour,au=fused,pred=direct", comm)).counts
+    # the predictor's RHS, the LC from F_1, the RHS of the s vectors, 5 x (LC, RHS), APPROX+UPDATE
+    assert ghost.barriers == 14 and ghost.exchanges == 7
+    assert pack.barriers == 14 + pack.exchanges == 21

@@ -290,4 +290,7 @@ class Draft:
         pack = self.pack
         packs = tuple(Sweep(pack.group, pack.name, (v,), (self.ybuf if v == "y" else f"B{v[1:]}",))
                       for v in sources) if pack else ()
-        return (Event(Kind.COMM, "vector", len(sources), action, packs, ghost=ghost), barrier("after comm"))
+        # with buf=pack the exchange opens a parallel region, the pack of its vectors: a barrier
+        # event; without it the exchange runs between two kernels' regions and adds none
+        return (Event(Kind.COMM, "vector", len(sources), action, packs, ghost=ghost),) + (
+            (barrier("after the pack"),) if pack else ())
