@@ -41,14 +41,20 @@ TARGETS = {"in-cache": 20.0, "memory": 15.0, "user": 15.0}       # median |devia
 BAND = (0.8, 1.25)                                   # every phase and fused sweep, measured / predicted
 
 
+def interpreter(code: str | None) -> tuple[list[str], dict]:
+    """The command and environment of a Python that imports the autotune of `code` (a checkout;
+    None: the one installed here).  -P where `code` is given: python -m and -c put the folder they
+    run in (this checkout) ahead of PYTHONPATH, which would run this checkout's autotune."""
+    env = dict(os.environ)
+    if not code:
+        return [sys.executable], env
+    env["PYTHONPATH"] = code + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return [sys.executable, "-P"], env
+
+
 def tune(machine: str, ivp: str, n: int, a, store: Path, code: str | None) -> dict:
     """One tune's JSON (the autotune of `code` where given)."""
-    env = dict(os.environ)
-    if code:
-        env["PYTHONPATH"] = code + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    # -P where `code` is given: python -m puts the folder it runs in (this checkout) ahead of
-    # PYTHONPATH, which would run this checkout's autotune on both sides
-    python = [sys.executable, "-P"] if code else [sys.executable]
+    python, env = interpreter(code)
     cmd = [*python, "-m", "autotune", "tune", "--ivp", ivp, "--machine", machine, "--nodes", str(a.nodes),
            "--threads", str(a.threads), "--n", str(n), "--top", str(a.top), "--sample", str(a.sample),
            "--reps", str(a.reps), "--model", "ecm", "--format", "json", "--store", str(store)]

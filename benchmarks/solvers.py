@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from autotune.storage.atomic import write_text
+from benchmarks.node import interpreter
 
 USER_IVP = str(Path(__file__).resolve().parent / "ivps" / "allencahn1d.yaml")
 PAPER = "lc=jl-onepass,comm={},au=fused,pred=direct,buf=ghost"
@@ -49,12 +50,8 @@ sys.stdout.write(solver_source(ivp, load_method("radauIIA7"), parse_variant(sys.
 
 
 def source(code: str | None, case: tuple, machine: str) -> str:
-    """The solver of a case as the autotune of `code` (None: this checkout's) generates it.  -P
-    where `code` is given: python -c puts the folder it runs in ahead of PYTHONPATH."""
-    env, python = dict(os.environ), [sys.executable]
-    if code:
-        env["PYTHONPATH"] = code + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        python.append("-P")
+    """The solver of a case as the autotune of `code` (None: this checkout's) generates it."""
+    python, env = interpreter(code)
     ivp, n, variant = case
     proc = subprocess.run([*python, "-c", SOURCE, ivp, str(n), variant, machine], env=env, capture_output=True,
                           text=True)

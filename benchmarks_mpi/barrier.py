@@ -26,10 +26,10 @@ def build(cc: str, workdir: Path) -> Path:
     return exe
 
 
-def run(exe: Path, threads: int, reps: int = 21, inner: int = 2000, env: dict | None = None) -> dict:
-    """One run's record (threads: OMP_NUM_THREADS; env: the whole environment, else this one's
-    with the threads bound close)."""
-    env = env or dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="close")
+def run(exe: Path, threads: int, reps: int = 21, inner: int = 2000) -> dict:
+    """One run's record: `threads` threads, one bound to each CPU (as calibrate --node binds its
+    benchmarks), so calibrate --node and --threads measure alike."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="close", OMP_PLACES="threads")
     out = subprocess.run([str(exe), str(reps), str(inner)], check=True, capture_output=True,
                          text=True, env=env, timeout=120)
     return json.loads(out.stdout)

@@ -314,7 +314,7 @@ def barrier_section(barrier: dict) -> dict:
     seconds = barrier["seconds"]
     return {"model": "fitted", "per_doubling_s": float(barrier["per_doubling_s"]),
             "provenance": "measured by autotune calibrate --node: a parallel region's end and the next one's "
-                          "start (every kernel sweep of a step is a region of its own), median of 21 runs: "
+                          "start (every kernel sweep of a step is a region of its own), the median of its runs: "
                           + ", ".join(f"{t} thread(s) {1e6 * s:.2f} us" for t, s in sorted(seconds.items()))
                           + "; t(tau) = per_doubling_s * ceil(log2 tau), least squares over tau >= 2"}
 

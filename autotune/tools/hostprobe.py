@@ -3,8 +3,8 @@ clock, cache geometry), the clock a chain of dependent adds measures under load 
 cores), and what a streaming benchmark measures (bandwidth of the load, copy, update, triad and
 daxpy kernels in every cache level and memory, of copy and triad with non-temporal stores in
 memory, and of the reference stencils below the levels that hold their rows, for 1..cores
-threads), and what a barrier event of the solver's step costs.  The machine file is made from them by specs/hostmachine.py
-(pure)."""
+threads), and what a barrier event of the solver's step costs.  The machine file is made from
+them by specs/hostmachine.py (pure)."""
 from __future__ import annotations
 
 import os
@@ -137,7 +137,7 @@ def measure_barrier(host: HostInfo, progress: Progress, cc: str = "gcc") -> dict
         try:
             exe = bench.build(cc, Path(tmp))
             for t in barrier_thread_counts(host.cores):
-                out[t] = float(bench.run(exe, t, env=_omp_env(t))["median"])
+                out[t] = float(bench.run(exe, t)["median"])
         except (OSError, subprocess.SubprocessError, ValueError, KeyError) as e:
             raise ToolError(f"barrier benchmark failed: {' '.join(str(getattr(e, 'stderr', '') or e).split())[:300]}") from None
     progress.say("barrier events (a parallel region's end and the next one's start): "
