@@ -174,7 +174,9 @@ def _run_pool(make_pool: Callable[[], Executor], tasks: list[dict], on_result: C
                     results = [{"ok": False, "error": f"worker failed: {cause_of(e)}", "log": "",
                                 "transient": True}] * len(task["regimes"])
                 if results[0].get("fatal"):
-                    pool.shutdown(wait=False, cancel_futures=True)
+                    # wait: a pool left running at exit races Python's own shutdown of it (a write
+                    # to a closed pipe); the tasks still running fail at once as this one did
+                    pool.shutdown(wait=True, cancel_futures=True)
                     kept = f"{done} of {total} kernel analyses finished and stored" if done else \
                         f"none of {total} kernel analyses ran"
                     raise ToolError(f"{results[0]['error']}; {kept}")
