@@ -8,6 +8,7 @@ from pathlib import Path
 
 from autotune.errors import InputError
 from autotune.specs.formula import FormulaError, evaluate
+from autotune.specs.grid import Grid, GridError, check as check_grid
 from autotune.specs.schemes import SCHEMES
 from autotune.specs.shipped import shipped_dir
 from autotune.specs.loading import read_yaml, resolve, shipped_names, validate
@@ -29,6 +30,15 @@ SCHEMA = {
         "initial": {"type": "string"},
         "step_size": _FORMULA,
         "constants": {"type": "object", "additionalProperties": _FORMULA},
+        "grid": {
+            "type": "object",
+            "required": ["extent", "reach"],
+            "additionalProperties": False,
+            "properties": {
+                "extent": {"type": "array", "minItems": 2, "items": _FORMULA},
+                "reach": {"type": "array", "minItems": 2, "items": {"type": "integer", "minimum": 0}},
+            },
+        },
         "rhs": {
             "type": "array",
             "minItems": 1,
@@ -98,6 +108,7 @@ class IVP:
     path: str
     initial: str = ""    # C expression of y_j(t0) in j (global index), the size parameter and n
     step_size: str = ""  # formula in the size parameter: a step size the fixed-point iteration converges for
+    grid: Grid | None = None   # the components as a grid (specs.grid); None: a flat vector only
 
     def default_step(self, n: int) -> float:
         if not self.step_size:
@@ -184,10 +195,17 @@ def parse_ivp(data: dict, path: Path | str) -> IVP:
             raise InputError(f"{path}: field 'comm': unknown scheme {scheme!r} (known: {', '.join(SCHEMES)})")
     if "sparse" in data["comm"] and "sparse_halo" not in data:
         raise InputError(f"{path}: field 'sparse_halo': required when 'sparse' is among the comm schemes")
+    grid = None
+    if "grid" in data:
+        grid = Grid(tuple(str(e) for e in data["grid"]["extent"]), tuple(data["grid"]["reach"]))
+        try:
+            check_grid(grid, str(data["n"]), sp, [p.expr for p in parts])
+        except GridError as e:
+            raise InputError(f"{path}: field 'grid': {e}") from None
     return IVP(data["name"], data.get("description", "").strip(), sp, str(data["n"]),
                str(data["access_distance"]), data["default_n"], tuple(data["comm"]),
                data.get("sparse_halo", 0), tuple((k, str(v)) for k, v in consts.items()),
-               tuple(parts), str(path), data.get("initial", ""), str(data.get("step_size", "")))
+               tuple(parts), str(path), data.get("initial", ""), str(data.get("step_size", "")), grid)
 
 
 def load_ivp(name_or_path: str) -> IVP:
