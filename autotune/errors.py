@@ -27,5 +27,11 @@ class InputError(Exception):
         return self.named()
 
 
+class CannotRun(InputError):
+    """A variant the IVP (or the size, or the machine) cannot run at all, whatever the scenario:
+    traversal=strips of an IVP that declares no grid.  Naming it is bad input; generating the
+    whole pool leaves it out with this reason."""
+
+
 class ToolError(Exception):
     """An external tool (kerncraft, compiler, mpiexec) failed."""

@@ -9,7 +9,7 @@ import autotune
 from autotune.results.rank import COLUMNS, RankResult
 from autotune.results.sweep import FIELDS, SweepResult
 
-from .conftest import HEAT_DEFAULT_EXCLUDED, free_factor, pool_size, ranked_size, run_cli
+from .conftest import GRIDLESS, HEAT_DEFAULT_DROPPED, HEAT_DEFAULT_EXCLUDED, free_factor, pool_size, ranked_size, run_cli
 
 
 def test_rank_is_the_cli_json_as_a_typed_result(replay_store, capsys):
@@ -26,7 +26,7 @@ def test_rank_is_the_cli_json_as_a_typed_result(replay_store, capsys):
     assert {e.item for e in r.excluded} == set(HEAT_DEFAULT_EXCLUDED)
     assert "exceed the last-level cache" in r.excluded["pipe=wavefront"].why
     assert isinstance(df, pd.DataFrame) and list(df.columns) == COLUMNS
-    assert len(df) == ranked_size(excluded=HEAT_DEFAULT_EXCLUDED) == pool_size() - 4
+    assert len(df) == ranked_size(excluded=HEAT_DEFAULT_DROPPED) == pool_size() - 4
     assert list(df["name"]) == [v["name"] for v in json.loads(cli)["variants"]]
     assert df["predicted_s"].is_monotonic_increasing and df["preselected"].dtype == bool
     # every floor: the step's (y in, the new y out; with write-allocate the new y read first: 3 of
@@ -47,7 +47,7 @@ def test_sweep_scale_and_explain(replay_store):
     # heat2d's 6 scenarios (4 and 8 nodes, n about 3e7) leave the pipelined step out, inverterchain's
     # (access distance 1) keep it
     assert list(df.columns) == list(FIELDS)
-    assert len(df) == 6 * ranked_size(excluded=HEAT_DEFAULT_EXCLUDED) + 6 * pool_size("inverterchain")
+    assert len(df) == 6 * ranked_size(excluded=HEAT_DEFAULT_DROPPED) + 6 * ranked_size("inverterchain", GRIDLESS)
     assert set(df.groupby(["ivp", "n", "nodes"])["rank"].min()) == {1}
     top = autotune.sweep(["heat2d", "inverterchain"], n="3e7:3.6e7:3log", nodes=[4, 8], top=5, selected_only=True,
                          store=replay_store).to_frame()
@@ -135,8 +135,9 @@ def test_variant_filter_keeps_the_matching_variants(replay_store, capsys):
     names = [v.name for v in r.ordered]
     # 2 LC forms x 8 (au, pred, rhs) x overlapped or not, and the 8 fused neighbour variants
     # (jl-onepass; block l1 or l2, overlapped or not, streaming stores or not), each with buf=pack or
-    # ghost, times the free dimensions (the pipelined ones do not pay here)
-    assert len(names) == (2 * 8 * 2 + 8) * 2 * free_factor() and all(n.startswith(("lc=jl-onepass,comm=neighbour", "lc=lj-onepass,comm=neighbour"))
+    # ghost, times the free dimensions; and the pipelined one over strips (in row order they do
+    # not pay here)
+    assert len(names) == ((2 * 8 * 2 + 8) * 2 + 1) * free_factor() and all(n.startswith(("lc=jl-onepass,comm=neighbour", "lc=lj-onepass,comm=neighbour"))
                                         for n in names)
     paper = autotune.sweep("heat2d,inverterchain", nodes=[4, 8], variant_filter="paper", store=replay_store)
     f = paper.to_frame()

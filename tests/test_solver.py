@@ -158,6 +158,39 @@ def test_pipelined_steps_compute_the_paper_forms_numbers(name, n, h, tmp_path):
             assert np.max(np.abs(y - ref)) <= 1e-12 * np.max(np.abs(ref)), (v.name, procs, threads)
 
 
+STRIPS = PIPE + ",traversal=strips"
+
+
+@pytest.mark.parametrize("n", [40000, 41209])
+def test_pipelined_steps_over_strips_compute_the_paper_forms_numbers(n, tmp_path):
+    """traversal=strips on the Haswell file (strips 80 wide: 200 and 203 columns make three, the
+    last 40 and 43 wide), on 1 to 3 ranks and threads: regions that start and end inside a row,
+    levels that reach into the neighbours' regions and across the strips' edges, where the
+    flat vector's neighbour of a row's first column is the row before's last.  The same numbers
+    as the paper form's to rounding."""
+    from autotune.specs.machine import load_machine
+    haswell = load_machine("haswell-ep-e5-2630v3")
+    ivp, h = load_ivp("heat2d"), 1e-6
+    ref = _solve(ivp, Variant("ijl", "allgather"), n, 3, h, 1, 1, tmp_path / "ref.bin")
+    y0 = _solve(ivp, Variant("ijl", "allgather"), n, 0, h, 1, 1, tmp_path / "y0.bin")
+    assert np.max(np.abs(ref - y0)) > 1e-8
+    variants = [parse_variant(STRIPS.format(comm, "l2"), ivp.comm) for comm in ivp.comm]
+    for v in variants:
+        source = solver_source(ivp, METHOD, v, n, haswell)
+        assert "#define SP 92L" in source and "static const long SW_[SK] = { 0, 80 };" in source
+        exe = build(source, FLAGS)
+        for procs, threads in ((1, 1), (1, 2), (2, 1), (3, 1), (1, 3)):
+            y = _solve(ivp, v, n, 3, h, procs, threads, tmp_path / "y.bin", exe)
+            assert np.max(np.abs(y - ref)) <= 1e-12 * np.max(np.abs(ref)), (v.name, procs, threads)
+
+
+def test_strips_need_a_grid():
+    from autotune.errors import InputError
+    with pytest.raises(InputError, match="inverterchain at n = 200: the IVP declares no grid"):
+        solver_source(load_ivp("inverterchain"), METHOD, parse_variant(STRIPS.format("allgather", "l2"),
+                                                                     ("allgather",)), 200)
+
+
 ALIGNED_FORMS = ("lc=jl-onepass,comm={}", "lc=jl-onepass,comm={},au=fused,pred=direct,buf=ghost",
                  "lc=jl-onepass,comm={},au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1",
                  PIPE.format("{}", "l1"))

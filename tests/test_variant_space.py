@@ -35,8 +35,10 @@ def test_pool_is_large_and_every_value_occurs(ivp):
     # streaming, the argument vectors packed or in their buffers; and pipelined: block l1 or l2 on
     # the two schemes (buf=ghost, no overlap, no streaming); halo: the neighbour scheme's 64
     # unfused and 2 x 2 fused forms, packed or not; each times the dimensions no rule names
-    assert sum(v.fuse == "rhs-lc" for v in pool) == (6 * 2 * 2 + 2 * 2) * free_factor()
-    assert sum(v.pipe == "wavefront" for v in pool) == 2 * 2 * free_factor()
+    # (and over strips: block l2 on the two schemes)
+    assert sum(v.fuse == "rhs-lc" for v in pool) == (6 * 2 * 2 + 2 * 2 + 2) * free_factor()
+    assert sum(v.pipe == "wavefront" for v in pool) == (2 * 2 + 2) * free_factor()
+    assert all(v.pipe == "wavefront" and v.block == "l2" for v in pool if v.traversal == "strips")
     assert all(v.buf == "ghost" and v.overlap == "none" and v.store == "none" for v in pool if v.pipe != "none")
     assert sum(v.store == "nt" for v in pool) == 6 * 2 * free_factor()
     assert sum(v.overlap == "halo" for v in pool) == (64 + 2 * 2) * 2 * free_factor()
@@ -54,12 +56,15 @@ def test_rules_keep_combinations_that_cannot_run_out():
                      ("lc=jli,comm=neighbour,block=l1", "block=l1 needs fuse=rhs-lc"),
                      ("lc=jli,comm=neighbour,store=nt", "store=nt needs fuse=rhs-lc"),
                      (FUSED.replace("buf=ghost,", "") + ",pipe=wavefront", "pipe=wavefront needs buf=ghost"),
-                     (FUSED + ",store=nt,pipe=wavefront", "pipe=wavefront needs store=none")]:
+                     (FUSED + ",store=nt,pipe=wavefront", "pipe=wavefront needs store=none"),
+                     (FUSED + ",traversal=strips", "traversal=strips needs pipe=wavefront"),
+                     (FUSED.replace("l2", "l1") + ",pipe=wavefront,traversal=strips", "traversal=strips needs block=l2")]:
         with pytest.raises(InputError, match=re.escape(why)):
             parse_variant(bad, heat.comm)
     flt = parse_filter("fuse=rhs-lc,comm=neighbour")
-    # block l1 or l2, overlapped or not, streaming or not, packed or not; and pipelined (l1 or l2)
-    assert len([v for v in enumerate_variants(heat.comm) if matches(v, flt)]) == (4 * 2 * 2 + 2) * free_factor()
+    # block l1 or l2, overlapped or not, streaming or not, packed or not; and pipelined (l1 or l2,
+    # and l2 over strips)
+    assert len([v for v in enumerate_variants(heat.comm) if matches(v, flt)]) == (4 * 2 * 2 + 3) * free_factor()
 
 
 def _missing_code(dim, value) -> list[str]:
@@ -78,7 +83,7 @@ def _missing_code(dim, value) -> list[str]:
     macros = set(re.findall(r"{%-?\s*macro\s+(\w+)\s*\(", text))
     pool = enumerate_variants(("allgather", "neighbour"))
     variant = next((v for v in pool if getattr(v, dim.key) == value.name), None)
-    given = set(dimension_context(load_ivp("heat2d"), METHOD, variant, None)) if variant and dim.render else set()
+    given = set(dimension_context(load_ivp("heat2d"), METHOD, variant, None, 40000)) if variant and dim.render else set()
     return [n for n in filter(None, names.split(",")) if not (n in macros or (n in reads and n in given))]
 
 

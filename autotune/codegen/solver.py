@@ -53,7 +53,7 @@ def variant_module(ivp: IVP, method: Method, variant: Variant, n: int, machine: 
         raise InputError(f"{ivp.path}: field 'constants': {e}") from None
     names = {c for p in parts for c in p.constants}
     constants = [c for c in constants if c["name"] in names]
-    context = dimension_context(ivp, method, variant, machine)
+    context = dimension_context(ivp, method, variant, machine, n)
     rhs, offset = [], "0"
     bodies_all = context.pop(BODIES_ALL, None) or [None] * len(parts)
     for i, (p, part) in enumerate(zip(parts, ivp.rhs)):
@@ -89,6 +89,8 @@ class _Render:
     ivp: IVP
     method: Method
     machine: Machine | None
+    n: int
+    values: dict
     parts: object = kmod
 
 
@@ -100,11 +102,11 @@ PREAMBLE = "preamble"          # lines before the solver's code: every dimension
 BODIES_ALL = "rhs_bodies_all"  # per RHS part of the IVP, its body over all s argument vectors
 
 
-def dimension_context(ivp: IVP, method: Method, variant: Variant, machine: Machine | None) -> dict:
+def dimension_context(ivp: IVP, method: Method, variant: Variant, machine: Machine | None, n: int) -> dict:
     """Every dimension's part of the solver template's context, for the variant's values
     (specs.dimension: render): a key two dimensions give, or one the solver gives itself
     (SOLVER_KEYS), is an error, but for PREAMBLE, which they add to in position order."""
-    inputs = _Render(ivp, method, machine)
+    inputs = _Render(ivp, method, machine, n, variant.fields())
     out: dict = {PREAMBLE: []}
     for key, dim in DIMENSIONS.items():
         if dim.render is None:

@@ -19,13 +19,18 @@ def tile_components(machine: Machine | None, block: str, stages: int) -> int:
     really lives (its rows pass through beside it) is model.tiles' question."""
     if block == "none":
         return 0
-    per_core = DEFAULT_CACHE_BYTES[block]
-    if machine is not None:
-        level = next((c for c in machine.caches if c.name.lower() == block), None)
-        if level is None:
-            raise InputError(f"{machine.path}: no cache level {block.upper()} for block={block}")
-        per_core = level.bytes_per_group // level.cores_per_group
-    return max(8, per_core // (2 * DOUBLE * stages) // 8 * 8)
+    return max(8, core_share(machine, block) // (2 * DOUBLE * stages) // 8 * 8)
+
+
+def core_share(machine: Machine | None, block: str) -> int:
+    """Bytes of the cache level `block` names that one core has to itself (DEFAULT_CACHE_BYTES
+    without a machine)."""
+    if machine is None:
+        return DEFAULT_CACHE_BYTES[block]
+    got = machine.core_share(block)
+    if got is None:
+        raise InputError(f"{machine.path}: no cache level {block.upper()} for block={block}")
+    return got
 
 
 def _tile(value: str, machine, stages: int) -> int:

@@ -65,10 +65,11 @@ def _pays(value: str, f: PayFacts) -> str | None:
     if live <= f.llc_bytes:
         return (f"the step's live data ({live / 2**20:.3g} MiB) stays in the last-level cache "
                 f"({f.llc_bytes / 2**20:.3g} MiB): pipelining saves no memory traffic")
-    window = window_bytes(f.tile, f.distance, f.stages, f.iterations) * f.threads
+    walk = f.walk      # another order than the rows' (traversal): its own window
+    window = (walk.window_bytes() if walk else window_bytes(f.tile, f.distance, f.stages, f.iterations)) * f.threads
     if window > f.llc_bytes:
-        return (f"the threads' windows ({window / 2**20:.3g} MiB at access distance {f.distance}) "
-                f"exceed the last-level cache ({f.llc_bytes / 2**20:.3g} MiB)")
+        return (f"{'' if walk else 'in row order, '}the threads' windows ({window / 2**20:.3g} MiB at access distance "
+                f"{walk.distance if walk else f.distance}) exceed the last-level cache ({f.llc_bytes / 2**20:.3g} MiB)")
     extra = f.iterations * f.distance / max(1.0, f.region)    # (m / 2) d either side, on average
     if extra > MAX_EXTRA:
         return (f"a thread's region ({f.region:.0f} components) is short for the {f.iterations} x "

@@ -81,6 +81,26 @@ class _Facts:
     def tile(self) -> int:
         return tile_of(tiling(self._variant), self._sc.machine, self._sc.method.stages)
 
+    @cached_property
+    def walk(self):
+        values = self._variant.fields()
+        for k, d in DIMENSIONS.items():
+            if d.walk and values[k] != d.default:
+                return d.walk(values[k], self._sc.ivp, self._sc.n, self._sc.method, self._sc.machine, values)
+        return None
+
+    @property
+    def ivp(self):
+        return self._sc.ivp
+
+    @property
+    def machine(self):
+        return self._sc.machine
+
+    @cached_property
+    def values(self) -> dict[str, str]:
+        return self._variant.fields()
+
     def next_reads(self) -> tuple[float, ...]:
         return _next_reads(self._sc.method, tuple(getattr(self._variant, k) for k in step_keys()))
 
@@ -102,10 +122,14 @@ def _refusable(variant: Variant) -> tuple:
 NONE = Exclusions()      # nothing excluded (shared: Exclusions are never changed in place)
 
 
-def why_excluded(excluded: Exclusions, variant: Variant) -> str | None:
-    """Why `variant` cannot run where these are excluded (None: it can): its scheme's reason,
-    else its first refused value's."""
-    return excluded.why(variant, [k for k, _ in _refusable(variant)])
+def why_excluded(sc: Scenario, excluded: Exclusions, variant: Variant) -> str | None:
+    """Why `variant` cannot run in `sc`, where these are excluded (None: it can): its scheme's
+    reason, else the first of its values that does not pay, asked of this variant (a value may
+    pay in one variant and not in another: pipe=wavefront over strips, not in row order)."""
+    scheme = excluded.why(variant)
+    if scheme or excluded.why(variant, [k for k, _ in _refusable(variant)]) is None:
+        return scheme
+    return next((e.why for e in unpaid(sc, variant)), None)
 
 
 def unpaid(sc: Scenario | _ScenarioFacts, variant: Variant) -> Exclusions:

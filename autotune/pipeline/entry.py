@@ -38,7 +38,7 @@ if TYPE_CHECKING:       # each command imports what only it needs when it runs
 
 def _require_applicable(sc: Scenario, named: list[Variant], excluded: Exclusions, field: str) -> None:
     for v in named:
-        why = why_excluded(excluded, v)
+        why = why_excluded(sc, excluded, v)
         if why:
             raise InputError(f"{v.name} with n = {sc.n} and {sc.nodes} nodes: {why}", field=field)
 

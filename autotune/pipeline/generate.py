@@ -7,6 +7,7 @@ from pathlib import Path
 
 from autotune.codegen.parts import method_parts, step_rhs_parts
 from autotune.codegen.solver import generated_schemes, solver_source
+from autotune.errors import CannotRun
 from autotune.request.run import DEFAULT_FLAGS
 from autotune.results.generate import GenerateResult
 from autotune.specs.ivp import load_ivp
@@ -40,7 +41,7 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
                 "comm_phases_per_step": paper.comm_phases, "barriers_per_step": paper.barriers,
                 "build": f"mpicc {DEFAULT_FLAGS} solvers/<variant>.c -o <variant> -lm",
                 "run": "mpiexec -n <ranks> ./<variant> n size_parameter steps h warmup [output-file]",
-                "variants": {}, "solvers": {}, "barriers": {}}
+                "variants": {}, "solvers": {}, "barriers": {}, "not_generated": {}}
     can_build = set(generated_schemes())
     for v in enumerate_variants(ivp.comm):
         step = step_form(method, v)
@@ -58,8 +59,13 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
         } for p in parts]
         manifest["barriers"][v.name] = counts.barriers
         if v.comm in can_build:
+            try:
+                source = solver_source(ivp, method, v, n, target)
+            except CannotRun as e:       # no solver of it for this IVP: the manifest says why
+                manifest["not_generated"][v.name] = str(e)
+                continue
             stem = file_stem(v.name)
-            write_text(out / "solvers" / f"{stem}.c", solver_source(ivp, method, v, n, target), "out")
+            write_text(out / "solvers" / f"{stem}.c", source, "out")
             manifest["solvers"][v.name] = {
                 "file": f"solvers/{stem}.c",
                 "build": " ".join(["mpicc", *shlex.split(DEFAULT_FLAGS), f"solvers/{stem}.c", "-o", stem, "-lm"])}

@@ -21,7 +21,7 @@ from autotune.specs.variants import DIMENSIONS, Variant
 from autotune.specs.window import in_registers
 
 
-LAYOUT_VERSION = 1      # bump where a layout's meaning changes without a change of code or specs
+LAYOUT_VERSION = 2      # bump where a layout's meaning changes without a change of code or specs
 
 
 class Session:
@@ -96,6 +96,7 @@ class Unit(NamedTuple):
     tiling: tuple = ()              # (key, value) of the dimensions that tile it (tile_of)
     extends: float = 0.0            # access distances it computes beyond a thread's region (Sweep)
     stores_f: bool = True           # its tile of F is stored and read back (False: F in registers)
+    walking: tuple = ()             # (key, value) of the dimensions that reorder its window (walk_of)
 
     @property
     def windowed(self) -> bool:
@@ -120,6 +121,23 @@ def tiling(v: Variant) -> tuple[tuple[str, str], ...]:
 def tile_of(pairs: tuple[tuple[str, str], ...], machine, stages: int) -> int:
     """Components per tile of a unit tiled by `pairs` on `machine` (0: untiled)."""
     return max((DIMENSIONS[k].tile(value, machine, stages) for k, value in pairs), default=0)
+
+
+def walking(v: Variant) -> tuple[tuple[str, str], ...]:
+    """The values of `v` that reorder its pipelined step (a dimension with a walk hook, not at
+    its default, row order)."""
+    return tuple((k, getattr(v, k)) for k, d in DIMENSIONS.items() if d.walk and getattr(v, k) != d.default)
+
+
+def walk_of(unit: Unit, ivp: IVP, n: int, method: Method, machine):
+    """The geometry of a unit's window in the order its walking values give (specs.dimension:
+    walk), at system size n; None: row order (specs.window), or an order that cannot run."""
+    values = dict(unit.tiling + unit.walking)
+    for k, value in unit.walking:
+        got = DIMENSIONS[k].walk(value, ivp, n, method, machine, values)
+        if got is not None:
+            return got
+    return None
 
 
 def overlaps(v: Variant) -> bool:
@@ -162,14 +180,15 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     slot_list: list[Slot] = []
 
     def slot(part: KernelPart, dist: tuple, spec: int | None, executions: int, streams: tuple = (),
-             tiles: tuple = (), extends: float = 0.0) -> int:
+             tiles: tuple = (), extends: float = 0.0, walks: tuple = ()) -> int:
         # a pipelined level keeps F in registers where the IVP is one part over every component
         stores_f = not (reuse.windowed(dist) and in_registers(ivp))
-        key = (part.name, dist, streams, tiles, extends, stores_f)
+        walks = walks if reuse.windowed(dist) else ()      # only the window's parts change with the order
+        key = (part.name, dist, streams, tiles, extends, stores_f, walks)
         u = units.get(key)
         if u is None:
             u = units[key] = len(unit_list)
-            unit_list.append(Unit(part, dist, spec, streams, tiles, extends, stores_f))
+            unit_list.append(Unit(part, dist, spec, streams, tiles, extends, stores_f, walks))
         s = slots.get((u, executions))
         if s is None:
             s = slots[(u, executions)] = len(slot_list)
@@ -178,19 +197,19 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
 
     rhs_groups: dict[tuple, tuple[int, ...]] = {}
 
-    def rhs_slots(step: StepForm, dist: dict, execs: dict[str, int], tiles: tuple) -> tuple[int, ...]:
+    def rhs_slots(step: StepForm, dist: dict, execs: dict[str, int], tiles: tuple, walks: tuple) -> tuple[int, ...]:
         """The RHS parts of one form: one argument vector's (the predictor's, and the corrector's s
         sweeps in the stage form), all s in one sweep; or the fused sweeps' parts (and their tile)."""
         sweeps = step.rhs_groups
         streamed = step.streamed_groups
         extends = step.extends
-        key = sweeps + tuple(dist.get(g) for g in RHS_SWEEPS) + streamed + (tiles,) + tuple(extends.items())
+        key = sweeps + tuple(dist.get(g) for g in RHS_SWEEPS) + streamed + (tiles, walks) + tuple(extends.items())
         got = rhs_groups.get(key)
         if got is None:
             groups = [session.sweep_parts(ivp, method, g) for g in sweeps]
             got = rhs_groups[key] = tuple(slot(part, dist[part.kernel], spec, execs[part.kernel],
                                                part.stores if part.kernel in streamed else (), tiles,
-                                               extends.get(part.kernel, 0.0))
+                                               extends.get(part.kernel, 0.0), walks)
                                           for group in groups for part, spec in group)
         return got
 
@@ -201,8 +220,8 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     form_of, comm_of, barriers, overlap = [], [], [], []
     keys = step_keys()
     for v in variants:
-        tiles = tiling(v)
-        f = tuple(getattr(v, k) for k in keys) + (tiles,)     # the tile prices the fused parts
+        tiles, walks = tiling(v), walking(v)
+        f = tuple(getattr(v, k) for k in keys) + (tiles, walks)   # the tile and the order price the fused parts
         fi = forms.get(f)
         if fi is None:
             step = step_form(method, v)
@@ -212,7 +231,7 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
             execs = dict(counts.executions, PACK=counts.comm_phases)
             own = [slot(part, dist[part.name], None, execs[part.kernel]) for part in kmod.method_parts(step)]
             method_slots += own
-            used = tuple(own) + rhs_slots(step, dist, execs, tiles)
+            used = tuple(own) + rhs_slots(step, dist, execs, tiles, walks)
             fi = forms[f] = len(form_list)
             form_list.append(Form(used, tuple(s for s in used if unit_list[slot_list[s].unit].part.kernel
                                               in RHS_SWEEPS), counts))

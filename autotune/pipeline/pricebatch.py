@@ -23,7 +23,7 @@ from autotune.model.steptime import form_times, per_execution, regime_rate, vari
 from autotune.model import sweeps as swmod
 from autotune.model.streaming import streamed
 from autotune.model.tiles import tiled
-from autotune.pipeline.layout import Layout, Session, Unit, tile_of
+from autotune.pipeline.layout import Layout, Session, Unit, tile_of, walk_of
 from autotune.pipeline.sweepprice import at_level, sweep_factors
 from autotune.specs import window
 from autotune.specs.parts import DOUBLE, KernelPart
@@ -86,23 +86,29 @@ def place(batch: Batch) -> list[tuple[KernelPart, regmod.Regime]]:
         part = unit.part
         windowed = unit.windowed
         tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if windowed else 0
-        if (unit.distances, tile) not in shares:
+        # the window's order (traversal=strips): its rings, its distance and its edges' work
+        walks = [walk_of(unit, ivp, s.n, sc.method, sc.machine) for s in batch.scenarios] if unit.walking else None
+        if (unit.distances, tile, unit.walking) not in shares:
             stages = sc.method.stages
-            ring = batch.column([float(DOUBLE * window.ring_components(tile, window.reach(ivp, s.n), stages)
-                                       * sc.node_threads) for s in batch.scenarios]) if windowed else None
-            shares[(unit.distances, tile)] = reuse.level_shares_of(ops, unit.distances, vector_bytes, reach,
-                                                                   steps.setdefault(tile, {}), ring)
+            ring = batch.column([float(DOUBLE * (walks[i].ring if walks else
+                                                 window.ring_components(tile, window.reach(ivp, s.n), stages))
+                                       * sc.node_threads) for i, s in enumerate(batch.scenarios)]) if windowed else None
+            shares[(unit.distances, tile, unit.walking)] = reuse.level_shares_of(
+                ops, unit.distances, vector_bytes, reach, steps.setdefault((tile, unit.walking), {}), ring)
         key = None if unit.spec is None else (unit.spec, part.step)
         if key not in sized:
             sized[key] = (batch.column([math.ceil(sizes[s.n][1][unit.spec][0] / s.nodes) * part.step
                                         for s in batch.scenarios]),
                           batch.column([sizes[s.n][1][unit.spec][1] for s in batch.scenarios]))
         m, halo = sized[key]
+        if walks:            # the levels read their neighbours in the strip's planes
+            halo = batch.column([w.distance for w in walks])
         if unit.extends:     # pipe=wavefront: the neighbours' share computed again (specs.window)
-            m = m * batch.column([1.0 + window.extra_share(sizes[s.n][0], unit.extends, r, s.n)
-                                  for s, r in zip(batch.scenarios, regions)])
+            m = m * batch.column([(1.0 + window.extra_share(sizes[s.n][0], unit.extends, r, s.n))
+                                  * (1.0 + (walks[i].edge_share(unit.extends) if walks else 0.0))
+                                  for i, (s, r) in enumerate(zip(batch.scenarios, regions))])
         mine = []
-        for level, w in enumerate(shares[(unit.distances, tile)]):
+        for level, w in enumerate(shares[(unit.distances, tile, unit.walking)]):
             used = w > 0
             if not ops.any(used):
                 continue

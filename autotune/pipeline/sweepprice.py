@@ -9,7 +9,7 @@ import math
 from autotune.model import regime as regmod
 from autotune.model import sweeps as swmod
 from autotune.model.streaming import stream_counts
-from autotune.pipeline.layout import Unit, tile_of
+from autotune.pipeline.layout import Unit, tile_of, walk_of
 from autotune.pipeline.sweeps import PIPE
 from autotune.specs.parts import DOUBLE
 from autotune.specs.window import extra_share
@@ -49,6 +49,8 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
                 m = math.ceil(sc.ivp.part_components(sc.ivp.rhs[unit.spec], got.n)) * unit.part.step
                 if unit.extends:   # a pipelined level: the neighbours' share computed again, at this size
                     m *= 1.0 + extra_share(sc.ivp.access_distance(got.n), unit.extends, got.threads, got.n)
+                    walk = walk_of(unit, sc.ivp, got.n, sc.method, sc.machine) if unit.walking else None
+                    m *= 1.0 + (walk.edge_share(unit.extends) if walk else 0.0)    # and at the strips' edges
                 lines = unit.part.iterations_per_m * m / (per_line / unit.part.loops[-1].step)
                 # the threads share the lines; nothing saturates short of memory (not measured)
                 model_s += runs * cycles * lines / (clock if got.threads == 1 else sc.machine.clock_hz) / got.threads

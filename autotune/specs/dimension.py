@@ -21,6 +21,10 @@ one of its values (docs/design.md#variant-dimensions):
            values other than the default), which the pricing turns into where the tile lives
            (model.tiles)
 - overlaps: whether the sweeps after an exchange compute while it is in flight
+- walk:    the order a pipelined step visits the components in, where a value changes it: the
+           geometry of its window (ring, distance, window_bytes(), edge_share(reach)) for the
+           IVP, size, method, machine and the variant's values; None where it cannot run (its
+           pays hook says why); asked only of values other than the default (row order)
 - pays:    why a value does not pay in a scenario (None: it may), from facts the pipeline offers;
            asked only of values other than the default
 - paper:   the values of the paper's form (the baseline of the fast forms)
@@ -61,6 +65,8 @@ class RenderInput(Protocol):
     ivp: Any
     method: Any
     machine: Any
+    n: int                     # the system size the solver is generated for
+    values: dict               # the variant's value of every dimension (by key)
     parts: Any
 
 
@@ -76,6 +82,10 @@ class PayFacts(Protocol):
     threads: int               # the node's busy cores
     region: float              # components of one thread's share of its rank's block
     tile: int                  # components per tile of the variant's fused sweeps (0: untiled)
+    walk: Any                  # the geometry of its pipelined step's order (walk hooks; None: row order)
+    ivp: Any                   # the scenario's IVP (specs.ivp)
+    machine: Any               # the scenario's machine (specs.machine)
+    values: Mapping[str, str]  # the variant's value of every dimension (by key)
 
     def next_reads(self) -> tuple[float, ...]:
         """The reuse distance (in vectors) at which the step next reads each vector its sweeps
@@ -99,6 +109,7 @@ class Dimension:
     render: Callable[[str, RenderInput], dict] | None = None
     tile: Callable[[str, Any, int], int] | None = None
     overlaps: Callable[[str], bool] | None = None
+    walk: Callable[..., Any] | None = None
     pays: Callable[[str, PayFacts], str | None] | None = None
     paper: tuple[str, ...] | None = None   # None: the default (every value where it has none)
 

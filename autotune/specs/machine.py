@@ -90,6 +90,12 @@ class Machine:
         the analysed kernels are compiled for it, and tune builds the solvers for it too."""
         return isa_part(self.compiler_flags)
 
+    def core_share(self, level: str) -> int | None:
+        """Bytes of cache level `level` ("l1", "L2", ...) one core has to itself (its group's
+        bytes over the group's cores); None where the file has no such level."""
+        c = next((c for c in self.caches if c.name.lower() == level.lower()), None)
+        return None if c is None else c.bytes_per_group // c.cores_per_group
+
     def bandwidth(self, level: str, cores: int) -> float | None:
         """Bytes per second of the fastest streaming kernel in `level` on `cores` cores (the largest
         measured count below it, where that count was not measured): the largest of the kernels'
