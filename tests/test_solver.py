@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
+from autotune.errors import CannotRun
 from autotune.tools.build import build, run
 from autotune.tools.launcher import parse_launcher
 from autotune.request.run import RunOptions
@@ -49,8 +50,15 @@ def test_every_variant_computes_the_same_numbers(name, n, h, tmp_path, request):
         variants = [v for v in pool if v.is_paper_form]
         variants += [v for v in pairwise_cover(pool) if v not in variants]
         assert len(variants) >= 12 + 14
+    sources = {}
+    for v in variants:
+        try:
+            sources[v] = solver_source(ivp, METHOD, v, n)
+        except CannotRun:           # a value this IVP cannot run at all: strips of no grid
+            assert ivp.grid is None and v.traversal == "strips", v.name
+    variants = list(sources)
     with ThreadPoolExecutor(2) as pool:     # compiling is most of the time: both cores
-        exes = list(pool.map(lambda v: build(solver_source(ivp, METHOD, v, n), FLAGS), variants))
+        exes = list(pool.map(lambda v: build(sources[v], FLAGS), variants))
     for v, exe in zip(variants, exes):
         for procs, threads in ((1, 1), (2, 1), (1, 2)):
             results[(v.name, procs, threads)] = _solve(ivp, v, n, 3, h, procs, threads,
