@@ -151,3 +151,19 @@ def test_variant_filter_keeps_the_matching_variants(replay_store, capsys):
     code, _, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--variants", "lc=jli,comm=neighbour",
                            "--variant-filter", "lc=jl-onepass", "--store", replay_store)
     assert code == 2 and "lc=jli,comm=neighbour: not among the variants --variant-filter keeps" in err
+
+
+def test_explain_of_a_pipelined_step_shows_its_window(replay_store):
+    """Over strips the window is a few of a strip's planes in each core's L2 (80 wide on the
+    Haswell file's 256 KiB); in row order at the same size it would be a few rows of 5984."""
+    strips = ("lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l2,"
+              "pipe=wavefront,traversal=strips")
+    w = autotune.explain("heat2d", nodes=8, variant=strips, store=replay_store).to_dict()["window"]
+    assert (w["order"], w["distance"], w["ring_components"], w["level"]) == ("traversal=strips", 93, 512, "L2")
+    assert w["bytes_per_thread"] == 8 * (6 * 4 * 512 + 8 * 92) and w["edge_share"] == pytest.approx(12 / 80)
+    assert w["ring_bytes_per_step"] == 2 * 6 * 4 * 8 * 35808256 // 8
+    rows = autotune.explain("heat2d", nodes=1, threads=2, n=4000000, variant=strips.replace(",traversal=strips", ""),
+                            store=replay_store).to_dict()["window"]
+    assert (rows["order"], rows["distance"]) == ("rows", 2000) and "edge_share" not in rows
+    assert "window" not in autotune.explain("heat2d", nodes=8, variant="lc=jil,comm=neighbour",
+                                            store=replay_store).to_dict()

@@ -8,7 +8,7 @@ import math
 from functools import cached_property, lru_cache
 
 from autotune.model import reuse
-from autotune.pipeline.layout import tile_of, tiling
+from autotune.pipeline.layout import tile_of, tiling, walking
 from autotune.specs import window
 from autotune.specs.method import Method
 from autotune.specs.exclusion import Exclusion, Exclusions
@@ -167,3 +167,32 @@ def applicable_pool(sc: Scenario, wanted: list[str] | None = None, select: Filte
     variants, excluded = applicable_variants(sc, wanted, select)
     kept, why = drop_unpaid(sc, variants)
     return kept, excluded.merged(why)
+
+
+def window_of(sc: Scenario, variant: Variant) -> dict | None:
+    """A pipelined variant's window in `sc` (docs/method.md "The pipelined step"), None where
+    its step has none: the order it visits the components in, the levels' access distance, a
+    ring row, the bytes a thread and the node keep live and the cache level that holds them,
+    the ring traffic a step moves there on a node (every level but the last writes s rows of a
+    component, every level but the first reads them: 2 m s doubles), and where the order is
+    not the rows' its geometry and the edge work of the predictor's level."""
+    form = form_of(sc.method, tuple(getattr(variant, k) for k in step_keys()))
+    if not any(sw.window for sw in form.sweeps()):
+        return None
+    facts = _Facts(_ScenarioFacts(sc), variant)
+    s, m = sc.method.stages, sc.method.iterations
+    walk = facts.walk
+    if walk is None:
+        out = {"order": "rows", "distance": facts.distance,
+               "ring_components": window.ring_components(facts.tile, facts.distance, s),
+               "bytes_per_thread": window.window_bytes(facts.tile, facts.distance, s, m)}
+    else:
+        out = {"order": ",".join(f"{k}={v}" for k, v in walking(variant)), "geometry": walk.describe(),
+               "distance": walk.distance, "ring_components": walk.ring, "bytes_per_thread": walk.window_bytes(),
+               "edge_share": walk.edge_share(m)}
+    node = out["bytes_per_thread"] * sc.node_threads
+    reach = reuse.level_reach(sc.machine, sc.node_threads)
+    names = [c.name for c in sc.machine.caches]
+    out.update(bytes_node=node, level=next((names[i] for i, r in enumerate(reach) if node <= r), "MEM"),
+               ring_bytes_per_step=2 * m * s * DOUBLE * math.ceil(sc.n / sc.nodes))
+    return out

@@ -134,6 +134,7 @@ def explain_table(ex: ExplainResult) -> str:
                      + (f" {k['ecm_s']:11.4e}" if learned else ""))
     lines += _incore_lines(ex)
     lines += _sweep_lines(ex)
+    lines += _window_lines(ex.window)
     lines += ["",
               f"barriers: {r.barriers} per step, {r.prediction.barrier_s:.4e} s",
               f"node total (theta): {r.prediction.node_s:.4e} s",
@@ -150,6 +151,19 @@ def explain_table(ex: ExplainResult) -> str:
     for n in res.notes():
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"
+
+
+def _window_lines(w: dict | None) -> list[str]:
+    """A pipelined step's window: its order, where it lives, what it moves there."""
+    if not w:
+        return []
+    order = f"{w['order']}: {w['geometry']}" if "geometry" in w else "in row order"
+    edge = f"; the predictor's level computes {100 * w['edge_share']:.1f} % again at the strips' edges" \
+        if "edge_share" in w else ""
+    return ["", f"window: {order}; the levels read {w['distance']} components back; a ring row of "
+                f"{w['ring_components']} components; {w['bytes_per_thread'] / 1024:.1f} KiB a thread, "
+                f"{w['bytes_node'] / 2**20:.2f} MiB on the node, in {w['level']}; its rings move "
+                f"{w['ring_bytes_per_step'] / 1e9:.3g} GB a step there{edge}"]
 
 
 def _sweep_lines(ex: ExplainResult) -> list[str]:

@@ -297,6 +297,7 @@ class ExplainResult:
     ranking: RankResult
     name: str
     ecm: RankResult | None = None     # where learned factors are in use: the same scenario without them
+    window: dict | None = None        # a pipelined step's window (pipeline.applicable.window_of)
 
     def kernel_rows(self) -> list[dict]:
         """Per kernel part; with learned factors also its seconds by the ECM model alone (ecm_s)."""
@@ -326,6 +327,8 @@ class ExplainResult:
         sweeps = self.sweeps()
         if sweeps:
             d["sweeps"] = sweeps
+        if self.window:
+            d["window"] = self.window
         return d
 
     def incore(self) -> dict[str, dict]:

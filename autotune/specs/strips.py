@@ -77,6 +77,10 @@ class Strips:
         m = self.iterations
         return DOUBLE * (m * self.stages * self.ring + ((m + 1) * self.reach[0] + 1) * self.plane)
 
+    def describe(self) -> str:
+        shape = f", {' x '.join(map(str, self.local))}" if len(self.local) > 1 else ""
+        return f"strips {' x '.join(map(str, self.width))} wide (local planes of {self.plane} components{shape})"
+
     def edge_share(self, extends: float) -> float:
         """The share of a level's components computed again at the strips' edges, for a level that
         reaches `extends` times the reach beyond its strip on either side."""
