@@ -9,7 +9,7 @@ from .conftest import pool_size, run_cli
 
 
 @pytest.mark.parametrize("argv,needle", [
-    (["rank", "--ivp", "heat3d"], "unknown IVP 'heat3d'"),
+    (["rank", "--ivp", "heat4d"], "unknown IVP 'heat4d'"),
     (["rank", "--ivp", "heat2d", "--machine", "cray-1"], "unknown machine 'cray-1'"),
     (["rank", "--ivp", "heat2d", "--method", "euler"], "unknown method 'euler'"),
     (["rank", "--ivp", "heat2d", "--nodes", "0"], "--nodes 0"),

@@ -51,7 +51,8 @@ def test_representative_sizes_fall_in_their_regime(machine_name):
                     continue
                 reg = Regime(data, layer)
                 consts = representative_constants(part, machine, reg)
-                halo = consts.get(part.size_parameter, 0) if part.size_parameter else int(part.halo)
+                # (a halo that grows as a power of the size parameter: heat3d's planes, N**2)
+                halo = consts[part.size_parameter] ** part.halo_power if part.size_parameter else int(part.halo)
                 got = regime_of(part, machine, consts["M"], halo, 1)
                 assert got.data == data, (part.name, reg, consts)
                 if layer is not None:

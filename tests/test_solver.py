@@ -192,6 +192,37 @@ def test_pipelined_steps_over_strips_compute_the_paper_forms_numbers(n, tmp_path
             assert np.max(np.abs(y - ref)) <= 1e-12 * np.max(np.abs(ref)), (v.name, procs, threads)
 
 
+def test_pipelined_steps_of_a_3d_grid_compute_the_paper_forms_numbers(tmp_path):
+    """heat3d (N = 30: its planes 900 apart) in row order and over strips 8 x 8 wide (the zen4
+    file's 1 MiB L2: four strips a dimension, the last 6 wide), each strip's planes of 20 x 20
+    local components, on 1 to 3 ranks and threads: the same numbers as the paper form's."""
+    from autotune.specs.machine import load_machine
+    zen4 = load_machine("zen4-epyc-vm-2core")
+    ivp, n, h = load_ivp("heat3d"), 27000, 1e-5
+    ref = _solve(ivp, Variant("ijl", "allgather"), n, 3, h, 1, 1, tmp_path / "ref.bin")
+    y0 = _solve(ivp, Variant("ijl", "allgather"), n, 0, h, 1, 1, tmp_path / "y0.bin")
+    assert np.max(np.abs(ref - y0)) > 1e-8
+    for form in (PIPE.format("neighbour", "l2"), STRIPS.format("neighbour", "l2")):
+        v = parse_variant(form, ivp.comm)
+        source = solver_source(ivp, METHOD, v, n, zen4)
+        assert v.traversal == "rows" or "static const long SW_[SK] = { 0, 8, 8 };" in source
+        exe = build(source, FLAGS)
+        for procs, threads in ((1, 1), (1, 2), (2, 1), (3, 1), (1, 3)):
+            y = _solve(ivp, v, n, 3, h, procs, threads, tmp_path / "y.bin", exe)
+            assert np.max(np.abs(y - ref)) <= 1e-12 * np.max(np.abs(ref)), (v.name, procs, threads)
+
+
+@pytest.mark.parametrize("form,procs,threads", [("lc=jli,comm=neighbour", 2, 1),
+                                                ("lc=jli,comm=allgather", 3, 1),
+                                                (PIPE.format("allgather", "l1"), 1, 2)])
+def test_a_3d_grid_converges_at_the_method_order(form, procs, threads, tmp_path):
+    """heat3d (N = 6: the seven-point stencil's planes 36 apart) against scipy, the paper's form
+    and the pipelined step (whose numbers over strips are the same: above)."""
+    ivp = load_ivp("heat3d")
+    _converges(ivp, parse_variant(form, ivp.comm), 216, 0.05, (0.00625, 0.003125, 0.0015625), tmp_path,
+               procs, threads)
+
+
 def test_strips_need_a_grid():
     from autotune.errors import InputError
     with pytest.raises(InputError, match="inverterchain at n = 200: the IVP declares no grid"):

@@ -85,7 +85,7 @@ def test_malformed_yaml_names_the_line(tmp_path):
 
 def test_unknown_names_list_what_is_known():
     with pytest.raises(InputError, match="heat2d"):
-        load_ivp("heat3d")
+        load_ivp("heat4d")
     with pytest.raises(InputError, match="haswell"):
         load_machine("cray-1")
 

@@ -135,17 +135,32 @@ def all_stages(expr: str, arrays) -> str:
     return re.sub(r"\b(%s)\[" % "|".join(map(re.escape, arrays)), r"\1[l][", expr)
 
 
+def growing_power(halo: str, size_parameter: str) -> int | None:
+    """k where a growing halo is the size parameter to the k-th power ("N", "N**2", "N*N"; a 3D
+    grid's plane), else None."""
+    text = halo.replace(" ", "")
+    m = re.fullmatch(rf"{re.escape(size_parameter)}(?:\*\*(\d+))?", text)
+    if m:
+        return int(m.group(1) or 1)
+    factors = text.split("*")
+    return len(factors) if all(f == size_parameter for f in factors) else None
+
+
 def _rhs_part(ivp: IVP, part: RhsPart, m, stages: int | None = None) -> KernelPart:
     try:
         halo_value = evaluate(part.halo, {ivp.size_parameter: 1_000_003})
     except FormulaError as e:
         raise InputError(f"{ivp.path}: field 'rhs.{part.name}.halo': {e}") from None
     symbolic = halo_value > 1_000  # grows with the problem: keep it a kerncraft constant
-    halo = ivp.size_parameter if symbolic and part.halo.strip() == ivp.size_parameter else part.halo
-    if symbolic and halo != ivp.size_parameter:
-        raise InputError(f"{ivp.path}: field 'rhs.{part.name}.halo': a growing halo must be the size "
-                         f"parameter {ivp.size_parameter} itself, got {part.halo!r}")
-    if not symbolic:
+    power = 1
+    if symbolic:
+        power = growing_power(part.halo, ivp.size_parameter)
+        if power is None:
+            raise InputError(f"{ivp.path}: field 'rhs.{part.name}.halo': a growing halo must be a power of "
+                             f"the size parameter ({ivp.size_parameter}, {ivp.size_parameter}**2, ...), "
+                             f"got {part.halo!r}")
+        halo = "*".join([ivp.size_parameter] * power)      # N, N*N: the C of kerncraft's kernel
+    else:
         halo = str(int(halo_value))
     names = set(_IDENT.findall(part.expr)) - set(ANALYSIS_FUNCTIONS)
     uses_size = ivp.size_parameter in names
@@ -166,7 +181,7 @@ def _rhs_part(ivp: IVP, part: RhsPart, m, stages: int | None = None) -> KernelPa
     code = _render(decls, loops, str(rhs(for_analysis(expr))))
     return KernelPart(f"rhs.{ivp.name}.{part.name}" + (".onepass" if stages else ""),
                       Group.RHSALL if stages else Group.RHS, code, loops, tuple((a, rows) for a in names), halo=halo,
-                      size_parameter=ivp.size_parameter if symbolic else None,
+                      size_parameter=ivp.size_parameter if symbolic else None, halo_power=power,
                       iterations_per_m=rows / part.step, unroll=rows, components=part.components,
                       step=part.step, constants=scalars, body=str(rhs(expr)))
 
@@ -212,6 +227,7 @@ def fused_parts(ivp: IVP, method: Method, group: str) -> list[KernelPart]:
         arrays = tuple((a, rows) for a in names) + ((("Yn", s),) if group != Group.RHSAU else ()) + (("u", 1),)
         out.append(KernelPart(f"{group.lower()}.{ivp.name}.{spec.name}", group, _render(decls, rhs.loops, body),
                               rhs.loops, arrays, halo=halo, size_parameter=rhs.size_parameter,
+                              halo_power=rhs.halo_power,
                               iterations_per_m=1.0 / rhs.step, unroll=1, components=rhs.components,
                               step=rhs.step, constants=rhs.constants, body=body,
                               stores=("Yn",) if group != Group.RHSAU else ()))

@@ -167,8 +167,8 @@ def representative_constants(part: KernelPart, machine: Machine, regime: Regime)
     if regime_of(part, machine, m, halo, 1) != regime:
         m, halo = _search(part, machine, regime, None if part.size_parameter else halo)
     consts = {"M": m}
-    if part.size_parameter is not None:
-        consts[part.size_parameter] = halo
+    if part.size_parameter is not None:     # the halo is the size parameter to a power
+        consts[part.size_parameter] = max(1, round(halo ** (1 / part.halo_power)))
     return consts
 
 

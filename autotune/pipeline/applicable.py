@@ -8,7 +8,7 @@ import math
 from functools import cached_property, lru_cache
 
 from autotune.model import reuse
-from autotune.pipeline.layout import tile_of, tiling, walking
+from autotune.pipeline.layout import tile_of, tiling, walk_for, walking
 from autotune.specs import window
 from autotune.specs.method import Method
 from autotune.specs.exclusion import Exclusion, Exclusions
@@ -83,11 +83,8 @@ class _Facts:
 
     @cached_property
     def walk(self):
-        values = self._variant.fields()
-        for k, d in DIMENSIONS.items():
-            if d.walk and values[k] != d.default:
-                return d.walk(values[k], self._sc.ivp, self._sc.n, self._sc.method, self._sc.machine, values)
-        return None
+        return walk_for(walking(self._variant), self.values, self._sc.ivp, self._sc.n, self._sc.method,
+                        self._sc.machine)
 
     @property
     def ivp(self):

@@ -45,8 +45,8 @@ def l1_constants(part: KernelPart, machine: Machine, level: int = 0) -> dict[str
     c = machine.caches[level]
     fill = int(regmod.FILL * c.bytes_per_group / c.cores_per_group / part.bytes_per_component) - 2 * halo
     consts = {"M": max(64, fill // 8 * 8)}
-    if part.size_parameter is not None:
-        consts[part.size_parameter] = halo
+    if part.size_parameter is not None:     # the halo is the size parameter to a power
+        consts[part.size_parameter] = max(2, round(halo ** (1 / part.halo_power)))
     return consts
 
 

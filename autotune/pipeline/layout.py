@@ -129,15 +129,20 @@ def walking(v: Variant) -> tuple[tuple[str, str], ...]:
     return tuple((k, getattr(v, k)) for k, d in DIMENSIONS.items() if d.walk and getattr(v, k) != d.default)
 
 
-def walk_of(unit: Unit, ivp: IVP, n: int, method: Method, machine):
-    """The geometry of a unit's window in the order its walking values give (specs.dimension:
-    walk), at system size n; None: row order (specs.window), or an order that cannot run."""
-    values = dict(unit.tiling + unit.walking)
-    for k, value in unit.walking:
+def walk_for(pairs: tuple[tuple[str, str], ...], values: dict, ivp: IVP, n: int, method: Method, machine):
+    """The geometry of a window in the order the walking values `pairs` give (specs.dimension:
+    walk; `values` the variant's others they read), at system size n; None: row order
+    (specs.window), or an order that cannot run."""
+    for k, value in pairs:
         got = DIMENSIONS[k].walk(value, ivp, n, method, machine, values)
         if got is not None:
             return got
     return None
+
+
+def walk_of(unit: Unit, ivp: IVP, n: int, method: Method, machine):
+    """walk_for of a unit: its walking values, its tiling's beside them."""
+    return walk_for(unit.walking, dict(unit.tiling + unit.walking), ivp, n, method, machine)
 
 
 def overlaps(v: Variant) -> bool:

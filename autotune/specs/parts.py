@@ -39,6 +39,7 @@ class KernelPart:
     arrays: tuple[tuple[str, int], ...]   # (name, rows); each row holds M + 2*halo doubles
     halo: str = "0"                 # formula in the IVP's size parameter (0 for method kernels)
     size_parameter: str | None = None     # kerncraft constant besides M, if the code uses it
+    halo_power: int = 1             # a growing halo is the size parameter to this power (2: a 3D plane)
     iterations_per_m: float = 1.0   # loop iterations executed = iterations_per_m * M
     unroll: int = 1                 # trip-count product of the short loops inside the j loop
     components: str | None = None   # RHS: formula of the components this part updates
