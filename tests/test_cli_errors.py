@@ -59,6 +59,7 @@ def test_list_and_generate(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "list", "methods")
     assert "radauIIA7" in out and "order 7" in out
     code, out, _ = run_cli(capsys, "generate", "--ivp", "wave1d", "--out", tmp_path / "v")
+    assert out.rstrip().endswith("; 2 the IVP cannot run, without a solver (variants.json: not_generated)")
     manifest = json.loads((tmp_path / "v" / "variants.json").read_text())
     assert code == 0 and len(manifest["variants"]) == pool_size()
     files = list((tmp_path / "v" / "kernels").glob("*.c"))

@@ -71,4 +71,5 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
                 "build": " ".join(["mpicc", *shlex.split(DEFAULT_FLAGS), f"solvers/{stem}.c", "-o", stem, "-lm"])}
             solvers += 1
     write_json(out / "variants.json", manifest, "out")
-    return GenerateResult(ivp.name, method.name, str(out), n, len(written), solvers, list(manifest["variants"]))
+    return GenerateResult(ivp.name, method.name, str(out), n, len(written), solvers, list(manifest["variants"]),
+                          dict(manifest["not_generated"]))

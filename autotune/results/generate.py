@@ -1,7 +1,7 @@
 """Result of `generate`: what was written for every variant of an IVP."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from autotune.results.frames import frame
 from autotune.results.registry import result_type
@@ -17,6 +17,7 @@ class GenerateResult:
     parts: int                 # distinct kernel parts written (kernels/)
     solvers: int               # solvers written (solvers/): the variants whose scheme is generated
     variants: list[str]
+    not_generated: dict[str, str] = field(default_factory=dict)   # a variant the IVP cannot run -> why
 
     def to_dict(self) -> dict:
         return asdict(self)
