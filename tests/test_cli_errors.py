@@ -10,6 +10,8 @@ from .conftest import pool_size, run_cli
 
 @pytest.mark.parametrize("argv,needle", [
     (["rank", "--ivp", "heat4d"], "unknown IVP 'heat4d'"),
+    (["rank", "--ivp", "inverterchain", "--variant-filter", "traversal=strips"],
+     "--variant-filter: none of the 2 variants selected can run here: traversal=strips: the IVP declares no grid"),
     (["rank", "--ivp", "heat2d", "--machine", "cray-1"], "unknown machine 'cray-1'"),
     (["rank", "--ivp", "heat2d", "--method", "euler"], "unknown method 'euler'"),
     (["rank", "--ivp", "heat2d", "--nodes", "0"], "--nodes 0"),

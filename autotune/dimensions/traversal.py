@@ -42,10 +42,9 @@ def _pays(value: str, f: PayFacts) -> str | None:
     why = unfit(f.ivp)
     if why:
         return why
-    block = f.values["block"]
-    s = strips_of(f.ivp, f.n, f.iterations, f.stages, core_share(f.machine, block))
+    s = f.walk         # this variant's strips (_walk)
     if s is None:
-        return f"no strip of the grid keeps its window in half a core's share of the {block.upper()}"
+        return f"no strip of the grid keeps its window in half a core's share of the {f.values['block'].upper()}"
     if s.width == s.extents[1:]:
         return "a strip as wide as the grid is row order"
     edge = s.edge_share(f.iterations)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from functools import cached_property, lru_cache
 
+from autotune.errors import InputError
 from autotune.model import reuse
 from autotune.pipeline.layout import tile_of, tiling, walk_for, walking
 from autotune.specs import window
@@ -146,15 +147,18 @@ def unpaid(sc: Scenario | _ScenarioFacts, variant: Variant) -> Exclusions:
 def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], Exclusions]:
     """The variants less those with a value that does not pay here, and why per value (none
     dropped: no exclusions).  Where nothing else is left (a selection of such variants only),
-    all are kept."""
-    kept, why, shared = [], NONE, _ScenarioFacts(sc)
+    all are kept that can run at all: never one whose order has no geometry here (a walk hook's
+    None: strips of an IVP without a grid), which could be neither priced nor generated."""
+    kept, why, shared, runnable = [], NONE, _ScenarioFacts(sc), []
     for v in variants:
         reasons = unpaid(shared, v)
         if reasons is not NONE:           # (unpaid returns NONE itself for nothing refused)
             why = reasons.merged(why)
+            if not walking(v) or _Facts(shared, v).walk is not None:
+                runnable.append(v)
         else:
             kept.append(v)
-    return (kept, why) if why and kept else (variants, NONE)
+    return (kept, why) if why and kept else (runnable, why if len(runnable) < len(variants) else NONE)
 
 
 def applicable_pool(sc: Scenario, wanted: list[str] | None = None, select: Filter | None = None
@@ -163,6 +167,9 @@ def applicable_pool(sc: Scenario, wanted: list[str] | None = None, select: Filte
     (drop_unpaid), and why each scheme or value is left out."""
     variants, excluded = applicable_variants(sc, wanted, select)
     kept, why = drop_unpaid(sc, variants)
+    if variants and not kept:
+        raise InputError(f": none of the {len(variants)} variants selected can run here: "
+                         + "; ".join(f"{e.item}: {e.why}" for e in why), field="variant_filter")
     return kept, excluded.merged(why)
 
 
