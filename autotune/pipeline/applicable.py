@@ -158,6 +158,7 @@ def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], E
                 runnable.append(v)
         else:
             kept.append(v)
+            runnable.append(v)
     return (kept, why) if why and kept else (runnable, why if len(runnable) < len(variants) else NONE)
 
 
