@@ -59,9 +59,17 @@ ProgressArg = Progress | Callable[[int, int, str], None] | None    # autotune.pr
 Request = str | list | tuple | ScenarioRequest
 
 
+def _note(line: str) -> None:
+    """What the library tells once, beside the results (the store moved): a warning."""
+    import warnings
+    warnings.warn(line, stacklevel=4)
+
+
 @contextmanager
 def _store(path):
-    store = Store(Path(path) if path else default_store_path())
+    if path is not None and not str(path).strip():
+        raise InputError(f": expected a path, got {str(path)!r}", field="store")
+    store = Store(Path(path) if path is not None else default_store_path(_note))
     try:
         yield store
     finally:

@@ -33,5 +33,10 @@ class CannotRun(InputError):
     whole pool leaves it out with this reason."""
 
 
+class InputWarning(UserWarning):
+    """Input that is read, but likely not as meant (a machine file's top-level key that nothing
+    reads).  The command line prints it as one line, "autotune: warning: ..."."""
+
+
 class ToolError(Exception):
     """An external tool (kerncraft, compiler, mpiexec) failed."""

@@ -260,7 +260,13 @@ def test_the_rules_between_options_hold_for_both_front_ends(tmp_path):
         with pytest.raises(autotune.InputError, match="only with --online") as e:
             GenerateRequest.of("heat2d", **given)
         assert e.value.field == field
-    assert GenerateRequest.of("heat2d", online=0).online == selection()      # --online alone: the default rule
+    assert GenerateRequest.of("heat2d", online=True).online == selection()   # --online alone: the default rule
+    with pytest.raises(autotune.InputError, match="expected K from 1 to 8") as e:    # 0 is not "not given"
+        GenerateRequest.of("heat2d", online=0)
+    assert e.value.field == "online"
+    with pytest.raises(autotune.InputError, match="only with --online") as e:
+        GenerateRequest.of("heat2d", within=0.0)
+    assert e.value.field == "within"
     assert GenerateRequest.of("heat2d", online=3).online == selection(top=3)
     with pytest.raises(autotune.InputError):
         GenerateRequest.of("heat2d", online=9)

@@ -144,7 +144,8 @@ def test_the_format_choices_come_from_the_registries():
         if isinstance(fmt.choices if fmt else None, FormatChoices):
             seen[command] = sorted(fmt.choices)
     assert seen["rank"] == sorted(formats(registry.find_result_type("RankResult"))) == ["csv", "json", "table"]
-    assert set(seen) == {"rank", "explain", "scale", "tune", "plan", "calibrate"}
+    assert set(seen) == {"rank", "explain", "scale", "tune", "plan", "calibrate", "generate"}
+    assert all({"table", "json", "csv"} <= set(c) for c in seen.values()), seen     # every report, as CSV too
 
 
 def _dict_keys(node: ast.Dict) -> list[str]:

@@ -56,7 +56,8 @@ def test_default_store_location(monkeypatch, tmp_path):
     from autotune.storage.paths import default_store_path
     monkeypatch.delenv("AUTOTUNE_STORE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    assert default_store_path() == tmp_path / "cache" / "autotune" / "store.sqlite"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))      # measured runs: data, not a cache
+    assert default_store_path() == tmp_path / "data" / "autotune" / "store.sqlite"
     monkeypatch.setenv("AUTOTUNE_STORE", str(tmp_path / "x.sqlite"))
     assert default_store_path() == tmp_path / "x.sqlite"
 

@@ -86,12 +86,14 @@ def test_tune_runs_the_preselection_and_compares(replay_store, tmp_path, capsys)
 
 
 def test_tune_reports_failures_per_variant(replay_store, capsys):
+    """Every variant failed to build: the report says why per variant, and the exit status is 1
+    (a tune that measured nothing must not pass for one in a script)."""
     code, out, _ = run_cli(capsys, "tune", "--ivp", "heat2d", "--nodes", "2", "--threads", "1", "--n", 1200 ** 2,
                            "--variants", "lc=jli,comm=neighbour;lc=ijl,comm=neighbour", "--steps", "2", "--warmup",
                            "0", "--reps", "1", "--flags", "-O3 -fno-such-flag-at-all", "--format", "json",
                            "--store", replay_store)
     res = json.loads(out)
-    assert code == 0 and [r["measured_s"] for r in res["variants"]] == [None, None]
+    assert code == 1 and [r["measured_s"] for r in res["variants"]] == [None, None]
     assert all("compiling" in r["error"] and "log:" in r["error"] for r in res["variants"])
     assert res["summary"]["failed"] == 2 and res["summary"]["spearman"] is None
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from contextlib import contextmanager
 
 from autotune.errors import InputError
@@ -28,7 +29,8 @@ def request_of(kind, args):
 
 @contextmanager
 def open_store(args):
-    store = Store(args.store if getattr(args, "store", None) else default_store_path())
+    store = Store(args.store if getattr(args, "store", None) else
+                  default_store_path(lambda note: print(f"autotune: {note}", file=sys.stderr)))
     try:
         yield store
     finally:
@@ -89,7 +91,7 @@ def cmd_tune(args, progress) -> int:
     if args.plot:
         plot(res, args.plot)
     emit(render(res, args.format))
-    return 0
+    return 0 if res.measured_any else 1       # every variant failed: the report says why, the status too
 
 
 def cmd_tune_plan(args, progress) -> int:
@@ -117,9 +119,9 @@ def cmd_generate(args, progress) -> int:
     if req.online is not None:
         with open_store(args) as store:
             res = entry.generate_online(req, store, progress, args.jobs)
-        emit(render(res, "table"))
+        emit(render(res, args.format))
         return 0
-    emit(render(entry.generate(req), "table"))
+    emit(render(entry.generate(req), args.format))
     return 0
 
 

@@ -14,10 +14,16 @@ def cmd_list(args) -> int:
     if args.what == "variants":
         from autotune.report.space import space_text
         from autotune.specs.variants import describe_space
-        names = [args.ivp] if args.ivp else ivp_names()
+        if args.ivp is not None and not args.ivp.strip():
+            raise InputError(f": expected a value, got {args.ivp!r}", field="ivp")
+        names = [args.ivp] if args.ivp is not None else ivp_names()
         spaces = {ivp.name: describe_space(ivp.comm) for ivp in map(load_ivp, names)}
         if args.format == "json":
             print(json.dumps(spaces, indent=2))
+        elif args.format == "csv":
+            print(_csv([{"ivp": i, "dimension": d["key"], "value": v, "default": v == d["default"],
+                         "description": d["description"]}
+                        for i, space in spaces.items() for d in space["dimensions"] for v in d["values"]]), end="")
         else:
             for ivp_name, space in spaces.items():
                 print(space_text(ivp_name, space))
@@ -43,11 +49,23 @@ def cmd_list(args) -> int:
             items[n] = f"{m.family}, s = {m.stages}, order {m.order}, m = {m.iterations} iterations"
     if args.format == "json":
         print(json.dumps(items, indent=2))
+    elif args.format == "csv":
+        print(_csv([{"name": k, "description": v} for k, v in items.items()]), end="")
     else:
         width = max(map(len, items)) if items else 0
         for k, v in items.items():
             print(f"{k:{width}}  {v}")
     return 0
+
+
+def _csv(rows: list[dict]) -> str:
+    import csv
+    import io
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["name"], lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
 
 
 def dispatch(args, progress) -> int:

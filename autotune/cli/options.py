@@ -7,7 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
-from autotune.request.defaults import DEFAULT_METHOD, DEFAULT_WITHIN_PCT, MODELS
+from autotune.request.defaults import DEFAULT_METHOD, DEFAULT_WITHIN_PCT, MODELS, TABLE_ROWS
 
 def _reps_arg(text: str) -> int | str:
     """--reps: an integer, or auto."""
@@ -81,28 +81,33 @@ def _rank_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--selected-only", action="store_true",
                    help="in a sweep, write the rows of the pre-selected variants only (batch pre-selection)")
     p.add_argument("--all", dest="every_row", action="store_true",
-                   help="the table lists every variant (default: the pre-selected ones, then the next up to "
-                        "20 rows, and the best of the paper's forms; csv and json always have every one)")
+                   help=f"the table lists every variant (default: the pre-selected ones, then the next ones up to "
+                        f"{TABLE_ROWS} rows in all, and the best of the paper's forms where none of them is; csv "
+                        f"and json always have every one)")
     _format_arg(p, "RankResult")
 
 
 def _explain_args(p: argparse.ArgumentParser) -> None:
     _scenario_args(p)
-    p.add_argument("--variant", required=True, help="p.g. lc=jil,comm=neighbour")
+    p.add_argument("--variant", required=True,
+                   help="the variant as dimension=value pairs, e.g. lc=jil,comm=neighbour (its name as rank "
+                        "prints it; the dimensions left out at the paper's values)")
     _format_arg(p, "ExplainResult")
 
 
 def _generate_args(p: argparse.ArgumentParser) -> None:
     _scenario_args(p)
-    p.add_argument("--out", type=Path, default=Path("variants-out"))
+    p.add_argument("--out", type=Path, default=Path("variants-out"),
+                   help="the folder to write the variants' code (or the online solver) into (default variants-out)")
     o = p.add_argument_group("online (docs/online.md): one solver of the pre-selected few, ranked in the scenario")
-    o.add_argument("--online", type=_int_arg, nargs="?", const=0, metavar="K",
+    o.add_argument("--online", type=_int_arg, nargs="?", const=True, metavar="K",
                    help="write one solver (online.c) that carries the K best variants (at most 8; without K: "
                         "those --within selects) and picks the fastest while it runs")
     o.add_argument("--within", type=float, help=f"with --online: the variants within PCT %% of the best "
                                                 f"(default {DEFAULT_WITHIN_PCT:g}, at most 8)")
-    o.add_argument("--recheck", type=_int_arg, default=0, metavar="M",
+    o.add_argument("--recheck", type=_int_arg, metavar="M",
                    help="with --online: the solver's default re-check: a trial again every M steps (default 0)")
+    _format_arg(p, "GenerateResult")
 
 
 def _calibrate_args(p: argparse.ArgumentParser) -> None:
@@ -184,7 +189,7 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
     o.add_argument("--online", action="store_true", help="build one solver that carries the chosen variants "
                    "(at most 8: --top K, --within PCT or --variants), run it once for --steps: its trial picks the "
                    "fastest while it runs; the trial's timings go to the store as runs of each, marked online")
-    o.add_argument("--recheck", type=_int_arg, default=0, metavar="M",
+    o.add_argument("--recheck", type=_int_arg, metavar="M",
                    help="with --online: a trial again every M steps, to follow drift (default 0: the first only)")
     o.add_argument("--ingest", type=Path, metavar="FILE", help="take the JSON an online solver wrote "
                    "(AUTOTUNE_ONLINE_JSON, or its last output line) into the store; runs nothing")
@@ -225,7 +230,8 @@ def _plan_args(p: argparse.ArgumentParser) -> None:
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("what", choices=["ivps", "machines", "methods", "variants"])
     p.add_argument("--ivp", help="for variants: only this IVP")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                   help="output format: table, json or csv (default table)")
 
 
 # subcommand -> (its line in `autotune --help`, the builder of its options)

@@ -21,7 +21,7 @@ from autotune.pipeline.scenariorows import rank_priced
 from autotune.pipeline.sweeps import ensure_sweeps
 from autotune.results.rank import RankResult
 from autotune.errors import InputError, ToolError
-from autotune.specs.machine import Machine
+from autotune.specs.machine import Machine, kerncraft_file_error
 from autotune.specs.parts import KernelPart
 from autotune.specs.exclusion import Exclusions
 from autotune.specs.scenario import Scenario
@@ -83,7 +83,8 @@ def ensure_ecm(needs: list[tuple[KernelPart, regmod.Regime]], machine: Machine, 
     if todo:
         from autotune.tools.cpuprobe import cross_analysis_error
         from autotune.tools.ecm_runner import MPI_JOBS, run_analyses
-        cross = None if jobs == MPI_JOBS else cross_analysis_error(machine)
+        cross = kerncraft_file_error(machine, package_version("kerncraft"))
+        cross = cross or (None if jobs == MPI_JOBS else cross_analysis_error(machine))
         if cross:
             raise InputError(f"{cross} ({len(todo)} kernel analyses missing)", field="machine")
         tasks: dict[str, dict] = {}

@@ -276,7 +276,7 @@ def tune_plan(req, store_path: Path | None, progress: Progress, jobs: int | None
     if state and store_path and Path(store_path).resolve() != Path(state["store"]):
         raise InputError(f"{store_path}: the jobs of {req.plan} write to {state['store']}; leave --store out "
                          f"or give that one", field="store")
-    path = store_path or (Path(state["store"]) if state else default_store_path())
+    path = store_path or (Path(state["store"]) if state else default_store_path(progress.say))
     store = Store(path)
     try:
         if req.status:

@@ -7,6 +7,7 @@ import json
 from autotune.report.names import shared_values, short_name
 from autotune.report.registry import renderer
 from autotune.report.text import csv_text, fmt_s, json_text, name_width
+from autotune.request.defaults import TABLE_ROWS
 from autotune.results.rank import COLUMNS, ExplainResult, RankResult
 from autotune.results.rankset import RankSet
 
@@ -21,7 +22,6 @@ def rank_csv(res: RankResult) -> str:
     return csv_text(res.rows(), COLUMNS)
 
 
-TABLE_ROWS = 18   # the default table: the pre-selected variants, then the next ones, this many rows in all
 
 
 def shown_rows(rows: list[tuple], every_row: bool = False) -> list[tuple]:

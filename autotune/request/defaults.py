@@ -4,4 +4,5 @@ from __future__ import annotations
 
 DEFAULT_METHOD = "radauIIA7"
 DEFAULT_WITHIN_PCT = 10.0       # the pre-selection: within this many percent of the best
+TABLE_ROWS = 18   # rank's default table: the pre-selected variants, then the next ones, this many rows in all
 MODELS = ("learned", "ecm")    # --model: the learned factors where the machine has them, or ECM alone

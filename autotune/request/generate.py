@@ -39,19 +39,19 @@ class GenerateRequest(Keywords):
     @classmethod
     def _build(cls, given: dict[str, Any]) -> GenerateRequest:
         online = given.get("online")
-        if online is None:
+        if online is None or online is False:
             for opt in ONLINE_ONLY:
-                if given.get(opt):
+                if opt in given:        # given as None is not given; 0 is
                     raise InputError(f"{given[opt]}: only with --online", field=opt)
             rule = None
-        else:       # --online alone (0): the default rule
-            rule = online_rule(online or None, given.get("within"))
+        else:       # --online alone (True): the default rule; a K of 0 is refused (online_rule)
+            rule = online_rule(None if online is True else online, given.get("within"))
         return cls(ScenarioRequest.of(**pick(given, SCENARIO_KEYWORDS)), given.get("out", Path("variants-out")),
                    rule, int(given.get("recheck", 0)))
 
     def as_keywords(self) -> dict[str, Any]:
         online = None if self.online is None else (
-            int(self.online.value) if self.online.kind == "top" else 0)
+            int(self.online.value) if self.online.kind == "top" else True)
         within = self.online.value if self.online is not None and self.online.kind == "within" else None
         return {**self.scenario.as_keywords(), "out": self.out, "online": online, "within": within,
                 "recheck": self.recheck}

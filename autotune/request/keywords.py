@@ -7,7 +7,8 @@ turns either into the request object, so the two front ends assemble nothing the
     TuneRequest.of(req, nodes=16)                           # req with its nodes replaced
     req.as_keywords()                                       # the keywords that build req again
 
-A keyword given as None is not given: the request's value (or the default) stands.
+A keyword given as None is not given: the request's value (or the default) stands.  Nothing else
+is read as "not given": 0 is a value (refused where out of range), and an empty text is refused.
 """
 from __future__ import annotations
 
@@ -51,6 +52,9 @@ class Keywords:
             raise TypeError(f"{cls.__name__}: unexpected keyword {unknown[0]!r} (it takes {', '.join(names)})")
         base = cls._base(request)
         given = {k: v for k, v in changes.items() if v is not None}
+        blank = next((k for k, v in given.items() if isinstance(v, str) and not v.strip()), None)
+        if blank:
+            raise InputError(f": expected a value, got {given[blank]!r}", field=blank)
         for group in cls.EXCLUSIVE:
             if any(given.get(k, False) is not False for k in group):   # a flag left False is not given
                 for k in group:

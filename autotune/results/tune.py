@@ -119,6 +119,11 @@ class TuneResult(RunScenario):
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @property
+    def measured_any(self) -> bool:
+        """Whether some variant ran and was timed (the command line's exit status 0; 1 without)."""
+        return any(v.measured_s is not None for v in self.variants)
+
     def to_frame(self):
         """One row per variant run."""
         return frame([dict(scenario_head(self), **asdict(v)) for v in self.variants], ROW_COLUMNS)

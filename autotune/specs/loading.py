@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autotune.errors import InputError
 from autotune.specs import parsedfiles
-from autotune.specs.schema import first_error
+from autotune.specs.schema import check_keywords, first_error
 
 
 @lru_cache(maxsize=1)
@@ -124,8 +124,15 @@ def field_path(where) -> str:
     return out
 
 
+_CHECKED: set[int] = set()     # the schemas whose keywords were checked (by id: they are module constants)
+
+
 def validate(data: dict, schema: dict, path: Path | str) -> None:
-    """Raise InputError naming the file, the field and the expectation."""
+    """Raise InputError naming the file, the field and the expectation (a schema with a keyword
+    the validator does not implement: ValueError, once per schema)."""
+    if id(schema) not in _CHECKED:
+        check_keywords(schema)
+        _CHECKED.add(id(schema))
     err = first_error(data, schema)
     if err:
         where, message = err

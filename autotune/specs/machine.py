@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autotune.errors import InputError
+from autotune.errors import InputError, InputWarning
 from autotune.specs.learned import Learned, valid_parameter
 from autotune.specs.runstate import RunState
 from autotune.specs.schemes import OPERATIONS
@@ -14,7 +16,7 @@ from autotune.specs.shipped import shipped_dir, user_machine_dir
 from autotune.specs.isa import host_isa
 from autotune.specs.isa import isa_part
 from autotune.specs.loading import beside, parse_yaml, resolve, shipped_names, validate
-from autotune.specs.machine_schema import PARTITION, SCHEMA, THROUGHPUT_NAMES
+from autotune.specs.machine_schema import KERNCRAFT_FILE_MIN, PARTITION, SCHEMA, THROUGHPUT_NAMES
 from autotune.specs.schema import first_error
 from autotune.specs.units import quantity
 
@@ -78,6 +80,7 @@ class Machine:
     # the file's `port model file` ({path, sha256} of an OSACA file given by --port-model; None:
     # the installed OSACA's model), checked against the file where it is used (tools.cpuprobe)
     port_model_file: dict | None = field(default=None, hash=False)
+    kerncraft_file: str = ""              # the kerncraft version the file was written for (its `kerncraft version`)
 
     @property
     def model_label(self) -> str:
@@ -249,6 +252,7 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
         raise InputError(f"{path}: field 'cluster': required field is missing ("
                          + KERNCRAFT_FILE_HINT.format(path=path) + ")")
     validate(data, SCHEMA, path)     # every bound on a number, with its field (machine_schema.py)
+    _check_top_level(data, path)
     try:
         clock = quantity(data["clock"], "frequency")
         cacheline = int(quantity(data["cacheline size"], "size"))
@@ -287,7 +291,44 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
                    dict(data["in-core measured"]) if data.get("in-core measured") else None,
                    streaming_stores=_streaming_stores(data, path),
                    bandwidth_spreads=_bandwidth_spreads(data, path), dp_flops_per_cycle=_dp_flops(data),
-                   port_model_file=data.get("port model file"))
+                   port_model_file=data.get("port model file"), kerncraft_file=str(data["kerncraft version"]))
+
+
+def _release(version: str) -> tuple:
+    """A version as kerncraft orders machine files' versions (distutils' LooseVersion: numbers
+    and words in turn, a longer version after its prefix, so 0.8.18.dev0 after 0.8.18), each
+    part a (number, word) pair so that a number and a word compare too."""
+    return tuple((int(x), "") if x.isdigit() else (-1, x) for x in re.findall(r"\d+|[A-Za-z]+", version))
+
+
+def _check_top_level(data: dict, path) -> None:
+    """The file's top-level keys: a field of `cluster` written beside it is refused (nothing
+    reads it there: a `learned:` at the top level would predict without the factors); any other
+    key the schema does not know is a warning naming it (kerncraft files carry keys of their
+    own).  The file's `kerncraft version` must be one kerncraft still reads (from
+    KERNCRAFT_FILE_MIN on; kerncraft_file_error: up to the installed one)."""
+    known, cluster = SCHEMA["properties"], SCHEMA["properties"]["cluster"]["properties"]
+    for key in data:
+        if key in known:
+            continue
+        if key in cluster:
+            raise InputError(f"{path}: field '{key}': belongs under 'cluster' (cluster.{key}); nothing reads it "
+                             f"at the top level")
+        warnings.warn(InputWarning(f"{path}: field '{key}': unknown, nothing reads it"), stacklevel=2)
+    wrote = str(data["kerncraft version"])
+    if _release(wrote) < _release(KERNCRAFT_FILE_MIN):
+        raise InputError(f"{path}: field 'kerncraft version': written for kerncraft {wrote}; kerncraft reads "
+                         f"files from version {KERNCRAFT_FILE_MIN} on")
+
+
+def kerncraft_file_error(machine: Machine, installed: str) -> str | None:
+    """Why the installed kerncraft cannot read the machine's file (one newer than itself), or
+    None: the analyses' edge asks before any starts."""
+    wrote = machine.kerncraft_file
+    if wrote and installed and installed != "missing" and _release(wrote) > _release(installed):
+        return (f"{machine.path}: field 'kerncraft version': written for kerncraft {wrote}, newer than the "
+                f"installed kerncraft {installed}, which reads files of versions {KERNCRAFT_FILE_MIN} to {installed}")
+    return None
 
 
 def _dp_flops(data) -> float:

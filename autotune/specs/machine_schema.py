@@ -115,11 +115,24 @@ _LEARNED = {
     },
 }
 
+# kerncraft reads a machine file from this version of its format on (its machinemodel's
+# MIN_SUPPORTED_VERSION; a test compares them) up to the installed version
+KERNCRAFT_FILE_MIN = "0.8.3.dev0"
+ANY = {}     # a kerncraft key that kerncraft itself reads and checks
+
 SCHEMA = {
     "type": "object",
-    "required": ["model name", "clock", "cores per socket", "cacheline size", "memory hierarchy",
-                 "compiler", "in-core model", "benchmarks", "cluster"],
+    "required": ["kerncraft version", "model name", "clock", "cores per socket", "cacheline size",
+                 "memory hierarchy", "compiler", "in-core model", "benchmarks", "cluster"],
     "properties": {
+        # the kerncraft version the file was written for (checked against the installed one:
+        # specs.machine)
+        "kerncraft version": {"type": "string", "pattern": r"^\d+\.\d+"},
+        "model type": ANY, "micro-architecture": ANY, "overlapping model": ANY, "non-overlapping model": ANY,
+        "write-allocate": ANY, "transparent hugepage": ANY, "compiler": ANY, "in-core model": ANY,
+        "date": ANY, "hostname": ANY, "machine state": ANY,
+        "provenance": {"type": "object"},    # calibrate --node: where each figure comes from
+        "port model file": {"type": "object", "required": ["path", "sha256"]},   # --port-model: the OSACA file
         "model name": {"type": ["string", "null"]},
         "isa": {"type": "string"},
         "clock": FREQUENCY,

@@ -2,7 +2,10 @@
 
 It supports what our schemas use (type, required, properties,
 additionalProperties, items, prefixItems, enum, minimum, exclusiveMinimum,
-minItems, pattern) and reports the first problem as (field path, expectation).
+maximum, exclusiveMaximum, minItems, pattern, and the annotations title,
+description, $schema, $id) and reports the first problem as (field path,
+expectation).  A schema with any other keyword is refused (check_keywords):
+a keyword this validator skipped would pass what it was meant to stop.
 We keep it in-house because the full jsonschema package costs more start-up
 time than a warm `autotune rank` may spend in total.
 
@@ -36,14 +39,42 @@ def _type_ok(value, expected: str) -> bool:
 
 
 # how a message words a bound of 0: "expected a positive size"
-_BOUND_WORDS = {"exclusiveMinimum": ("positive", ">"), "minimum": ("non-negative", ">=")}
+_BOUND_WORDS = {"exclusiveMinimum": ("positive", ">"), "minimum": ("non-negative", ">="),
+                "exclusiveMaximum": ("negative", "<"), "maximum": ("non-positive", "<=")}
+_BREAKS = {"exclusiveMinimum": lambda x, b: x <= b, "minimum": lambda x, b: x < b,
+           "exclusiveMaximum": lambda x, b: x >= b, "maximum": lambda x, b: x > b}
+
+# every keyword first_error reads ("quantity" and "names": ours), and the annotations it may skip
+KEYWORDS = frozenset({"type", "required", "properties", "additionalProperties", "items", "prefixItems",
+                      "enum", "minItems", "pattern", "quantity", "names", *_BOUND_WORDS})
+ANNOTATIONS = frozenset({"title", "description", "$schema", "$id", "$comment", "default", "examples"})
+
+
+def check_keywords(schema, path: tuple = ()) -> None:
+    """Raise ValueError naming the first keyword of schema (and its sub-schemas) that
+    first_error does not implement."""
+    if not isinstance(schema, dict):
+        raise ValueError(f"schema at {'/'.join(map(str, path)) or '(top)'}: expected an object")
+    for key, sub in schema.items():
+        where = path + (key,)
+        if key not in KEYWORDS and key not in ANNOTATIONS:
+            raise ValueError(f"schema keyword {key!r} at {'/'.join(map(str, path)) or '(top)'} "
+                             f"is not implemented (specs.schema)")
+        if key == "properties":
+            for name, prop in sub.items():
+                check_keywords(prop, where + (name,))
+        elif key in ("items", "additionalProperties") and isinstance(sub, dict):
+            check_keywords(sub, where)
+        elif key == "prefixItems":
+            for i, item in enumerate(sub):
+                check_keywords(item, where + (i,))
 
 
 def _bound_error(number: float, schema: dict) -> tuple[str, str, float] | None:
     """(keyword, operator, bound) of the first bound that number breaks."""
     for key, (_, op) in _BOUND_WORDS.items():
         bound = schema.get(key)
-        if bound is not None and (number <= bound if key == "exclusiveMinimum" else number < bound):
+        if bound is not None and _BREAKS[key](number, bound):
             return key, op, bound
     return None
 

@@ -2,13 +2,60 @@
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from autotune.specs.shipped import xdg_path
 
 
-def default_store_path() -> Path:
-    """AUTOTUNE_STORE, else the XDG cache dir (~/.cache/autotune/store.sqlite)."""
-    return xdg_path("AUTOTUNE_STORE", "XDG_CACHE_HOME", ".cache", "autotune", "store.sqlite")
+def default_store_path(say: Callable[[str], None] | None = None) -> Path:
+    """$AUTOTUNE_STORE, else the XDG data folder (~/.local/share/autotune/store.sqlite): the
+    store keeps measured runs, which cannot be made again, so not in a cache folder that users
+    and cleaners empty.  A store left where earlier versions kept it (~/.cache/autotune) is
+    moved here once (move_store), and `say` is told so."""
+    if os.environ.get("AUTOTUNE_STORE"):
+        return Path(os.environ["AUTOTUNE_STORE"])
+    new = xdg_path("AUTOTUNE_STORE", "XDG_DATA_HOME", ".local/share", "autotune", "store.sqlite")
+    old = xdg_path("AUTOTUNE_STORE", "XDG_CACHE_HOME", ".cache", "autotune", "store.sqlite")
+    if old.is_file() and not new.exists():
+        moved, note = move_store(old, new)
+        if say is not None:
+            say(note)
+        return new if moved else old
+    return new
+
+
+SIDECARS = ("-wal", "-shm", "-journal")    # SQLite's files beside a database
+
+
+def move_store(old: Path, new: Path) -> tuple[bool, str]:
+    """Copy the store at `old` to `new` through SQLite's backup (what its write-ahead log holds
+    included, under the store's lock), under a temporary name renamed into place, then remove the
+    old files.  (moved, one line saying what happened); a store that cannot be moved stays where
+    it is, whole, and is used there."""
+    import sqlite3
+    tmp = new.with_name(f".{new.name}.moving-{os.getpid()}")
+    try:
+        new.parent.mkdir(parents=True, exist_ok=True)
+        src = sqlite3.connect(f"file:{old}?mode=ro", uri=True, timeout=60)
+        dst = sqlite3.connect(tmp)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+            src.close()
+        os.replace(tmp, new)
+    except (OSError, sqlite3.Error) as e:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        return False, f"the store stays at {old}: it could not be moved to {new} ({e})"
+    for path in (old, *(old.with_name(old.name + s) for s in SIDECARS)):
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass
+    return True, f"moved the store from {old} to {new} (it keeps measured runs: not a cache)"
 
 
 def build_dir() -> Path:

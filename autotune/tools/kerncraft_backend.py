@@ -47,6 +47,9 @@ def init_worker() -> None:
     from autotune.tools import kerncraft_patches
     from autotune.tools.asm import store_increment
 
+    missing = kerncraft_patches.missing_targets()
+    if missing:
+        raise RuntimeError(missing)
     kerncraft_patches.apply()
     for module in (ecm, incore_model, arch_semantics):
         module.sum = ordered_sum     # a module's global shadows the built-in sum()

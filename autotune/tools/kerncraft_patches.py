@@ -82,6 +82,54 @@ def with_victims(stores: list, loads: list, sources: list[int]) -> list:
     return out
 
 
+# what the patches here and in kerncraft_backend replace or read, by module: each must exist in
+# the installed kerncraft and OSACA, or a patch would silently do nothing (missing_targets)
+TARGETS = {
+    "kerncraft.incore_model": ("get_parser", "osaca", "detect_x86_syntax", "parse_asm", "find_increment_in_cache",
+                               "x86.get_pointer_increment", "AArch64.get_pointer_increment", "ISASemantics"),
+    "kerncraft.cacheprediction": ("split_sympy_access_in_dim_offset", "LayerConditionPredictor.get_stores",
+                                  "LayerConditionPredictor.get_loads"),
+    "kerncraft.models.ecm": ("LayerConditionPredictor", "ECM.analyze", "ECMCPU.conv_cy", "ECMData"),
+    "kerncraft.machinemodel": ("MachineModel.__init__", "MachineModel.get_compiler"),
+    "kerncraft.kernel": ("KernelCode.get_kernel_code", "KernelCode.CODE_TEMPLATE"),
+    "kerncraft.kerncraft": ("create_parser",),
+    "osaca.osaca": ("get_asm_parser", "ArchSemantics", "MachineModel"),
+    "osaca.semantics.hw_model": ("MachineModel._get_cached", "MachineModel._runtime_cache",
+                                 "MachineModel.get_isa_for_arch"),
+    "osaca.utils": ("find_datafile",),
+    "osaca.parser": ("ParserX86ATT.parse_line", "ParserX86Intel.parse_line", "ParserAArch64.parse_line"),
+}
+
+
+def missing_targets(targets: dict[str, tuple[str, ...]] = TARGETS) -> str | None:
+    """One line naming the first patch target the installed libraries lack (with their
+    versions), or None: checked before any patch is applied, so that a kerncraft or OSACA that
+    moved a private attribute fails the analyses instead of giving other numbers."""
+    import importlib
+
+    from autotune.tools.toolchain import package_version
+    for name, attributes in targets.items():
+        try:
+            module = importlib.import_module(name)
+        except ImportError as e:
+            found = f"module {name} cannot be imported ({e})"
+        else:
+            found = None
+            for dotted in attributes:
+                obj = module
+                for part in dotted.split("."):
+                    if not hasattr(obj, part):
+                        found = f"{name}.{dotted} is gone"
+                        break
+                    obj = getattr(obj, part)
+                if found:
+                    break
+        if found:
+            return (f"{found}, which autotune patches (kerncraft {package_version('kerncraft')}, osaca "
+                    f"{package_version('osaca')}): install the versions pyproject.toml allows")
+    return None
+
+
 def apply() -> None:
     from kerncraft import cacheprediction, incore_model
     from kerncraft.models import ecm
