@@ -19,7 +19,10 @@ def test_rank_is_the_cli_json_as_a_typed_result(replay_store, capsys):
     assert isinstance(r, RankResult) and r.analyses_run == 0
     code, cli, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--format", "json",
                            "--store", replay_store)
-    assert code == 0 and json.loads(json.dumps(r.to_dict())) == json.loads(cli)
+    document = json.loads(cli)
+    meta = document.pop("meta")           # the document says what made it; the rest is the result
+    assert code == 0 and json.loads(json.dumps(r.to_dict())) == document
+    assert meta["schema"] == "autotune/RankResult" and meta["machine"]["name"] == r.scenario.machine.name
     assert r.best.name == r.ordered[0].variant.name and r.best.predicted_s == min(
         v.predicted_s for v in r.ordered)
     df = r.to_frame()

@@ -212,3 +212,62 @@ def test_a_store_that_cannot_be_moved_stays_whole(tmp_path, monkeypatch):
     assert said[0].startswith(f"the store stays at {old}: it could not be moved to ")
     assert sqlite3.connect(old).execute("SELECT x FROM t").fetchall() == [(42,)]
     assert [p.name for p in (tmp_path / "cache" / "autotune").iterdir() if "moving" in p.name] == []
+
+
+def test_every_row_carries_its_configuration(replay_store, capsys):
+    """One column per dimension in the rank, sweep and scale CSVs and frames (values at their
+    defaults, which names leave out, included), and a configuration object per variant in JSON:
+    pandas groups by a dimension without parsing names."""
+    import pandas as pd
+
+    import autotune
+    from autotune.results.frames import DIMENSION_KEYS, configuration
+    head = ["--ivp", "heat2d", "--nodes", "2", "--threads", "1", "--n", "1000000", "--store", replay_store]
+    code, out, _ = run_cli(capsys, "rank", *head, "--format", "csv")
+    table = pd.read_csv(io.StringIO(out), keep_default_na=False)
+    assert code == 0 and list(DIMENSION_KEYS) == list(table.columns[8:8 + len(DIMENSION_KEYS)])
+    assert set(table["pipe"]) == {"none", "wavefront"} and set(table["traversal"]) <= {"rows", "strips"}
+    best = table.groupby("pipe")["predicted_s"].min()
+    assert best.index.tolist() == ["none", "wavefront"]
+    for _, row in table.iterrows():
+        assert {k: row[k] for k in DIMENSION_KEYS} == configuration(row["name"])
+    code, out, _ = run_cli(capsys, "rank", *head, "--format", "json")
+    variants = json.loads(out)["variants"]
+    assert all(v["configuration"] == configuration(v["name"]) for v in variants)
+    frame = autotune.rank("heat2d", nodes=2, threads=1, n=1000000, store=replay_store).to_frame()
+    assert list(frame.columns) == list(table.columns) and frame["fuse"].notna().all()
+    code, out, _ = run_cli(capsys, "rank", *head[:4], "--n", "1e6,4e6", "--threads", "1", "--store", replay_store,
+                           "--format", "csv")
+    sweep = pd.read_csv(io.StringIO(out), keep_default_na=False)
+    assert code == 0 and set(DIMENSION_KEYS) <= set(sweep.columns) and len(sweep) == 2 * len(table)
+    assert all({k: r[k] for k in DIMENSION_KEYS} == configuration(r["name"]) for _, r in sweep.iterrows())
+    code, out, _ = run_cli(capsys, "scale", "--ivp", "heat2d", "--n", "1000000", "--nodes", "1,2", "--threads", "1",
+                           "--store", replay_store, "--format", "csv")
+    scale = pd.read_csv(io.StringIO(out), keep_default_na=False)
+    assert code == 0 and list(scale.columns[1:1 + len(DIMENSION_KEYS)]) == list(DIMENSION_KEYS)
+
+
+def test_every_json_document_says_what_made_it(replay_store, capsys, tmp_path):
+    """meta first: the schema and its version, a UTC time, the versions of autotune, kerncraft,
+    OSACA and Python, and the machine file by name and the SHA-256 of its text."""
+    import hashlib
+    from datetime import datetime, timedelta, timezone
+    from importlib import metadata
+    machine = load_machine("haswell-ep-e5-2630v3")
+    digest = hashlib.sha256(open(machine.path, "rb").read()).hexdigest()
+    code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", "--format", "json",
+                           "--store", replay_store)
+    assert code == 0 and out.splitlines()[1].startswith('  "meta": {')
+    meta = json.loads(out)["meta"]
+    assert meta["schema"] == "autotune/RankResult" and meta["schema_version"] == 1
+    assert meta["machine"] == {"name": machine.name, "sha256": digest}
+    assert meta["versions"]["kerncraft"] == metadata.version("kerncraft")
+    assert meta["versions"]["osaca"] == metadata.version("osaca")
+    made = datetime.fromisoformat(meta["created"])
+    assert made.utcoffset() == timedelta(0) and abs(datetime.now(timezone.utc) - made) < timedelta(minutes=5)
+    code, out, _ = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "1,2", "--format", "json",
+                           "--store", replay_store)
+    assert code == 0 and json.loads(out)["meta"]["machine"]["sha256"] == digest           # a sweep's too
+    code, out, _ = run_cli(capsys, "generate", "--ivp", "wave1d", "--n", "1000", "--out", tmp_path / "g",
+                           "--format", "json")
+    assert code == 0 and json.loads(out)["meta"]["schema"] == "autotune/GenerateResult"

@@ -91,7 +91,8 @@ def test_a_result_type_and_its_renderers_are_found_without_a_list(plug_in, monke
     # the command line's --format choices of a type named there, render, and the package's exports
     choices = FormatChoices("ToyResult")
     assert "table" in choices and "csv" not in choices and sorted(choices) == ["json", "table"]
-    assert render(toy(3), "table") == "value  3\n" and json.loads(render(toy(3), "json")) == {"value": 3}
+    assert render(toy(3), "table") == "value  3\n" and json.loads(render(toy(3), "json"))["value"] == 3
+    assert json.loads(render(toy(3), "json"))["meta"]["schema"] == "autotune/ToyResult"      # every document's
     autotune.__dict__.pop("__all__", None)
     assert "ToyResult" in autotune.__all__ and autotune.ToyResult is toy
     with pytest.raises(ValueError, match="no csv rendering of ToyResult"):

@@ -5,6 +5,7 @@ import csv
 import io
 
 from autotune.report.sweep import sweep_csv
+from autotune.results.frames import configuration
 from autotune.results.sweep import FIELDS
 
 
@@ -16,8 +17,12 @@ class _Sweep:
         return iter(self._blocks)
 
 
+def _dims(name):
+    return tuple(configuration(name).values())
+
+
 def _row(rank, name, total, comm, barrier=1.5e-06, bound=0.00125, pre=True):
-    return (rank, name, name.split(",")[0][3:], name.split(",")[1][5:], total, total - comm, comm, barrier, pre,
+    return (rank, name, _dims(name), total, total - comm, comm, barrier, pre,
             "datasheet", False, "", bound, total / bound if bound else None)
 
 
@@ -28,8 +33,8 @@ def test_the_csv_is_what_csv_writer_writes():
         (a, [_row(1, "lc=jli,comm=neighbour", 0.004, 0.001), _row(2, "lc=jl,comm=allgather", 0.005, 0.001),
              _row(3, "lc=ij,comm=neighbour,pipe=wavefront", 0.006, 0.0, barrier=0.0),
              _row(4, "lc=lj,comm=neighbour", 0.007, -0.0, barrier=-0.0, pre=False),
-             (5, "lc=ji,comm=allgather", "ji", "allgather", None, None, None, None, False, "datasheet", False,
-              "rhs.x;lc.y", 0.00125, None)]),
+             (5, "lc=ji,comm=allgather", _dims("lc=ji,comm=allgather"), None, None, None, None, False, "datasheet",
+              False, "rhs.x;lc.y", 0.00125, None)]),
         (a[:3] + (2000000, 2000000, 2, 8), [_row(1, 'lc=jl,comm="odd"', 0.004, 0.0),      # quoted, in a plain block
                                             _row(2, "lc=jli,comm=neighbour", float("nan"), 0.0),
                                             _row(3, "lc=lj,comm=neighbour", float("inf"), 0.0, barrier=float("-inf"))]),
@@ -41,7 +46,8 @@ def test_the_csv_is_what_csv_writer_writes():
     w.writerow(FIELDS)
     for head, tails in blocks:
         for t in tails:
-            w.writerow(head + t)
+            w.writerow((*head, *t[:2], *t[2], *t[3:]))      # a row: the variant's dimensions after its name
     assert sweep_csv(_Sweep(blocks)) == expected.getvalue()
     assert "-0.0" in expected.getvalue() and '"lc=jl,comm=""odd"""' in expected.getvalue()
     assert ",nan," in expected.getvalue() and ",-inf," in expected.getvalue()
+    assert ',"lc=jl,comm=""odd""",jl,"""odd""",' in expected.getvalue()      # a dimension value quoted too

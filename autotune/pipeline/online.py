@@ -190,7 +190,7 @@ def generate_online(ranked: RankResult, out: Path, progress: Progress, recheck: 
     build.append(f"mpicc {' '.join(flags)} " + " ".join(f"online.{k}.o" for k in range(src.parts)) + " -o online -lm")
     res = OnlineSourceResult(sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads, str(path),
                              [{"name": r.variant.name, "predicted_s": t} for r, t in zip(chosen, predicted)], src.parts, build,
-                             flags, recheck, max(0, len(ranked.preselected) - len(chosen)))
+                             flags, recheck, max(0, len(ranked.preselected) - len(chosen)), sc.machine.sha256 or None)
     write_text(path, src.source, "out")
     write_json(Path(out) / "online.json", res.to_dict(), "out")
     return res

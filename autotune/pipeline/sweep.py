@@ -110,7 +110,7 @@ def run_scale(spec: SweepSpec, rule: ScaleRule, store: Store, progress: Progress
     return ScaleResult(first.ivp.name, first.method.name, first.machine.name, first.n, sweep.requested_n[0],
                        first.threads, sorted({r.scenario.nodes for r in sweep.results}), sweep.skipped,
                        sweep.analyses_run, sweep.results[0].notes() + _extrapolation_notes(rows, first.machine),
-                       analysis)
+                       analysis, first.machine.sha256 or None)
 
 
 def _extrapolation_notes(rows, machine) -> list[str]:

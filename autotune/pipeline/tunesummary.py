@@ -119,4 +119,4 @@ def summarize(ranked: RankResult, sel, plan: RunPlan, sample: Sample | None, sto
                                                  gain_interval=gain))
     return TuneResult(sc.ivp.name, sc.method.name, sc.machine.name, sc.n, sc.nodes, sc.threads, plan.steps,
                       plan.warmup, plan.reps, plan.h, list(plan.flags), ranked.rule.describe(),
-                      rows, summary, ranked.model, "auto" if plan.race else "fixed")
+                      rows, summary, ranked.model, "auto" if plan.race else "fixed", sc.machine.sha256 or None)

@@ -14,7 +14,8 @@ def online_json(res: OnlineResult) -> str:
 
 @renderer(OnlineResult, "csv")
 def online_csv(res: OnlineResult) -> str:
-    return csv_text([dict(scenario_head(res), **c) for c in res.to_dict()["candidates"]], CANDIDATE_COLUMNS)
+    return csv_text([dict(scenario_head(res), **c, **c["configuration"]) for c in res.to_dict()["candidates"]],
+                    CANDIDATE_COLUMNS)
 
 
 @renderer(OnlineResult, "table")

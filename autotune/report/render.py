@@ -64,12 +64,17 @@ class FormatChoices:
 
 def render(result, fmt: str, **options) -> str:
     """The result as text in format fmt (table, csv, json, ...); options go to its renderer (a
-    ranking's table: every_row=True lists every variant)."""
+    ranking's table: every_row=True lists every variant).  A JSON document starts with its
+    `meta` (report.meta)."""
     fn = _renderer(type(result), fmt)
     if fn is None:
         raise ValueError(f"no {fmt} rendering of {type(result).__name__} (have: "
                          f"{', '.join(formats(type(result)))})")
-    return fn(result, **options)
+    text = fn(result, **options)
+    if fmt == "json":
+        from autotune.report.meta import with_meta
+        text = with_meta(text, result)
+    return text
 
 
 def plot(result, path) -> None:

@@ -1,8 +1,6 @@
 """Rendering a scaling study (table, CSV, JSON)."""
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from autotune.report.registry import renderer
 from autotune.report.text import csv_text, json_text, name_width
 from autotune.results.scale import COLUMNS, ScaleResult
@@ -47,7 +45,7 @@ def scale_table(result: ScaleResult) -> str:
 
 @renderer(ScaleResult, "csv")
 def scale_csv(res: ScaleResult) -> str:
-    return csv_text([asdict(r) for r in res.analysis.rows], COLUMNS)
+    return csv_text(res.rows(), COLUMNS)
 
 
 @renderer(ScaleResult, "json")

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 from autotune.report.registry import renderer
 from autotune.report.text import name_width
+from autotune.results.frames import DIMENSION_KEYS
 from autotune.results.sweep import FIELDS as SWEEP_FIELDS
 from autotune.results.sweep import SweepResult
 
@@ -52,20 +53,25 @@ def sweep_csv(res: SweepResult) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(SWEEP_FIELDS)
     out = [buf.getvalue()]
+    joined: dict[tuple, str | None] = {}      # a variant's dimension values as CSV text (None: needs quoting)
     for head, tails in res.blocks():
         plain = not any(_SPECIAL.search(x) for x in head[:3])
         lead, r = _HEAD % head, _Reprs()
         for t in tails:
-            rank, name, lc, comm, total, node, comm_s, barrier, pre, basis, beyond, failed, bound, ratio = t
+            rank, name, dims, total, node, comm_s, barrier, pre, basis, beyond, failed, bound, ratio = t
             if plain and ratio is not None and not failed and '"' not in name:
-                out.append(f'{lead}{rank},"{name}",{lc},{comm},{r[total] if total else repr(total)},'
+                text = joined.get(dims)
+                if text is None:
+                    text = joined[dims] = ",".join(dims) if not any(_SPECIAL.search(x) for x in dims) else None
+            if plain and ratio is not None and not failed and '"' not in name and text is not None:
+                out.append(f'{lead}{rank},"{name}",{text},{r[total] if total else repr(total)},'
                            f'{r[node] if node else repr(node)},{r[comm_s] if comm_s else repr(comm_s)},'
                            f'{r[barrier] if barrier else repr(barrier)},{pre},{basis},{beyond},,'
                            f'{r[bound] if bound else repr(bound)},{ratio!r}\n')
             else:
                 buf.seek(0)
                 buf.truncate()
-                w.writerow(head + t)
+                w.writerow((*head, *t[:2], *dims, *t[3:]))
                 out.append(buf.getvalue())
     return "".join(out)
 
@@ -79,14 +85,15 @@ def sweep_json(res: SweepResult) -> str:
     72,000 dicts costs more than the whole prediction); a row with a failed prediction goes
     through json.dumps."""
     meta, rows = res.meta(), res.rows()
-    text = {s for t in rows for s in (t.ivp, t.method, t.machine, t.name, t.lc, t.comm, t.comm_basis,
+    k = len(DIMENSION_KEYS)
+    text = {s for t in rows for s in (t.ivp, t.method, t.machine, t.name, *t[9:9 + k], t.comm_basis,
                                        t.failed_kernels)}
     E = {x: json.dumps(x) for x in text}                     # noqa: N806 - encoded strings
     B = {True: "true", False: "false"}                       # noqa: N806
     form = "{" + ", ".join(f'"{k}": %{"r" if k.endswith("_s") else "s"}' for k in SWEEP_FIELDS) + "}"
     out = [json.dumps(t._asdict()) if t.bound_ratio is None else
            form % (E[t.ivp], E[t.method], E[t.machine], t.n, t.n_requested, t.nodes, t.threads, t.rank,
-                   E[t.name], E[t.lc], E[t.comm], t.predicted_s, t.node_s, t.comm_s, t.barrier_s,
+                   E[t.name], *(E[x] for x in t[9:9 + k]), t.predicted_s, t.node_s, t.comm_s, t.barrier_s,
                    B[t.preselected], E[t.comm_basis], B[t.beyond_machine], E[t.failed_kernels], t.bound_s,
                    t.bound_ratio) for t in rows]
     head = json.dumps(dict(meta, rows=[]))

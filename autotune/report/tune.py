@@ -8,6 +8,7 @@ from autotune.report.online import online_csv, online_table
 from autotune.report.registry import renderer
 from autotune.report.text import fmt_s, json_text, name_width
 from autotune.results.plan import PlanResult, PlanStatusResult
+from autotune.results.frames import SCENARIO_COLUMNS, configuration
 from autotune.results.tune import ROW_COLUMNS, PlanRunResult, TuneResult, TuneRow
 from autotune.specs.step import SWEEP_PREFIX
 
@@ -26,7 +27,8 @@ def tune_csv(result: TuneResult) -> str:
     w = csv.DictWriter(buf, fieldnames=TUNE_FIELDS, lineterminator="\n")
     w.writeheader()
     for v in result.variants:
-        w.writerow({k: getattr(result if k in ("ivp", "machine", "n", "nodes", "threads") else v, k)
+        dims = configuration(v.name)
+        w.writerow({k: dims[k] if k in dims else getattr(result if k in SCENARIO_COLUMNS else v, k)
                     for k in TUNE_FIELDS})
     return buf.getvalue()
 

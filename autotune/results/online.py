@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from autotune.results.frames import SCENARIO_COLUMNS, RunScenario, frame, scenario_head
+from autotune.results.frames import DIMENSION_KEYS, SCENARIO_COLUMNS, RunScenario, configuration, frame, scenario_head
 from autotune.results.registry import result_type
 
-CANDIDATE_COLUMNS = [*SCENARIO_COLUMNS, "name", "predicted_s", "trial_s", "deviation_pct", "trial_steps", "out",
+CANDIDATE_COLUMNS = [*SCENARIO_COLUMNS, "name", *DIMENSION_KEYS, "predicted_s", "trial_s", "deviation_pct", "trial_steps", "out",
                      "out_after", "ratio", "chosen", "stored"]
 
 
@@ -46,11 +46,17 @@ class OnlineResult(RunScenario):
     switches: int = 0
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return _configured(asdict(self))
+
+    @property
+    def measured_any(self) -> bool:
+        """Whether the run timed a step (the command line's exit status 0; 1 without)."""
+        return self.median_step_s is not None or any(c.trial_s is not None for c in self.candidates)
 
     def to_frame(self):
         """One row per candidate."""
-        return frame([dict(scenario_head(self), **asdict(c)) for c in self.candidates], CANDIDATE_COLUMNS)
+        return frame([dict(scenario_head(self), **asdict(c), **configuration(c.name)) for c in self.candidates],
+                     CANDIDATE_COLUMNS)
 
 
 @result_type
@@ -64,9 +70,18 @@ class OnlineSourceResult(RunScenario):
     flags: list[str]
     recheck: int = 0
     left_out: int = 0                      # pre-selected beyond the most one solver carries
+    machine_sha256: str | None = None      # of the machine file's text (the JSON document's meta)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return _configured(asdict(self))
 
     def to_frame(self):
-        return frame([dict(scenario_head(self), **c) for c in self.candidates], [*SCENARIO_COLUMNS, "name", "predicted_s"])
+        return frame([dict(scenario_head(self), **c, **configuration(c["name"])) for c in self.candidates],
+                     [*SCENARIO_COLUMNS, "name", *DIMENSION_KEYS, "predicted_s"])
+
+
+def _configured(d: dict) -> dict:
+    """A result's dict with each candidate's configuration (every dimension's value)."""
+    for c in d["candidates"]:
+        c["configuration"] = configuration(c["name"])
+    return d

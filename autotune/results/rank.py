@@ -9,14 +9,14 @@ from autotune.model.bound import Bound
 from autotune.model.compare import predicted_phases, predicted_sweeps
 from autotune.model.ecm import Prediction
 from autotune.model.preselect import Rule
-from autotune.results.frames import frame
+from autotune.results.frames import DIMENSION_KEYS, frame
 from autotune.results.registry import result_type
 from autotune.specs.exclusion import Exclusions
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant
 
 # one row per variant: the CSV columns and those of to_frame()
-COLUMNS = ["ivp", "method", "machine", "n", "nodes", "threads", "rank", "name", "lc", "comm",
+COLUMNS = ["ivp", "method", "machine", "n", "nodes", "threads", "rank", "name", *DIMENSION_KEYS,
            "predicted_s", "node_s", "comm_s", "barrier_s", "preselected", "failed_kernels", "bound_s",
            "bound_ratio", "bound_wa_s"]
 KERNEL_COLUMNS = ["name", "kernel", "regime", "alpha", "sigma", "beta", "executions", "cores_used", "seconds"]
@@ -71,6 +71,7 @@ class VariantResult:
         p = self.prediction
         return {
             "name": self.variant.name, "rank": rank_no, "lc": self.variant.lc, "comm": self.variant.comm,
+            "configuration": self.variant.fields(),
             "predicted_s": p.total_s if p else None,
             "node_s": p.node_s if p else None,
             "comm_s": p.comm_s if p else None,
@@ -275,7 +276,8 @@ class RankResult:
         for i, r in enumerate(self.ordered, 1):
             d = r.to_dict(i, r.variant.name in self.preselected, self.bound_s)
             row = dict(head)
-            row.update({k: d[k] for k in COLUMNS[6:] if k not in ("failed_kernels", "bound_s", "bound_wa_s")})
+            row.update(d["configuration"])
+            row.update({k: d[k] for k in COLUMNS[6:] if k in d and k not in ("failed_kernels", "bound_s", "bound_wa_s")})
             row["failed_kernels"] = ";".join(d["failed_kernels"])
             row["bound_s"], row["bound_wa_s"] = self.bound_s, self.bound_wa_s
             out.append(row)

@@ -4,10 +4,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from autotune.model.scaling import ScaleAnalysis, ScaleRow
-from autotune.results.frames import frame
+from autotune.results.frames import DIMENSION_KEYS, configuration, frame
 from autotune.results.registry import result_type
 
-COLUMNS = [f for f in ScaleRow.__dataclass_fields__]
+_ROW = list(ScaleRow.__dataclass_fields__)
+COLUMNS = [_ROW[0], *DIMENSION_KEYS, *_ROW[1:]]     # the variant's dimensions after its name
 
 
 @result_type
@@ -24,6 +25,7 @@ class ScaleResult:
     analyses_run: int
     notes: list[str]
     analysis: ScaleAnalysis
+    machine_sha256: str | None = None     # of the machine file's text (the JSON document's meta)
 
     @property
     def recommended(self):
@@ -33,8 +35,12 @@ class ScaleResult:
         return {"ivp": self.ivp, "method": self.method, "machine": self.machine, "n": self.n,
                 "n_requested": self.n_requested, "threads": self.threads, "nodes": self.nodes,
                 "skipped": self.skipped, "analyses_run": self.analyses_run, "notes": self.notes,
-                "analysis": self.analysis.to_dict()}
+                "analysis": self.analysis.to_dict(), "machine_sha256": self.machine_sha256}
 
     def to_frame(self):
         """One row per (variant, node count)."""
-        return frame([asdict(r) for r in self.analysis.rows], COLUMNS)
+        return frame(self.rows(), COLUMNS)
+
+    def rows(self) -> list[dict]:
+        """One flat row per (variant, node count), the variant's dimensions beside its name."""
+        return [dict(asdict(r), **configuration(r.variant)) for r in self.analysis.rows]

@@ -2,44 +2,27 @@
 variant)."""
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
 from autotune.model.comm import comm_basis
 from autotune.model.preselect import Rule
-from autotune.results.frames import frame
+from autotune.results.frames import DIMENSION_KEYS, frame
 from autotune.results.rank import RankResult
 from autotune.results.registry import result_type
 from autotune.specs.scenario import comm_context
 from autotune.specs.schemes import PhaseContext
 
 
-class SweepRow(NamedTuple):
-    """One (scenario, variant) of a sweep; a tuple, so that tens of thousands stay cheap."""
-    ivp: str
-    method: str
-    machine: str
-    n: int
-    n_requested: int
-    nodes: int
-    threads: int
-    rank: int
-    name: str
-    lc: str
-    comm: str
-    predicted_s: float | None
-    node_s: float | None
-    comm_s: float | None
-    barrier_s: float | None
-    preselected: bool
-    comm_basis: str
-    beyond_machine: bool
-    failed_kernels: str
-    bound_s: float | None
-    bound_ratio: float | None
+# One (scenario, variant) of a sweep; a tuple, so that tens of thousands stay cheap: the scenario
+# (ivp .. threads), the variant's rank and name, one field per dimension, its times and notes.
+FIELDS = ("ivp", "method", "machine", "n", "n_requested", "nodes", "threads", "rank", "name", *DIMENSION_KEYS,
+          "predicted_s", "node_s", "comm_s", "barrier_s", "preselected", "comm_basis", "beyond_machine",
+          "failed_kernels", "bound_s", "bound_ratio")
+SweepRow = namedtuple("SweepRow", FIELDS)
 
 
-FIELDS = SweepRow._fields
 
 
 @result_type
@@ -55,15 +38,16 @@ class SweepResult:
     def rows(self) -> list[SweepRow]:
         """The long format, best first within a scenario."""
         make = SweepRow._make
-        return [make(head + tail) for head, tails in self.blocks() for tail in tails]
+        return [make((*head, *tail[:2], *tail[2], *tail[3:])) for head, tails in self.blocks() for tail in tails]
 
     def blocks(self) -> Iterator[tuple[tuple, list[tuple]]]:
         """The long format by scenario: per scenario, its head (a row's first fields: ivp to
-        threads) and its rows' other fields (rank to bound_ratio), best first.  What rows() and the
-        renderers are made from: a sweep of millions of rows need not build a tuple of 21 fields
-        for each."""
+        threads) and its rows' other fields (rank, name, the tuple of the variant's dimension values,
+        then predicted_s to bound_ratio), best first.  What rows() and the renderers are made from:
+        a sweep of millions of rows need not build a tuple of 30 fields for each."""
         bases: dict[tuple, str] = {}    # comm_basis by network, scheme and context: scenarios share them
         distances: dict[tuple, int] = {}
+        dims: dict[int, tuple] = {}     # a variant's dimension values, by the variant (shared by scenarios)
         for res, n_req in zip(self.results, self.requested_n):
             sc = res.scenario
             ctx = None
@@ -77,7 +61,10 @@ class SweepResult:
                     if key not in bases:
                         bases[key] = comm_basis(sc.machine.network, v.comm, ctx)
                     basis[v.comm] = bases[key]
-                tails.append((i, v.name, v.lc, v.comm, total, node, comm, barrier, pre, basis[v.comm], beyond,
+                d = dims.get(id(v))
+                if d is None:
+                    d = dims[id(v)] = tuple(v.fields().values())
+                tails.append((i, v.name, d, total, node, comm, barrier, pre, basis[v.comm], beyond,
                               ";".join(failed), bound, total / bound if total is not None and bound else None))
             yield (sc.ivp.name, sc.method.name, sc.machine.name, sc.n, n_req, sc.nodes, sc.threads), tails
 

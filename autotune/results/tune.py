@@ -4,10 +4,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 from autotune.errors import InputError
-from autotune.results.frames import RunScenario, frame, scenario_head
+from autotune.results.frames import DIMENSION_KEYS, RunScenario, configuration, frame, scenario_head
 from autotune.results.registry import result_type
 
-ROW_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", "predicted_s", "measured_s", "deviation_pct",
+ROW_COLUMNS = ["ivp", "machine", "n", "nodes", "threads", "name", *DIMENSION_KEYS, "predicted_s", "measured_s", "deviation_pct",
                "predicted_state_s", "deviation_state_pct",
                "rank_predicted", "rank_measured", "preselected", "sampled", "baseline", "error"]
 
@@ -115,9 +115,13 @@ class TuneResult(RunScenario):
     summary: TuneSummary
     model: str = "ecm"                     # what the predictions rest on (RankResult.model)
     design: str = "fixed"                  # fixed repetitions, or auto (raced; reps: the most rounds)
+    machine_sha256: str | None = None      # of the machine file's text (the JSON document's meta)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        for row in d["variants"]:
+            row["configuration"] = configuration(row["name"])
+        return d
 
     @property
     def measured_any(self) -> bool:
@@ -126,7 +130,8 @@ class TuneResult(RunScenario):
 
     def to_frame(self):
         """One row per variant run."""
-        return frame([dict(scenario_head(self), **asdict(v)) for v in self.variants], ROW_COLUMNS)
+        return frame([dict(scenario_head(self), **asdict(v), **configuration(v.name)) for v in self.variants],
+                     ROW_COLUMNS)
 
 
 @dataclass

@@ -5,7 +5,7 @@ import hashlib
 import json
 import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autotune.errors import InputError, InputWarning
@@ -80,7 +80,8 @@ class Machine:
     # the file's `port model file` ({path, sha256} of an OSACA file given by --port-model; None:
     # the installed OSACA's model), checked against the file where it is used (tools.cpuprobe)
     port_model_file: dict | None = field(default=None, hash=False)
-    kerncraft_file: str = ""              # the kerncraft version the file was written for (its `kerncraft version`)
+    kerncraft_file: str = field(default="", compare=False)   # the kerncraft version the file was written for (its `kerncraft version`)
+    sha256: str = field(default="", compare=False)           # of the file's text (a JSON document names the file it rests on)
 
     @property
     def model_label(self) -> str:
@@ -375,7 +376,8 @@ def load_machine(name_or_path: str | None, model: str | None = None) -> Machine:
         text = path.read_text()
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror})") from None
-    return parse_machine(parse_yaml(text, path), path, path.stem, model)
+    machine = parse_machine(parse_yaml(text, path), path, path.stem, model)
+    return replace(machine, sha256=hashlib.sha256(text.encode()).hexdigest())
 
 
 def machine_names() -> list[str]:
