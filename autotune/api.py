@@ -51,7 +51,7 @@ from autotune.storage.paths import default_store_path
 from autotune.storage.store import Store
 
 # the functions and the request types they take (autotune exports these and the result types)
-__all__ = ["rank", "sweep", "scale", "explain", "tune", "generate", "generate_online", "plan", "ingest", "calibrate", "identify_cpu", "calibrate_node",
+__all__ = ["rank", "sweep", "scale", "explain", "tune", "generate", "generate_online", "plan", "ingest", "calibrate", "identify_cpu", "schema", "calibrate_node",
            "import_kerncraft", "learn", "ScenarioRequest", "RankRequest", "TuneRequest", "CalibrateRequest",
            "RunOptions", "Progress"]
 
@@ -230,6 +230,13 @@ def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None, port_mode
     where no record of the CPU's vendor is modelled.  uarch: an explicit choice (assumed);
     port_model: an OSACA architecture file (path) to use instead of the installed one."""
     return entry.identify_cpu(cpuinfo, uarch, port_model)
+
+
+def schema(name: str) -> dict:
+    """The JSON Schema (draft 2020-12) of a kind of data file: "machine", "ivp", "method" or
+    "plan" (a scenarios file), as `autotune schema NAME` prints it and the package ships it."""
+    import json
+    return json.loads(entry.schema(name))
 
 
 def calibrate_node(name: str, *, nodes: int = 1, uarch: str | None = None, dry_run: bool = False,

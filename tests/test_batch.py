@@ -1,11 +1,13 @@
 """Batch jobs without a batch system: scripts, time limits, Slurm's answers and the plan state."""
 import json
+from dataclasses import asdict
 
 import pytest
 
 from autotune.progress import Callbacks
 from autotune.errors import InputError, ToolError
 from autotune.pipeline import submit
+from autotune.request.plan import TunePlanRequest
 from autotune.tools import slurm
 
 from .conftest import run_cli
@@ -128,6 +130,36 @@ def test_batch_script_of_a_scenario(tmp_path):
                                           "--launcher srun --format json")
     one_node = submit.job_spec(tmp_path / "plan.json", 0, ENTRY, tmp_path / "s.sqlite", submit.SubmitOptions(), 1)
     assert (one_node.nodes, one_node.tasks) == (1, 4)          # a one-node machine: every rank on it
+
+
+def test_jobs_take_whole_nodes_and_run_the_set_up_lines_first(tmp_path):
+    """A job times its runs: it asks for whole nodes unless told otherwise (--shared-nodes), once
+    even where --sbatch-args says it too; --setup lines run before the solver, a failing one stops
+    the job (set -e), and they are kept in the plan's state for the jobs submitted again."""
+    opts = submit.SubmitOptions(setup=["module load gcc/13", "source ~/env.sh"])
+    text = slurm.batch_script(submit.job_spec(tmp_path / "plan.json", 0, ENTRY, tmp_path / "s.sqlite", opts, 64))
+    lines = text.splitlines()
+    assert lines.count("#SBATCH --exclusive") == 1
+    at = lines.index("module load gcc/13")
+    assert lines[at - 2:at + 3] == ["set -e", "# set-up (--setup)", "module load gcc/13", "source ~/env.sh",
+                                    "set -eu"] and lines[-1].startswith("exec ")
+    again = submit.SubmitOptions(**json.loads(json.dumps(asdict(opts))))       # as the state file keeps them
+    assert again == opts
+    shared = submit.SubmitOptions(exclusive=False)
+    text = slurm.batch_script(submit.job_spec(tmp_path / "plan.json", 0, ENTRY, tmp_path / "s.sqlite", shared, 64))
+    assert "#SBATCH --exclusive" not in text and "set -e\n" not in text
+    said = submit.SubmitOptions(sbatch_args="--exclusive=user")
+    text = slurm.batch_script(submit.job_spec(tmp_path / "plan.json", 0, ENTRY, tmp_path / "s.sqlite", said, 64))
+    assert [x for x in text.splitlines() if x.startswith("#SBATCH --exclusive")] == ["#SBATCH --exclusive=user"]
+    with pytest.raises(InputError) as e:
+        submit.SubmitOptions(setup=["module load a\nrm -rf x"])
+    assert e.value.field == "setup"
+    with pytest.raises(InputError, match="only with --submit"):
+        TunePlanRequest.of("plan.json", setup=["module load x"])
+    with pytest.raises(InputError, match="only with --submit"):
+        TunePlanRequest.of("plan.json", shared_nodes=True)
+    req = TunePlanRequest.of("plan.json", submit="slurm", setup="module load x", shared_nodes=False)
+    assert req.setup == ("module load x",) and req.shared_nodes is None
 
 
 def test_submit_options_checked():

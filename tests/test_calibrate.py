@@ -57,8 +57,12 @@ def test_calibrate_fits_writes_the_machine_and_resumes(mpiexec, machine_copy, tm
         assert r["measured_p"] == [2] and r["heldout_error_pct"]["points"] >= 2
         assert r["fit"]["segments"][0]["latency_s"] >= 0
     assert res["barrier"]["per_doubling_s"] > 0
-    raw = [json.loads(line) for line in (tmp_path / "raw.jsonl").read_text().splitlines()]
-    assert {r["callpath"] for r in raw} == {"allgather", "neighbour", "pairwise", "barrier"}
+    ops = [json.loads(line) for line in (tmp_path / "raw.jsonl").read_text().splitlines()]
+    barrier = [json.loads(line) for line in (tmp_path / "raw.barrier.jsonl").read_text().splitlines()]
+    raw = ops + barrier            # a file per set of parameters: Extra-P reads them off the first line
+    assert {r["callpath"] for r in ops} == {"allgather", "neighbour", "pairwise"}
+    assert {r["callpath"] for r in barrier} == {"barrier"} and len(barrier) == 2      # --threads 1,2
+    assert all(set(r["params"]) == {"p", "bytes"} for r in ops) and all(set(r["params"]) == {"threads"} for r in barrier)
     assert all(set(r) >= {"params", "value", "metric"} and isinstance(r["value"], list) for r in raw)
     # where the ranks ran: both on this host's one node, asked for 2 nodes of the 8-node
     # machine by a launcher that cannot place them: packed, and said so everywhere

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -271,3 +272,40 @@ def test_every_json_document_says_what_made_it(replay_store, capsys, tmp_path):
     code, out, _ = run_cli(capsys, "generate", "--ivp", "wave1d", "--n", "1000", "--out", tmp_path / "g",
                            "--format", "json")
     assert code == 0 and json.loads(out)["meta"]["schema"] == "autotune/GenerateResult"
+
+
+def test_the_schema_files_are_json_schema_and_accept_the_shipped_files(capsys):
+    """The shipped JSON Schema files are what `autotune schema NAME` prints and what the code's
+    schemas say (kept equal), valid JSON Schema (the reference validator's meta-check), and
+    accept every shipped data file (read as autotune reads them: kerncraft's !!omap as maps)."""
+    from importlib import resources
+
+    import jsonschema
+
+    from autotune.cli.main import build_parser
+    from autotune.pipeline.schemas import SCHEMAS, schema_text
+    from autotune.specs.loading import read_yaml
+    from autotune.specs.shipped import shipped_dir
+    folder = resources.files("autotune.data.schemas")
+    sub = next(a for a in build_parser(complete=True)._actions if a.dest == "command").choices
+    assert set(next(a for a in sub["schema"]._actions if a.dest == "name").choices) == set(SCHEMAS)
+    docs = {}
+    for name in SCHEMAS:
+        text = (folder / f"{name}.schema.json").read_text()
+        assert text == schema_text(name), f"autotune/data/schemas/{name}.schema.json: write it again"
+        code, out, _ = run_cli(capsys, "schema", name)
+        assert code == 0 and out == text
+        docs[name] = json.loads(text)
+        jsonschema.Draft202012Validator.check_schema(docs[name])
+    for kind, files in (("machine", shipped_dir("machines").glob("*.yaml")), ("ivp", shipped_dir("ivps").glob("*.yaml")),
+                        ("method", resources.files("autotune.data.methods").iterdir())):
+        for f in files:
+            if str(f).endswith(".yaml"):
+                jsonschema.validate(read_yaml(Path(str(f))), docs[kind])
+    jsonschema.validate({"scenarios": [{"ivp": "heat2d", "nodes": 8, "top": 3}]}, docs["plan"])
+    with pytest.raises(jsonschema.ValidationError):        # what our validator refuses, theirs too
+        jsonschema.validate({"scenarios": [{"ivp": "heat2d", "top": 0}]}, docs["plan"])
+    machine = read_yaml(Path(load_machine("haswell-ep-e5-2630v3").path))
+    for bad in ({"clock": "2.4GHz"}, {"clock": -2.0}, {"sockets": 0}, {"cluster": dict(machine["cluster"], nodes=0)}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(dict(machine, **bad), docs["machine"])

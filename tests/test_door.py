@@ -62,12 +62,12 @@ def test_every_command_goes_through_entry():
     from autotune import api
     from autotune.cli.commands import COMMANDS
     handlers = _functions_calling_entry(ROOT / "autotune" / "cli" / "commands.py")
-    assert sorted(COMMANDS) == sorted(["rank", "explain", "scale", "tune", "plan", "generate", "calibrate"])
+    assert sorted(COMMANDS) == sorted(["rank", "explain", "scale", "tune", "plan", "generate", "calibrate", "schema"])
     assert all(handlers[f.__name__] for f in COMMANDS.values()), handlers
     functions = _functions_calling_entry(ROOT / "autotune" / "api.py")
     public = [n for n in api.__all__ if n in functions]
     assert {"rank", "sweep", "scale", "explain", "tune", "generate", "generate_online", "plan", "ingest", "learn",
-            "calibrate", "identify_cpu", "calibrate_node", "import_kerncraft"} <= set(public)
+            "calibrate", "identify_cpu", "calibrate_node", "import_kerncraft", "schema"} <= set(public)
     assert [n for n in public if not functions[n]] == []
 
 

@@ -188,3 +188,57 @@ def test_a_failing_probe_ends_the_probing_not_the_run():
     assert rows["a"].runs_s == [1.0, 1.0, 1.0] and len(log.probes) == 3
     assert rows["a"].runs_state[0]["bandwidth_Bps"] == 40e9 and rows["a"].runs_state[1:] == [None, None]
     assert sum("reference kernels failed" in line for line in said) == 1
+
+
+class _Stolen(_Runs):
+    """Scripted runs with the host's steal share of each run in turn."""
+
+    def __init__(self, seconds, steal):
+        super().__init__(seconds)
+        self.steal = list(steal)
+
+    def run(self, name, rep):
+        return dict(super().run(name, rep), steal_pct=self.steal.pop(0), wall_over_cpu=1.02)
+
+
+def test_a_run_that_lost_its_cpu_to_steal_is_run_again():
+    """A run whose share of the host's CPU time taken by the hypervisor is above STEAL_MAX_PCT is
+    set aside and run again at once (the round's other runs stand), within the run's retakes; the
+    steal of every run kept is in its row and in the summary."""
+    from autotune.model.state import STEAL_MAX_PCT
+    from autotune.pipeline.tunesummary import _steal
+    from autotune.request.run import RunPlan
+    from autotune.tools.launcher import parse_launcher
+    plan = RunPlan(10, 2, 3, 1e-3, (), parse_launcher(None), 60.0)
+    rows = {n: TuneRow(n) for n in ("a", "b")}
+    done, said = [], []
+    runner = _Stolen({"a": 1.0, "b": 2.0}, [0.1, 0.2, 0.0, STEAL_MAX_PCT + 3, 0.3, 0.1, 0.2])
+    log = run_rounds(["a", "b"], rows, {"a": {}, "b": {}}, runner, plan, Callbacks(say=said.append), None,
+                     done.append, lambda _: None)
+    assert runner.calls == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("b", 1), ("a", 2), ("b", 2)]
+    assert log.noisy == [{"round": 1, "why": "steal 8.0 % of the host's CPU time", "retaken": True, "variant": "b"}]
+    assert rows["b"].runs_steal_pct == [0.2, 0.3, 0.2] and rows["b"].noisy_runs_s == [2.0]
+    assert rows["a"].runs_steal_pct == [0.1, 0.0, 0.1] and rows["a"].runs_wall_over_cpu == [1.02] * 3
+    assert sorted(done) == ["a", "b"] and any("b: steal 8.0 %" in line for line in said)
+    got = _steal(list(rows.values()), log)
+    assert got["runs"] == 6 and got["max_pct"] == 0.3 and got["runs_set_aside"] == 1 and got["runs_kept_over"] == 0
+    # no retake left (one in three of 3 rounds): kept, and marked
+    rows = {"a": TuneRow("a")}
+    log = run_rounds(["a"], rows, {"a": {}}, _Stolen({"a": 1.0}, [20.0, 20.0, 0.0, 0.0]), plan, SILENT, None,
+                     lambda _: None, lambda _: None)
+    assert [n["retaken"] for n in log.noisy] == [True, False] and rows["a"].runs_steal_pct == [20.0, 0.0, 0.0]
+
+
+def test_the_steal_of_a_run_on_this_host():
+    """/proc/stat's steal and the children's CPU time around a real child process."""
+    import subprocess
+    import sys
+    from autotune.tools import cpustat
+    a = cpustat.sample()
+    subprocess.run([sys.executable, "-c", "x = 0\nfor i in range(3_000_000): x += i"], check=True)
+    got = cpustat.between(a, cpustat.sample(), 1)
+    if a.ticks is None:
+        assert got["steal_pct"] is None
+    else:
+        assert 0.0 <= got["steal_pct"] <= 100.0
+    assert 0.5 < got["wall_over_cpu"] < 5.0      # one busy core: its wall time about its CPU time

@@ -152,8 +152,13 @@ def cmd_calibrate(args, progress) -> int:
     return 0
 
 
+def cmd_schema(args, progress) -> int:
+    emit(entry.schema(args.name).rstrip("\n"))
+    return 0
+
+
 COMMANDS = {"rank": cmd_rank, "explain": cmd_explain, "scale": cmd_scale, "tune": cmd_tune, "plan": cmd_plan,
-            "generate": cmd_generate, "calibrate": cmd_calibrate}
+            "generate": cmd_generate, "calibrate": cmd_calibrate, "schema": cmd_schema}
 
 
 def dispatch(args, progress) -> int:

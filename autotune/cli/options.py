@@ -149,7 +149,9 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per benchmark run")
     p.add_argument("--out", type=Path, help="machine file to write (default: update the one given)")
     p.add_argument("--fresh", action="store_true", help="measure again even what the store has")
-    p.add_argument("--raw", type=Path, help="also write every measurement as Extra-P JSON Lines")
+    p.add_argument("--raw", type=Path, help="also write every measurement as Extra-P JSON Lines (the "
+                   "operations to RAW, the barrier to RAW's name with .barrier before its suffix: Extra-P wants "
+                   "one set of parameters per file)")
     p.add_argument("--plot", type=Path, help="write measured points and fitted curves (.png, .svg or .pdf)")
     p.add_argument("--store", type=Path)
     _format_arg(p, "CalibrateResult")
@@ -203,7 +205,11 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
     b.add_argument("--partition", help="sbatch --partition")
     b.add_argument("--account", help="sbatch --account")
     b.add_argument("--time", help="sbatch --time per job (default: from the predictions, at least 10 min)")
-    b.add_argument("--sbatch-args", help="further sbatch options, e.g. \"--qos=short --exclusive\"")
+    b.add_argument("--sbatch-args", help="further sbatch options, e.g. \"--qos=short --constraint=hwperf\"")
+    b.add_argument("--setup", action="append", metavar="LINE", help="a shell line each job runs before the "
+                   "solver, e.g. 'module load gcc openmpi' (again for more lines)")
+    b.add_argument("--shared-nodes", action="store_true", default=None, help="let other jobs share the nodes "
+                   "(default: each job asks for whole nodes, --exclusive, since it times its runs)")
     _format_arg(p, "TuneResult")
 
 
@@ -234,6 +240,11 @@ def _list_args(p: argparse.ArgumentParser) -> None:
                    help="output format: table, json or csv (default table)")
 
 
+def _schema_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", choices=["machine", "ivp", "method", "plan"],
+                   help="the kind of file: its JSON Schema (draft 2020-12) goes to stdout, for an editor or a validator")
+
+
 # subcommand -> (its line in `autotune --help`, the builder of its options)
 SUBCOMMANDS = {
     "rank": ("rank every applicable variant by predicted seconds per step (one scenario, or a sweep in "
@@ -247,4 +258,5 @@ SUBCOMMANDS = {
               "node count", _scale_args),
     "plan": ("pre-select variants for a batch of scenarios (YAML) into a plan for tune --plan", _plan_args),
     "list": ("list shipped IVPs, machines, methods or an IVP's variants", _list_args),
+    "schema": ("print the JSON Schema of a machine, IVP, method or scenarios file", _schema_args),
 }

@@ -64,6 +64,21 @@ def strays(probe: dict, probes: list[dict], threshold_pct: float = NOISY_PCT) ->
     return None
 
 
+# a round whose runs lost more than this share of the host's CPU time to the hypervisor (steal) is
+# set aside and taken again: an MPI step waits for its slowest rank, so a steal share slows the
+# step by at least as much, above the run-to-run spread a pick can bear (docs/tuning.md#steal)
+STEAL_MAX_PCT = 5.0
+
+
+def steal_why(steal_pcts, threshold_pct: float = STEAL_MAX_PCT) -> str | None:
+    """Why a round's runs (their steal shares, None: not measured) were taken from: "steal 7.3 %
+    of the host's CPU time", None where no run lost more than the threshold."""
+    worst = max((x for x in steal_pcts if x is not None), default=None)
+    if worst is None or worst <= threshold_pct:
+        return None
+    return f"steal {worst:.1f} % of the host's CPU time"
+
+
 def retake_limit(rounds: int) -> int:
     """How many noisy rounds a run takes again: one in three of its rounds, at least one."""
     return max(1, rounds // 3)

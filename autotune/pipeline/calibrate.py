@@ -180,6 +180,22 @@ def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
     write_text(target, dump_text(yaml, data), "out", make_folders=True)
 
 
+def raw_files(raw: dict[str, list[dict]], path: Path) -> dict[Path, list[dict]]:
+    """The measurements by file: Extra-P reads a JSON Lines file's parameters off its first line
+    and wants them on every line, so each set of parameter names gets a file of its own.  The
+    operations' (p, bytes) go to `path`, the barrier's (threads) to path's name with
+    `.barrier` before its suffix (raw.jsonl: raw.barrier.jsonl)."""
+    groups: dict[tuple, list[dict]] = {}
+    for records in raw.values():
+        for r in records:
+            groups.setdefault(tuple(r["params"]), []).append(r)
+    out = {}
+    for i, records in enumerate(groups.values()):
+        name = path if i == 0 else path.with_name(f"{path.stem}.{records[0]['callpath']}{path.suffix}")
+        out[name] = records
+    return out
+
+
 def calibrate(plan: Plan, store: Store, target: Path, progress: Progress,
               fresh: bool = False, raw_out: Path | None = None) -> CalibrateResult:
     t0 = time.perf_counter()
@@ -193,11 +209,10 @@ def calibrate(plan: Plan, store: Store, target: Path, progress: Progress,
             for f in workdir.glob("*.log"):
                 (keep / f.name).write_text(f.read_text())
             raise ToolError(str(e).replace(str(workdir), str(keep))) from None
-    if raw_out is not None:  # every repetition, as Extra-P JSON Lines
-        with writing(raw_out, "raw") as f:
-            for records in raw.values():
-                for r in records:
-                    f.write(json.dumps(r) + "\n")
+    if raw_out is not None:  # every repetition, as Extra-P JSON Lines: one file per set of parameters
+        for path, records in raw_files(raw, Path(raw_out)).items():
+            with writing(path, "raw") as f:
+                f.writelines(json.dumps(r) + "\n" for r in records)
     result = fit_all(raw)
     result["measured_on"] = where_measured(raw)
     if not result["operations"]:

@@ -219,3 +219,9 @@ def identify_cpu(cpuinfo: str | None = None, uarch: str | None = None, port_mode
     """The microarchitecture of the CPU cpuinfo describes (tools.cpuprobe.identify_cpu)."""
     from autotune.tools.cpuprobe import identify_cpu as identify
     return identify(cpuinfo, uarch, port_model)
+
+
+def schema(name: str) -> str:
+    """The JSON Schema document of a kind of data file (pipeline.schemas: machine, ivp, method, plan)."""
+    from autotune.pipeline.schemas import schema_text
+    return schema_text(name)

@@ -107,11 +107,18 @@ class LaunchRunner:
                                           self.plan.flags, self.compiler)
 
     def run(self, name: str, rep: int) -> dict:
+        """One run; where its processes are this host's children (the local launcher), with the
+        steal share of the host's CPU time and the wall over CPU time it had (tools.cpustat)."""
         from autotune.tools import build as buildmod
+        from autotune.tools import cpustat
         sc, plan = self.sc, self.plan
-        return buildmod.run(self._exes[name], plan.launcher, sc.nodes, sc.threads, sc.n, sc.ivp.size_value(sc.n),
-                            plan.steps, plan.h, plan.warmup, timeout=plan.timeout,
-                            pin=sc.ranks_per_node == 1, nodes=sc.nodes // sc.ranks_per_node)
+        before = cpustat.sample() if self.kind == "local" else None
+        out = buildmod.run(self._exes[name], plan.launcher, sc.nodes, sc.threads, sc.n, sc.ivp.size_value(sc.n),
+                           plan.steps, plan.h, plan.warmup, timeout=plan.timeout,
+                           pin=sc.ranks_per_node == 1, nodes=sc.nodes // sc.ranks_per_node)
+        if before is not None:
+            out.update(cpustat.between(before, cpustat.sample(), sc.nodes * sc.threads))
+        return out
 
 
 class SrunRunner(LaunchRunner):

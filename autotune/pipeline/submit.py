@@ -50,8 +50,15 @@ class SubmitOptions:
     launcher: str | None = None    # how a job starts the solver's ranks (default: srun)
     online: bool = False           # each job runs one online solver of its scenario's variants (tune --online)
     recheck: int = 0               # with online: the trial again every so many steps
+    setup: tuple[str, ...] = ()    # shell lines each job runs before the solver (module load ...)
+    exclusive: bool = True         # whole nodes: the jobs time their runs (False: --shared-nodes)
 
     def __post_init__(self):
+        object.__setattr__(self, "setup", tuple(self.setup))
+        for line in self.setup:
+            if not line.strip() or "\n" in line:
+                raise InputError(f"{line!r}: expected one shell line (give --setup again for another)",
+                                 field="setup")
         if self.scheduler not in SCHEDULERS:
             raise InputError(f"{self.scheduler!r}: expected one of {', '.join(SCHEDULERS)}", field="submit")
         if self.time is not None:
@@ -144,7 +151,8 @@ def job_spec(plan_path: Path, index: int, entry: dict, store_path: Path, opts: S
         f"autotune-{index}-{entry['ivp']}", entry["nodes"] // per_node, entry["nodes"], entry["threads"],
         slurm.parse_time_limit(opts.time) if opts.time else job_seconds(entry),
         str(jobs / f"scenario-{index}-%j.out"), command, entry.get("partition") or opts.partition, opts.account,
-        tuple(shlex.split(opts.sbatch_args)), f"autotune plan {plan_path}, scenario {index}: {entry['id']}")
+        tuple(shlex.split(opts.sbatch_args)), f"autotune plan {plan_path}, scenario {index}: {entry['id']}",
+        opts.setup, opts.exclusive)
 
 
 def jobs_dir(plan_path: Path) -> Path:
@@ -269,7 +277,8 @@ def tune_plan(req, store_path: Path | None, progress: Progress, jobs: int | None
     plan = read_plan(req.plan)
     only = indices(req.scenario, len(plan["scenarios"]))
     opts = SubmitOptions(req.submit, req.partition, req.account, req.time, req.sbatch_args or "",
-                         req.launcher, req.online, req.recheck) if req.submit else None
+                         req.launcher, req.online, req.recheck, tuple(req.setup or ()),
+                         not req.shared_nodes) if req.submit else None
     state = None if only is not None else read_state(req.plan, plan)
     if req.status and state is None:
         raise InputError(f"{req.plan}: has no batch jobs to report (submit it with --submit slurm)", field="plan")

@@ -14,8 +14,8 @@ from autotune.results.tune import TuneRow
 
 STORED = ("name", "predicted_s", "measured_s", "runs_s", "error", "preselected", "sampled", "baseline", "reused",
           "runs_round", "runs_state", "noisy_runs_s", "race", "phases", "predicted_state_s", "deviation_state_pct",
-          "state", "state_factor")
-_LISTS = ("runs_round", "runs_state", "noisy_runs_s")                 # left out when empty
+          "state", "state_factor", "runs_steal_pct", "runs_wall_over_cpu")
+_LISTS = ("runs_round", "runs_state", "noisy_runs_s", "runs_steal_pct", "runs_wall_over_cpu")   # left out when empty
 _MEASURED = ("phases", "predicted_state_s", "deviation_state_pct", "state", "state_factor")   # only when measured
 RUN = ("method", "model", "n", "nodes", "threads", "steps", "warmup", "h", "flags", "compiler", "kerncraft", "date",
        "placement")

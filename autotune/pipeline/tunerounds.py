@@ -18,7 +18,7 @@ from typing import Callable
 
 from autotune.errors import InputError, ToolError
 from autotune.model.race import RacePolicy, RaceState, step
-from autotune.model.state import retake_limit, strays
+from autotune.model.state import retake_limit, steal_why, strays
 from autotune.progress import Progress
 from autotune.pipeline.tunestate import Probe, state_of
 from autotune.request.run import RunPlan
@@ -60,8 +60,11 @@ def run_rounds(ready: list[str], rows: dict[str, TuneRow], phase_runs: dict[str,
     limit = retake_limit(min(planned, -(-race.budget_runs // max(1, len(ready))))
                          if race and race.budget_runs else planned)
     placed = {} if placed is None else placed
-    for name in ready:      # a resumed run's repetitions are its first rounds
-        rows[name].runs_round = rows[name].runs_round or list(range(len(rows[name].runs_s)))
+    for name in ready:      # a resumed run's repetitions are its first rounds (their steal not known)
+        row = rows[name]
+        row.runs_round = row.runs_round or list(range(len(row.runs_s)))
+        for runs in (row.runs_steal_pct, row.runs_wall_over_cpu):
+            runs[:] = ([None] * len(row.runs_s) + runs)[-len(row.runs_s):] if row.runs_s else []
     def state_now(after_round: int) -> dict | None:
         """One probe; a failing one ends the probing (the rest of the run goes unadjusted)."""
         nonlocal probe
@@ -85,21 +88,14 @@ def run_rounds(ready: list[str], rows: dict[str, TuneRow], phase_runs: dict[str,
                 continue
             progress.say(f"run {r + 1}/{planned if race is None else str(planned) + ' at most'}: {name} "
                      f"({plan.steps} steps)")
-            t0 = time.perf_counter()
-            try:
-                out = runner.run(name, r)
-            except (InputError, ToolError) as e:
+            out = _run_once(runner, name, r, rows[name], phase_runs[name], log, limit, progress)
+            if out is None:
                 alive.remove(name)
-                rows[name].error = str(e)
-                progress.say(f"{name}: failed: {e}")
+                progress.say(f"{name}: failed: {rows[name].error}")
                 finished.add(name)
                 done(name)
                 continue
-            finally:
-                log.run_s += time.perf_counter() - t0
-                log.runs += 1
             ran[name] = out
-            _record(rows[name], phase_runs[name], out, r)
             if out.get("placement"):
                 placed[name] = out["placement"]
             if race is None and probe is None and len(rows[name].runs_s) >= plan.reps:
@@ -110,7 +106,7 @@ def run_rounds(ready: list[str], rows: dict[str, TuneRow], phase_runs: dict[str,
         after = state_now(r)
         why = strays(after, log.probes) if after and ran else None
         if why:
-            retaken = sum(1 for n in log.noisy if n["retaken"]) < limit
+            retaken = _retakes(log) < limit
             log.noisy.append({"round": r, "why": why, "retaken": retaken})
             progress.say(f"round {r + 1}: the reference kernels strayed ({why} from the run's median): "
                      + ("its runs are set aside and taken again" if retaken else "kept, marked (no retake left)"))
@@ -154,6 +150,39 @@ def run_rounds(ready: list[str], rows: dict[str, TuneRow], phase_runs: dict[str,
     return log
 
 
+def _retakes(log: RoundLog) -> int:
+    return sum(1 for n in log.noisy if n["retaken"])
+
+
+def _run_once(runner, name: str, r: int, row: TuneRow, phases: dict, log: RoundLog, limit: int,
+              progress: Progress) -> dict | None:
+    """One run of a variant in round r, recorded in its row; a run that lost more of the host's
+    CPU time to steal than model.state.STEAL_MAX_PCT is set aside and run again at once, within the
+    run's limit of retakes (its steal is the run's own: the other variants' runs of the round stand).
+    None: the run failed (row.error says why)."""
+    while True:
+        t0 = time.perf_counter()
+        try:
+            out = runner.run(name, r)
+        except (InputError, ToolError) as e:
+            row.error = str(e)
+            return None
+        finally:
+            log.run_s += time.perf_counter() - t0
+            log.runs += 1
+        _record(row, phases, out, r)
+        why = steal_why([out.get("steal_pct")])
+        if why is None:
+            return out
+        retaken = _retakes(log) < limit
+        log.noisy.append({"round": r, "why": why, "retaken": retaken, "variant": name})
+        progress.say(f"run {r + 1}: {name}: {why}: " + ("set aside and taken again" if retaken
+                                                         else "kept, marked (no retake left)"))
+        if not retaken:
+            return out
+        _set_aside(row, phases, out)
+
+
 def _probe(probe: Probe, log: RoundLog, after_round: int) -> dict:
     got = dict(probe.measure(), round=after_round)
     log.probes.append(got)
@@ -166,6 +195,8 @@ def _record(row: TuneRow, phases: dict, out: dict, r: int) -> None:
     row.runs_s.append(out["median_step_s"])
     row.runs_round.append(r)
     row.runs_state.append(out.get("state"))
+    row.runs_steal_pct.append(out.get("steal_pct"))
+    row.runs_wall_over_cpu.append(out.get("wall_over_cpu"))
     for phase, sec in out.get("phases_s", {}).items():
         phases.setdefault(phase, []).append(sec)
 
@@ -175,5 +206,7 @@ def _set_aside(row: TuneRow, phases: dict, out: dict) -> None:
     row.noisy_runs_s.append(row.runs_s.pop())
     row.runs_round.pop()
     row.runs_state.pop()
+    row.runs_steal_pct.pop()
+    row.runs_wall_over_cpu.pop()
     for phase in out.get("phases_s", {}):
         phases[phase].pop()

@@ -22,6 +22,20 @@ from autotune.storage.store import Store
 CONFIDENCE = 0.95
 
 
+def _steal(rows, log) -> dict | None:
+    """The runs' steal shares of the host's CPU time, and their wall over CPU time (None: no run
+    was measured on this host)."""
+    import statistics
+    steal = [x for r in rows for x in r.runs_steal_pct if x is not None]
+    ratio = [x for r in rows for x in r.runs_wall_over_cpu if x is not None]
+    if not steal and not ratio:
+        return None
+    return {"runs": len(steal), "median_pct": statistics.median(steal) if steal else None,
+            "max_pct": max(steal) if steal else None,
+            "wall_over_cpu_median": statistics.median(ratio) if ratio else None,
+            "runs_set_aside": sum(1 for n in log.noisy if "variant" in n and n["retaken"]),
+            "runs_kept_over": sum(1 for n in log.noisy if "variant" in n and not n["retaken"])}
+
 def _state_dict(st: RunState) -> dict:
     return {"bandwidth_gbs": st.bandwidth_Bps / 1e9, "clock_ghz": st.clock_hz / 1e9,
             "file_bandwidth_gbs": st.file_bandwidth_Bps / 1e9, "file_clock_ghz": st.file_clock_hz / 1e9}
@@ -101,8 +115,10 @@ def summarize(ranked: RankResult, sel, plan: RunPlan, sample: Sample | None, sto
             summary.bound_state_s = floor.total_s
             summary.best_over_bound_state = min(r.measured_s for r in ok) / floor.total_s if ok else None
     summary.probe_cost_pct = 100.0 * log.probe_s / wall_s if wall_s and log.probes else None
-    summary.noisy_rounds = len(log.noisy)
-    summary.retaken_rounds = sum(1 for n in log.noisy if n["retaken"])
+    rounds = [n for n in log.noisy if "variant" not in n]     # a run set aside for its steal names its variant
+    summary.noisy_rounds = len(rounds)
+    summary.retaken_rounds = sum(1 for n in rounds if n["retaken"])
+    summary.steal = _steal(rows, log)
     summary.race = _race(plan, log, rows)
     summary.intervals = summary_intervals(ok, CONFIDENCE) if ok else None
     paper = [r for r in ok if by_name[r.name].variant.is_paper_form]

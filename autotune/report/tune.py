@@ -8,6 +8,7 @@ from autotune.report.online import online_csv, online_table
 from autotune.report.registry import renderer
 from autotune.report.text import fmt_s, json_text, name_width
 from autotune.results.plan import PlanResult, PlanStatusResult
+from autotune.model.state import STEAL_MAX_PCT
 from autotune.results.frames import SCENARIO_COLUMNS, configuration
 from autotune.results.tune import ROW_COLUMNS, PlanRunResult, TuneResult, TuneRow
 from autotune.specs.step import SWEEP_PREFIX
@@ -125,6 +126,14 @@ def state_lines(s: dict) -> list[str]:
                    f"{s['median_abs_deviation_pct']:.1f} %)")
     if s.get("noisy_rounds"):
         out.append(f"noisy rounds (a reference kernel strayed): {s['noisy_rounds']}, {s['retaken_rounds']} taken again")
+    st = s.get("steal")
+    if st and st.get("median_pct") is not None:
+        ratio = f"; wall over CPU time median {st['wall_over_cpu_median']:.2f}" if st.get("wall_over_cpu_median") else ""
+        aside = (f"; runs above {STEAL_MAX_PCT:g} %: {st['runs_set_aside']} set aside and taken again"
+                 + (f", {st['runs_kept_over']} kept (no retake left)" if st["runs_kept_over"] else "")
+                 if st["runs_set_aside"] or st["runs_kept_over"] else "")
+        out.append(f"steal (the hypervisor's share of the host's CPU time): median {st['median_pct']:.2f} %, max "
+                   f"{st['max_pct']:.2f} % over {st['runs']} runs{ratio}{aside}")
     return out
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from autotune.errors import InputError
 from autotune.request.keywords import Keywords
 
-SUBMIT_ONLY = ("partition", "account", "time", "sbatch_args")   # the batch system's options
+SUBMIT_ONLY = ("partition", "account", "time", "sbatch_args", "setup", "shared_nodes")   # the batch system's options
 
 
 @dataclass(frozen=True)
@@ -54,12 +54,18 @@ class TunePlanRequest(Keywords):
     account: str | None = None
     time: str | None = None
     sbatch_args: str | None = None
+    setup: tuple[str, ...] | None = None   # shell lines each job runs before the solver
+    shared_nodes: bool | None = None       # jobs share their nodes (default: exclusive ones)
     launcher: str | None = None
     online: bool = False
     recheck: int = 0
 
     def __post_init__(self):
         object.__setattr__(self, "plan", Path(self.plan))
+        if self.setup is not None:
+            object.__setattr__(self, "setup", (self.setup,) if isinstance(self.setup, str) else tuple(self.setup))
+        if self.shared_nodes is False:
+            object.__setattr__(self, "shared_nodes", None)
         for name in SUBMIT_ONLY:
             if getattr(self, name) is not None and not self.submit:
                 raise InputError(f"{getattr(self, name)}: only with --submit", field=name)

@@ -33,6 +33,8 @@ class TuneRow:
     runs_round: list[int] = field(default_factory=list)     # the round of each of runs_s
     runs_state: list = field(default_factory=list)          # the state each ran in ({bandwidth_Bps, clock_hz})
     noisy_runs_s: list[float] = field(default_factory=list)  # runs of noisy rounds, set aside
+    runs_steal_pct: list = field(default_factory=list)       # per run: the host's steal share (None: not measured)
+    runs_wall_over_cpu: list = field(default_factory=list)   # per run: its cores' wall time over their CPU time
     race: dict | None = None               # racing: the verdict it left the race on (None: it stayed)
     state: dict | None = None              # the median state of its runs, beside the file's
     predicted_state_s: float | None = None     # the prediction priced again at that state
@@ -98,6 +100,7 @@ class TuneSummary:
     probe_cost_pct: float | None = None    # the reference kernels' share of the tune's wall time
     noisy_rounds: int = 0                  # rounds whose reference kernels strayed
     retaken_rounds: int = 0                # of those, taken again
+    steal: dict | None = None              # the runs' steal shares (median, max, runs), where measured
     race: dict | None = None               # reps auto: how the race went (model.race)
     intervals: dict | None = None          # bootstrap intervals of the figures (model.confidence)
 

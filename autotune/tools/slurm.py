@@ -41,6 +41,8 @@ class JobSpec:
     account: str | None = None
     extra: tuple[str, ...] = ()    # further sbatch options, as given
     comment: str = ""
+    setup: tuple[str, ...] = ()    # shell lines before the command (module load ...)
+    exclusive: bool = False        # whole nodes: no other job beside it (a job that times must have them)
 
 
 def time_limit(seconds: float) -> str:
@@ -77,7 +79,11 @@ def batch_script(job: JobSpec) -> str:
     lines += [f"#SBATCH --partition={job.partition}"] * bool(job.partition)
     lines += [f"#SBATCH --account={job.account}"] * bool(job.account)
     lines += [f"#SBATCH {opt}" for opt in job.extra]
+    if job.exclusive and not any(opt.startswith("--exclusive") for opt in job.extra):
+        lines.append("#SBATCH --exclusive")
     lines += [f"# {c}" for c in job.comment.splitlines()]
+    if job.setup:       # before -u: module systems read unset variables; a failing line stops the job
+        lines += ["set -e", "# set-up (--setup)", *job.setup]
     lines += ["set -eu",
               "# srun does not take --cpus-per-task from the allocation (Slurm >= 22.05)",
               "export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK",
