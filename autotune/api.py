@@ -117,8 +117,6 @@ def scale(request: Request, /, *, n=None, nodes=None, threads=None, machine: str
     crossovers, advice by `rule`.  request: an IVP name or a ScenarioRequest."""
     req = ScenarioRequest.of(request, n=n, nodes=nodes, threads=threads, machine=machine, method=method,
                              variant_filter=variant_filter)
-    if req.nodes is None:
-        req = ScenarioRequest.of(req, nodes="1:64")
     entry.check_jobs(jobs)
     with _store(store) as st:
         return entry.scale(req, rule, st, progress_of(progress), jobs)

@@ -65,7 +65,7 @@ def test_zero_and_empty_are_values_not_absence(capsys, tmp_path, argv, option):
     assert not (tmp_path / "variants-out").exists()
 
 
-def test_every_report_has_a_csv_form(capsys, tmp_path):
+def test_every_report_has_a_csv_form(capsys, tmp_path, replay_store):
     code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "heat2d", "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(out)))
     assert code == 0 and {r["dimension"] for r in rows} >= {"lc", "comm", "pipe", "traversal"}
@@ -78,6 +78,15 @@ def test_every_report_has_a_csv_form(capsys, tmp_path):
     manifest = json.loads((tmp_path / "g" / "variants.json").read_text())
     assert code == 0 and [r["name"] for r in rows] == list(manifest["variants"])
     assert {r["ivp"] for r in rows} == {"wave1d"}
+    (tmp_path / "s.yaml").write_text("scenarios:\n  - {ivp: heat2d, nodes: 8, top: 2}\n")
+    code, out, _ = run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", tmp_path / "p.json", "--store", replay_store,
+                           "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    planned = json.loads((tmp_path / "p.json").read_text())["scenarios"][0]["variants"]
+    assert code == 0 and [r["variant"] for r in rows] == [v["name"] for v in planned] and len(rows) == 2
+    code, out, _ = run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", tmp_path / "p.json", "--store", replay_store,
+                           "--format", "json")
+    assert code == 0 and list(json.loads(out))[:2] == ["meta", "out"]
 
 
 def test_the_validator_checks_every_keyword_its_schemas_use():
@@ -309,3 +318,47 @@ def test_the_schema_files_are_json_schema_and_accept_the_shipped_files(capsys):
     for bad in ({"clock": "2.4GHz"}, {"clock": -2.0}, {"sockets": 0}, {"cluster": dict(machine["cluster"], nodes=0)}):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(dict(machine, **bad), docs["machine"])
+
+
+@pytest.fixture(scope="session")
+def t4_schema(tmp_path_factory):
+    """Kernel Tuner's published T4 results schema, from its package on the index (only the file:
+    nothing of Kernel Tuner is imported)."""
+    import subprocess
+    import sys
+    import zipfile
+    folder = tmp_path_factory.mktemp("kernel_tuner")
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(folder),
+                           "kernel_tuner==1.5.0"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    wheel = next(folder.glob("kernel_tuner-*.whl"))
+    with zipfile.ZipFile(wheel) as z:
+        return json.loads(z.read("kernel_tuner/schema/T4/1.0.0/results-schema.json"))
+
+
+def test_tune_as_kernel_tuner_t4(own_replay_store, capsys, t4_schema, mpiexec, compiler, private_builds):
+    """tune --format t4 is valid against Kernel Tuner's T4 results schema: a result per variant,
+    its configuration the variant's dimensions, its runtimes its repetitions; a variant that did
+    not build is marked so (invalidity compile, correctness 0)."""
+    import jsonschema
+
+    from autotune.results.frames import configuration
+    head = ["tune", "--ivp", "heat2d", "--nodes", "1", "--threads", "1", "--n", 200 ** 2, "--steps", "3",
+            "--warmup", "0", "--reps", "2", "--store", own_replay_store]
+    code, out, err = run_cli(capsys, *head, "--top", "2", "--format", "t4")
+    assert code == 0, err
+    doc = json.loads(out)
+    jsonschema.validate(doc, t4_schema)
+    assert doc["schema_version"] == "1.0.0" and len(doc["results"]) >= 2
+    code, out, _ = run_cli(capsys, *head, "--top", "2", "--replay", "--format", "json")
+    runs = {v["name"]: v for v in json.loads(out)["variants"]}
+    for r in doc["results"]:
+        name = next(n for n in runs if configuration(n) == r["configuration"])
+        assert r["times"]["runtimes"] == runs[name]["runs_s"] and len(r["times"]["runtimes"]) == 2
+        assert r["invalidity"] == "correct" and r["correctness"] == 1
+        assert r["measurements"][0] == {"name": "time", "value": runs[name]["measured_s"], "unit": "s"}
+    code, out, _ = run_cli(capsys, *head, "--variants", "lc=jli,comm=allgather", "--flags", "-O3 -fno-such-flag",
+                           "--format", "t4")
+    doc = json.loads(out)
+    jsonschema.validate(doc, t4_schema)
+    assert code == 1 and [(r["invalidity"], r["correctness"]) for r in doc["results"]] == [("compile", 0)]

@@ -107,7 +107,10 @@ def cmd_plan(args, progress) -> int:
     with open_store(args) as store:
         plan = entry.plan(req, store, progress, args.jobs)
     if args.format == "json":
-        emit(json.dumps(dict({"out": str(req.out)}, **json.loads(render(plan, "json"))), indent=2))
+        doc = json.loads(render(plan, "json"))
+        emit(json.dumps(dict({"meta": doc.pop("meta"), "out": str(req.out)}, **doc), indent=2))
+    elif args.format == "csv":
+        emit(render(plan, "csv"))
     else:
         emit(render(plan, "table") + f"wrote {req.out}")
     return 0

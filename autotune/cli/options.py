@@ -7,7 +7,7 @@ import argparse
 import math
 from pathlib import Path
 
-from autotune.request.defaults import DEFAULT_METHOD, DEFAULT_WITHIN_PCT, MODELS, TABLE_ROWS
+from autotune.request.defaults import DEFAULT_METHOD, DEFAULT_WITHIN_PCT, MODELS, SCALE_NODES, TABLE_ROWS
 
 def _reps_arg(text: str) -> int | str:
     """--reps: an integer, or auto."""
@@ -43,17 +43,19 @@ def _jobs_arg(text: str) -> int | str:
 SWEEP_HELP = " (a list or range sweeps: 8,16 | 1:64 | 1:64:x2 | 1e6:1e8:20log)"
 
 
-def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required: bool = True) -> None:
+def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required: bool = True,
+                   nodes_default: str = "the machine's") -> None:
     num = str if sweep else _int_arg
     more = SWEEP_HELP if sweep else ""
     p.add_argument("--ivp", required=ivp_required, help="shipped IVP name (autotune list ivps) or a YAML path"
                    + (" (comma-separated, or 'all')" if sweep else ""))
-    p.add_argument("--nodes", type=num, help="cluster nodes, one MPI rank each (default: the machine's)" + more)
+    p.add_argument("--nodes", type=num, help=f"cluster nodes, one MPI rank each (default: {nodes_default})" + more)
     p.add_argument("--threads", type=num, help="OpenMP threads per node (default: all cores)" + more)
     p.add_argument("--n", type=num, help="system size (default: the IVP's default)" + more)
     p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")
     p.add_argument("--method", default=DEFAULT_METHOD, help=f"ODE method (default: {DEFAULT_METHOD})")
-    p.add_argument("--store", type=Path, help="SQLite store (default: $AUTOTUNE_STORE or the user cache dir)")
+    p.add_argument("--store", type=Path, help="SQLite store (default: $AUTOTUNE_STORE or the user data folder, "
+                   "~/.local/share/autotune/store.sqlite)")
     p.add_argument("--model", choices=MODELS, help="'ecm': predict without the factors the machine learned from "
                    "its runs (calibrate --from-runs); default: with them, where it has them")
     p.add_argument("--jobs", type=_jobs_arg, help="parallel kerncraft analyses (default: available cores), or "
@@ -214,7 +216,7 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
 
 
 def _scale_args(p: argparse.ArgumentParser) -> None:
-    _scenario_args(p, sweep=True)
+    _scenario_args(p, sweep=True, nodes_default=SCALE_NODES)
     p.add_argument("--comm", help="comma-separated comm schemes to consider (default: all the IVP allows)")
     p.add_argument("--variant-filter", help="keep the variants that match: key=value[|value...],... or "
                     "'paper' (e.g. lc=jl-onepass|lj-onepass,comm=neighbour)")

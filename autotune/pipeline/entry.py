@@ -87,10 +87,13 @@ def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = SI
           jobs: int | None = None) -> ScaleResult:
     from autotune.model.scaling import parse_rule
     from autotune.pipeline.sweep import run_scale
+    from autotune.request.defaults import SCALE_NODES
     try:
         parsed = parse_rule(rule)
     except ValueError as e:
         raise InputError(f"{rule}: {e}", field="rule") from None
+    if req.nodes is None:           # a study over node counts: the same default for both front ends
+        req = ScenarioRequest.of(req, nodes=SCALE_NODES)
     return run_scale(req.sweep_spec(), parsed, store, progress, jobs)
 
 
