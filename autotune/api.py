@@ -157,11 +157,11 @@ def tune(request: Request | TuneRequest, /, *, nodes=None, threads=None, n=None,
 
 
 def generate(request: Request, /, *, n=None, machine: str | None = None, method: str | None = None,
-             out="variants-out"):
+             out="variants-out", likwid: bool = False):
     """generate: every variant's kernel parts and solvers for the IVP at size n (the machine's
     caches set the fused sweeps' tiles), written to `out` with variants.json (parts, executions,
-    build commands).  Returns a GenerateResult."""
-    req = GenerateRequest(ScenarioRequest.of(request, n=n, machine=machine, method=method), out)
+    build commands); likwid: each sweep a LIKWID marker region.  Returns a GenerateResult."""
+    req = GenerateRequest(ScenarioRequest.of(request, n=n, machine=machine, method=method), out, likwid=likwid)
     return entry.generate(req)
 
 

@@ -101,6 +101,9 @@ def _generate_args(p: argparse.ArgumentParser) -> None:
     _scenario_args(p)
     p.add_argument("--out", type=Path, default=Path("variants-out"),
                    help="the folder to write the variants' code (or the online solver) into (default variants-out)")
+    p.add_argument("--likwid", action="store_true", default=None,
+                   help="each sweep of every solver a LIKWID marker region, for likwid-perfctr -m (the build "
+                        "commands add -DLIKWID_PERFMON and -llikwid)")
     o = p.add_argument_group("online (docs/online.md): one solver of the pre-selected few, ranked in the scenario")
     o.add_argument("--online", type=_int_arg, nargs="?", const=True, metavar="K",
                    help="write one solver (online.c) that carries the K best variants (at most 8; without K: "

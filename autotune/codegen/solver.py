@@ -24,15 +24,22 @@ def generated_schemes() -> list[str]:
     return [name for name, s in SCHEMES.items() if (folder / s.template).is_file()]
 
 
-def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None) -> str:
+def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None,
+                  likwid: bool = False) -> str:
     """C source of the hybrid MPI+OpenMP solver.  The access distance H is a literal (it sizes
     the halo); the system size is a run-time argument.  machine: the target, whose cache sizes
-    set the tile of a fused sweep (dimensions.block.DEFAULT_CACHE_BYTES without)."""
-    return variant_module(ivp, method, variant, n, machine)
+    set the tile of a fused sweep (dimensions.block.DEFAULT_CACHE_BYTES without).  likwid: each
+    sweep a LIKWID marker region (LIKWID_FLAGS build it; without, the source is as before)."""
+    return variant_module(ivp, method, variant, n, machine, likwid=likwid)
+
+
+# what a solver with LIKWID markers is built with, beyond its flags
+LIKWID_FLAGS = ("-DLIKWID_PERFMON",)
+LIKWID_LIBS = ("-llikwid",)
 
 
 def variant_module(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None,
-                   symbol: str = "") -> str:
+                   symbol: str = "", likwid: bool = False) -> str:
     """The variant's module (variants/solver.c.j2): its step and its buffers, named `symbol` for
     a driver of its own part (codegen.online); without a symbol, the whole program with its own
     driver (variants/driver.c.j2)."""
@@ -73,7 +80,7 @@ def variant_module(ivp: IVP, method: Method, variant: Variant, n: int, machine: 
     form = step_form(method, variant)
     own = {"symbol": "variant_0", "name": variant.name}
     return kmod.env().get_template("solver.c.j2").render(
-        symbol=symbol or own["symbol"], part=bool(symbol), candidates=[own], online=False,
+        symbol=symbol or own["symbol"], part=bool(symbol), candidates=[own], online=False, likwid=likwid,
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, values=variant.fields(),
         S=method.stages, iterations=method.iterations, H=ivp.halo(n), D=window.reach(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
@@ -97,7 +104,7 @@ class _Render:
 # the template context the solver itself gives (a dimension's render hook may not give these)
 SOLVER_KEYS = frozenset({"ivp_name", "method_name", "variant", "values", "S", "iterations", "H", "D", "A", "b", "c",
                          "rhs", "schedule", "timers", "block0_c", "pack_body", "constants", "size_parameter",
-                         "initial", "symbol", "part", "candidates", "online"})
+                         "initial", "symbol", "part", "candidates", "online", "likwid"})
 PREAMBLE = "preamble"          # lines before the solver's code: every dimension may add to them
 BODIES_ALL = "rhs_bodies_all"  # per RHS part of the IVP, its body over all s argument vectors
 

@@ -173,7 +173,7 @@ def generate(req: GenerateRequest):
     check_output_path(req.out, "out", "folder")
     spec = req.scenario.sweep_spec()
     spec.one_each("ivp", "n")
-    return write(spec.ivps[0], spec.method, req.out, spec.ns[0] if spec.ns else None, spec.machine)
+    return write(spec.ivps[0], spec.method, req.out, spec.ns[0] if spec.ns else None, spec.machine, req.likwid)
 
 
 def plan(req: PlanRequest, store: Store, progress: Progress = SILENT, jobs: int | None = None):

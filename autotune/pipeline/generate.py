@@ -6,7 +6,7 @@ import shlex
 from pathlib import Path
 
 from autotune.codegen.parts import method_parts, step_rhs_parts
-from autotune.codegen.solver import generated_schemes, solver_source
+from autotune.codegen.solver import LIKWID_FLAGS, LIKWID_LIBS, generated_schemes, solver_source
 from autotune.errors import CannotRun
 from autotune.request.run import DEFAULT_FLAGS
 from autotune.results.generate import GenerateResult
@@ -24,14 +24,16 @@ def file_stem(name: str) -> str:
 
 
 def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
-             machine: str | None = None) -> GenerateResult:
+             machine: str | None = None, likwid: bool = False) -> GenerateResult:
     """Write every variant's kernel parts and solver (for system size n: the halo width is a literal;
-    for the machine's caches: the tiles of fused sweeps, defaults without one)."""
+    for the machine's caches: the tiles of fused sweeps, defaults without one).  likwid: each
+    sweep of a solver is a LIKWID marker region, and its build command links LIKWID."""
     ivp = load_ivp(ivp_name)
     method = load_method(method_name)
     target = load_machine(machine) if machine else None
     n = ivp.default_n if n is None else n
     ivp.size_value(n)
+    extra, libs = (LIKWID_FLAGS, LIKWID_LIBS) if likwid else ((), ())
     for sub in ("kernels", "solvers"):
         make_folder(out / sub, "out")
     written, solvers = set(), 0
@@ -39,9 +41,13 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
     manifest = {"ivp": ivp.name, "method": method.name, "n": n,
                 "note": "M is the number of components a node sweeps in the part's loop",
                 "comm_phases_per_step": paper.comm_phases, "barriers_per_step": paper.barriers,
-                "build": f"mpicc {DEFAULT_FLAGS} solvers/<variant>.c -o <variant> -lm",
+                "build": " ".join(["mpicc", DEFAULT_FLAGS, *extra, "solvers/<variant>.c -o <variant> -lm", *libs]),
                 "run": "mpiexec -n <ranks> ./<variant> n size_parameter steps h warmup [output-file]",
                 "variants": {}, "solvers": {}, "barriers": {}, "not_generated": {}}
+    if likwid:
+        manifest["likwid"] = ("each sweep is a LIKWID marker region, named as the solver's JSON names the sweeps "
+                              "(rhs, lc, au, copy, wavefront, sweep.*); measure one rank with: likwid-perfctr "
+                              "-C 0-<threads - 1> -g MEM -m ./<variant> n size_parameter steps h warmup")
     can_build = set(generated_schemes())
     for v in enumerate_variants(ivp.comm):
         step = step_form(method, v)
@@ -60,7 +66,7 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
         manifest["barriers"][v.name] = counts.barriers
         if v.comm in can_build:
             try:
-                source = solver_source(ivp, method, v, n, target)
+                source = solver_source(ivp, method, v, n, target, likwid)
             except CannotRun as e:       # no solver of it for this IVP: the manifest says why
                 manifest["not_generated"][v.name] = str(e)
                 continue
@@ -68,7 +74,8 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
             write_text(out / "solvers" / f"{stem}.c", source, "out")
             manifest["solvers"][v.name] = {
                 "file": f"solvers/{stem}.c",
-                "build": " ".join(["mpicc", *shlex.split(DEFAULT_FLAGS), f"solvers/{stem}.c", "-o", stem, "-lm"])}
+                "build": " ".join(["mpicc", *shlex.split(DEFAULT_FLAGS), *extra, f"solvers/{stem}.c", "-o", stem,
+                                   "-lm", *libs])}
             solvers += 1
     write_json(out / "variants.json", manifest, "out")
     return GenerateResult(ivp.name, method.name, str(out), n, len(written), solvers, list(manifest["variants"]),

@@ -28,13 +28,16 @@ class GenerateRequest(Keywords):
     out: Path = Path("variants-out")
     online: Rule | None = None
     recheck: int = 0
+    likwid: bool = False          # each sweep of every solver a LIKWID marker region (not the online solver's)
 
     def __post_init__(self):
         object.__setattr__(self, "out", Path(self.out))
+        if self.likwid and self.online is not None:
+            raise InputError(": not with --online (the markers are the variants' own solvers')", field="likwid")
 
     @classmethod
     def keyword_names(cls) -> tuple[str, ...]:
-        return (*SCENARIO_KEYWORDS, "out", "online", "within", "recheck")
+        return (*SCENARIO_KEYWORDS, "out", "online", "within", "recheck", "likwid")
 
     @classmethod
     def _build(cls, given: dict[str, Any]) -> GenerateRequest:
@@ -47,11 +50,11 @@ class GenerateRequest(Keywords):
         else:       # --online alone (True): the default rule; a K of 0 is refused (online_rule)
             rule = online_rule(None if online is True else online, given.get("within"))
         return cls(ScenarioRequest.of(**pick(given, SCENARIO_KEYWORDS)), given.get("out", Path("variants-out")),
-                   rule, int(given.get("recheck", 0)))
+                   rule, int(given.get("recheck", 0)), bool(given.get("likwid", False)))
 
     def as_keywords(self) -> dict[str, Any]:
         online = None if self.online is None else (
             int(self.online.value) if self.online.kind == "top" else True)
         within = self.online.value if self.online is not None and self.online.kind == "within" else None
         return {**self.scenario.as_keywords(), "out": self.out, "online": online, "within": within,
-                "recheck": self.recheck}
+                "recheck": self.recheck, "likwid": self.likwid}
