@@ -1,6 +1,7 @@
 """The online solver (docs/online.md): one program that carries several variants, tries them
 during its first steps and goes on with the fastest; its trial to the store."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -79,6 +80,10 @@ def test_the_trial_races_and_rechecks(private_builds, tmp_path, monkeypatch):
     first, later = on["trials"][0], on["trials"][1]
     assert all(1 <= t["rounds"] <= t["steps"] for t in on["trials"])
     assert all(t["steps"] <= max(trial_steps(20, 3), 6) for t in on["trials"])
+    # each trial's steal share of the host's CPU time (where /proc/stat is there) and its wall over CPU time
+    has_stat = Path("/proc/stat").exists()
+    assert all((0.0 <= t["steal_pct"] <= 100.0) if has_stat else t["steal_pct"] is None for t in on["trials"])
+    assert all(t["wall_over_cpu"] is None or 0.1 < t["wall_over_cpu"] < 20 for t in on["trials"])
     slow = first["candidates"][0]
     assert slow["out"] == "clearly slower" and slow["out_after"] == 1 and slow["ratio"] > 1.25
     assert all(t["choice"] != CANDIDATES[0] for t in on["trials"])
