@@ -362,3 +362,18 @@ def test_tune_as_kernel_tuner_t4(own_replay_store, capsys, t4_schema, mpiexec, c
     doc = json.loads(out)
     jsonschema.validate(doc, t4_schema)
     assert code == 1 and [(r["invalidity"], r["correctness"]) for r in doc["results"]] == [("compile", 0)]
+
+
+def test_every_environment_variable_is_in_the_table():
+    """Each AUTOTUNE_* name the package, its C templates or the tests read is documented in
+    docs/usage.md's table of environment variables (or its line on compile-time switches)."""
+    import re
+    root = Path(__file__).parents[1]
+    found = set()
+    for folder, pattern in (("autotune", "*.py"), ("variants", "*.j2"), ("tests", "*.py"), ("autotune", "*.c")):
+        for f in (root / folder).rglob(pattern):
+            if f.name != "test_conventions.py":
+                found |= set(re.findall(r"\bAUTOTUNE_[A-Z_]+[A-Z]\b", f.read_text()))
+    text = (root / "docs" / "usage.md").read_text()
+    section = text.split("### Environment variables", 1)[1].split("\n### ", 1)[0]
+    assert found and sorted(v for v in found if v not in section) == []
