@@ -12,6 +12,7 @@ import autotune
 from autotune.cli.main import build_parser
 from autotune.request.commands import RankRequest, TuneRequest
 from autotune.request.calibrate import CalibrateRequest
+from autotune.request.generate import GenerateRequest
 from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
 from autotune.request.selection import Sample, selection
@@ -193,6 +194,9 @@ def test_calibrate_takes_a_request(asked_to_calibrate, tmp_path, capsys):
     TuneRequest.of("heat2d", variants=["lc=jil,comm=neighbour"], h=1e-3, replay=True),
     TuneRequest.of("heat2d", sample=3, seed=1, launcher="srun"),
     CalibrateRequest.of("zen4-epyc-vm-2core", procs=[2, 4], raw="r.jsonl"),
+    GenerateRequest.of("heat2d", n=100, likwid=True),
+    GenerateRequest.of("heat2d", online=3, recheck=5),
+    GenerateRequest.of("heat2d", online=True),
 ], ids=lambda r: type(r).__name__)
 def test_a_request_reads_back_as_the_keywords_that_build_it(request_):
     kind = type(request_)

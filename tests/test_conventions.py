@@ -55,12 +55,19 @@ def test_help_texts_say_what_the_code_does(capsys):
     (["tune", "--ivp", "heat2d", "--flags", ""], "--flags: expected a value, got ''"),
     (["tune", "--ivp", "heat2d", "--launcher", ""], "--launcher: expected a value, got ''"),
     (["list", "variants", "--ivp", ""], "--ivp: expected a value, got ''"),
+    (["generate", "--ivp", "heat2d", "--out", ""], "argument --out: expected a path, got ''"),
+    (["tune", "--ivp", "heat2d", "--recheck", "0"], "--recheck 0: only with --online"),
+    (["tune", "--ivp", "heat2d", "--online", "--format", "t4"], "--format: t4 is a tune of variants (not with "
+                                                                 "--ingest, --plan or --online)"),
 ])
 def test_zero_and_empty_are_values_not_absence(capsys, tmp_path, argv, option):
     """`generate --online 0` wrote a solver of the default pre-selection, `--machine ''` ranked on
     the default machine: a value given is read as given, and refused where it cannot be."""
-    code, out, err = run_cli(capsys, *argv, "--store", tmp_path / "s.sqlite") if argv[0] != "list" \
-        else run_cli(capsys, *argv)
+    argv = [*argv, "--store", tmp_path / "s.sqlite"] if argv[0] != "list" else argv
+    try:
+        code, out, err = run_cli(capsys, *argv)
+    except SystemExit as e:      # argparse's own checks (a path's type) end so
+        code, (out, err) = e.code, capsys.readouterr()
     assert code == 2 and out == "" and err == f"autotune: error: {option}\n", err
     assert not (tmp_path / "variants-out").exists()
 
@@ -201,12 +208,18 @@ def test_the_store_moves_out_of_the_cache_folder_once(tmp_path, monkeypatch):
     said = []
     assert default_store_path(said.append) == new
     db.close()
-    assert said == [f"moved the store from {old} to {new} (it keeps measured runs: not a cache)"]
+    assert said == [f"moved the store from {old} to {new} (it keeps measured runs: not a cache); the old one "
+                    f"is kept as store.sqlite.moved"]
     assert sqlite3.connect(new).execute("SELECT x FROM t").fetchall() == [(42,)]
-    assert not old.exists() and not old.with_name("store.sqlite-wal").exists()
+    assert not old.exists() and old.with_name("store.sqlite.moved").exists()       # kept, out of the way
     assert default_store_path(said.append) == new and len(said) == 1      # once
     monkeypatch.setenv("AUTOTUNE_STORE", str(tmp_path / "mine.sqlite"))
     assert default_store_path(said.append) == tmp_path / "mine.sqlite" and len(said) == 1
+    # a second command that found the old store too, and takes the lock after the first: it moves nothing
+    from autotune.storage.paths import move_store
+    _store_with_a_run(old).close()
+    assert move_store(old, new) == (True, None) and old.exists()
+    assert sqlite3.connect(new).execute("SELECT count(*) FROM t").fetchall() == [(1,)]
 
 
 def test_a_store_that_cannot_be_moved_stays_whole(tmp_path, monkeypatch):

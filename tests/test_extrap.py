@@ -6,14 +6,14 @@ session (from the package index), and the test imports it from there."""
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from autotune.pipeline.calibrate import raw_files
 
-# Extra-P and what its JSON Lines reader imports (their own pins)
-READER = ["extrap==4.2.1", "tqdm>=4.47,<5", "marshmallow>=3.7,<4", "pycubexr>=1.1,<3"]
+# Extra-P and what its JSON Lines reader imports beyond our own packages (their own pins); 4.2.5:
+# 4.2.1 does not import on Python 3.13 (an enum of its string formats)
+READER = ["extrap==4.2.5", "tqdm>=4.47,<5", "marshmallow>=3.7,<4", "pycubexr>=1.2.3,<3,!=2.0.0", "packaging>=20"]
 
 
 @pytest.fixture(scope="session")

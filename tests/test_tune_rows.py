@@ -34,6 +34,9 @@ def test_an_unknown_field_is_an_error_not_dropped():
              "variants": [asdict(row), dict(asdict(row), speedup=2.0)]}
     with pytest.raises(InputError, match="tune result, variant 1: field 'speedup'"):
         runs_of_tune(tuned)
+    from autotune.results.frames import configuration       # what the document adds to each row
+    documented = dict(tuned, variants=[dict(asdict(row), configuration=configuration(row.name))])
+    assert [r.variant for r in runs_of_tune(documented)] == [row.name]
 
 
 def test_the_stored_json_is_the_one_tune_always_wrote():
@@ -63,11 +66,12 @@ def test_a_stored_run_with_an_unknown_field_is_an_error():
 
 
 def test_partial_records_keep_their_json():
-    row = TuneRow("v", runs_s=[1.0, 1.1], runs_state=[None, {"bandwidth_Bps": 1e9, "clock_hz": 2e9}])
+    row = TuneRow("v", runs_s=[1.0, 1.1], runs_state=[None, {"bandwidth_Bps": 1e9, "clock_hz": 2e9}],
+                  runs_steal_pct=[0.0, 0.4], runs_wall_over_cpu=[1.1, 1.2])
     rec = partial_record(row, {"RHS": [0.5, 0.6]})
-    assert list(rec) == ["runs_s", "phase_runs", "runs_state"]
-    assert partial_of(rec, "p") == ([1.0, 1.1], {"RHS": [0.5, 0.6]}, row.runs_state)
-    assert partial_of({"runs_s": [1.0], "phase_runs": {}}, "p") == ([1.0], {}, [None])   # before states were kept
+    assert list(rec) == ["runs_s", "phase_runs", "runs_state", "runs_steal_pct", "runs_wall_over_cpu"]
+    assert partial_of(rec, "p") == ([1.0, 1.1], {"RHS": [0.5, 0.6]}, row.runs_state, [0.0, 0.4], [1.1, 1.2])
+    assert partial_of({"runs_s": [1.0], "phase_runs": {}}, "p") == ([1.0], {}, [None], [None], [None])   # older
     with pytest.raises(InputError, match="p: field 'rounds'"):
         partial_of(dict(rec, rounds=[0, 1]), "p")
 

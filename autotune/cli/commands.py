@@ -74,7 +74,7 @@ def cmd_scale(args, progress) -> int:
 def cmd_tune(args, progress) -> int:
     from autotune.request.plan import tune_form
     form = tune_form(args.ivp, args.plan, args.ingest, args.online, args.recheck, args.sample, args.baseline,
-                     args.replay, args.plot)
+                     args.replay, args.plot, args.format)
     if form == "ingest":
         with open_store(args) as store:
             emit(render(entry.ingest(args.ingest, store, progress), args.format))

@@ -59,13 +59,8 @@ def cmd_list(args) -> int:
 
 
 def _csv(rows: list[dict]) -> str:
-    import csv
-    import io
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=list(rows[0]) if rows else ["name"], lineterminator="\n")
-    w.writeheader()
-    w.writerows(rows)
-    return buf.getvalue()
+    from autotune.report.text import csv_text
+    return csv_text(rows, list(rows[0]) if rows else ["name"])
 
 
 def dispatch(args, progress) -> int:

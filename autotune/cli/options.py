@@ -19,6 +19,13 @@ def _reps_arg(text: str) -> int | str:
         raise argparse.ArgumentTypeError(f"expected an integer or 'auto', got {text!r}") from None
 
 
+def _path_arg(text: str) -> Path:
+    """A file or folder option: an empty text is refused (Path("") is the working folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
+    return Path(text)
+
+
 def _int_arg(text: str) -> int:
     """An integer option (1e6 is one); the range it must lie in is the request's to check."""
     try:
@@ -54,7 +61,7 @@ def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required
     p.add_argument("--n", type=num, help="system size (default: the IVP's default)" + more)
     p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")
     p.add_argument("--method", default=DEFAULT_METHOD, help=f"ODE method (default: {DEFAULT_METHOD})")
-    p.add_argument("--store", type=Path, help="SQLite store (default: $AUTOTUNE_STORE or the user data folder, "
+    p.add_argument("--store", type=_path_arg, help="SQLite store (default: $AUTOTUNE_STORE or the user data folder, "
                    "~/.local/share/autotune/store.sqlite)")
     p.add_argument("--model", choices=MODELS, help="'ecm': predict without the factors the machine learned from "
                    "its runs (calibrate --from-runs); default: with them, where it has them")
@@ -92,14 +99,14 @@ def _rank_args(p: argparse.ArgumentParser) -> None:
 def _explain_args(p: argparse.ArgumentParser) -> None:
     _scenario_args(p)
     p.add_argument("--variant", required=True,
-                   help="the variant as dimension=value pairs, e.g. lc=jil,comm=neighbour (its name as rank "
-                        "prints it; the dimensions left out at the paper's values)")
+                   help="the variant as dimension=value pairs, e.g. lc=jil,comm=neighbour (its name in rank's "
+                        "csv or json; the dimensions left out at the paper's values)")
     _format_arg(p, "ExplainResult")
 
 
 def _generate_args(p: argparse.ArgumentParser) -> None:
     _scenario_args(p)
-    p.add_argument("--out", type=Path, default=Path("variants-out"),
+    p.add_argument("--out", type=_path_arg, default=Path("variants-out"),
                    help="the folder to write the variants' code (or the online solver) into (default variants-out)")
     p.add_argument("--likwid", action="store_true", default=None,
                    help="each sweep of every solver a LIKWID marker region, for likwid-perfctr -m (the build "
@@ -120,7 +127,7 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
                                      "the machine file to make, as --name)")
     p.add_argument("--node", action="store_true", help="make a cluster machine file of this host: CPU identified "
                                                        "(see --uarch), cache geometry from the OS, bandwidths measured")
-    p.add_argument("--from-kerncraft", type=Path, metavar="FILE",
+    p.add_argument("--from-kerncraft", type=_path_arg, metavar="FILE",
                    help="make a cluster machine file of a kerncraft machine file (--name, --nodes)")
     p.add_argument("--name", help="with --node or --from-kerncraft: the new machine's name (written to the "
                                   "user's machine folder; --out for another path)")
@@ -128,7 +135,7 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
                                                              "node count (default 1)")
     p.add_argument("--uarch", help="with --node: the microarchitecture (OSACA's name, e.g. zen4) where the CPU "
                                    "is not identified; recorded as assumed")
-    p.add_argument("--port-model", type=Path, metavar="FILE.yml",
+    p.add_argument("--port-model", type=_path_arg, metavar="FILE.yml",
                    help="with --node: an OSACA architecture file (e.g. a newer OSACA's zen5.yml) for the in-core "
                         "analyses, instead of the installed OSACA's model of that name; recorded by its sha256")
     p.add_argument("--dry-run", action="store_true", help="with --node: print what was identified and the file "
@@ -152,19 +159,19 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--factor", type=float, default=2.0, help="message size step factor (default 2)")
     p.add_argument("--max-seconds", type=float, default=0.5, help="time budget per message size")
     p.add_argument("--timeout", type=float, default=900.0, help="seconds per benchmark run")
-    p.add_argument("--out", type=Path, help="machine file to write (default: update the one given)")
+    p.add_argument("--out", type=_path_arg, help="machine file to write (default: update the one given)")
     p.add_argument("--fresh", action="store_true", help="measure again even what the store has")
-    p.add_argument("--raw", type=Path, help="also write every measurement as Extra-P JSON Lines (the "
+    p.add_argument("--raw", type=_path_arg, help="also write every measurement as Extra-P JSON Lines (the "
                    "operations to RAW, the barrier to RAW's name with .barrier before its suffix: Extra-P wants "
                    "one set of parameters per file)")
-    p.add_argument("--plot", type=Path, help="write measured points and fitted curves (.png, .svg or .pdf)")
-    p.add_argument("--store", type=Path)
+    p.add_argument("--plot", type=_path_arg, help="write measured points and fitted curves (.png, .svg or .pdf)")
+    p.add_argument("--store", type=_path_arg)
     _format_arg(p, "CalibrateResult")
 
 
 def _tune_args(p: argparse.ArgumentParser) -> None:
     _scenario_args(p, ivp_required=False)
-    p.add_argument("--plan", type=Path, help="run a plan written by `autotune plan` (resumes: variants the "
+    p.add_argument("--plan", type=_path_arg, help="run a plan written by `autotune plan` (resumes: variants the "
                                              "store has measured are not run again)")
     p.add_argument("--variant-filter", help="keep the variants that match: key=value[|value...],... or "
                     "'paper' (e.g. lc=jl-onepass|lj-onepass,comm=neighbour)")
@@ -186,7 +193,7 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=run.timeout, help="seconds per run")
     p.add_argument("--replay", action="store_true", help="build and run nothing: report the repetitions the "
                    "store holds of each variant (same scenario and flags); a variant it does not hold is an error")
-    p.add_argument("--plot", type=Path, help="predicted against measured per variant (.png/.svg)")
+    p.add_argument("--plot", type=_path_arg, help="predicted against measured per variant (.png/.svg)")
     p.add_argument("--sample", metavar="K", help="check the pre-selection: also run K variants drawn at "
                                                  "random from the others with a prediction")
     p.add_argument("--seed", metavar="S", default="0", help="seed of the --sample draw (default 0)")
@@ -198,7 +205,7 @@ def _tune_args(p: argparse.ArgumentParser) -> None:
                    "fastest while it runs; the trial's timings go to the store as runs of each, marked online")
     o.add_argument("--recheck", type=_int_arg, metavar="M",
                    help="with --online: a trial again every M steps, to follow drift (default 0: the first only)")
-    o.add_argument("--ingest", type=Path, metavar="FILE", help="take the JSON an online solver wrote "
+    o.add_argument("--ingest", type=_path_arg, metavar="FILE", help="take the JSON an online solver wrote "
                    "(AUTOTUNE_ONLINE_JSON, or its last output line) into the store; runs nothing")
     b = p.add_argument_group("batch jobs (with --plan)")
     what = b.add_mutually_exclusive_group()
@@ -225,15 +232,15 @@ def _scale_args(p: argparse.ArgumentParser) -> None:
                     "'paper' (e.g. lc=jl-onepass|lj-onepass,comm=neighbour)")
     p.add_argument("--rule", default="efficiency:0.5", help="node-count advice: efficiency:<min> (default "
                     "efficiency:0.5, the largest p that keeps it), fastest, or node-seconds")
-    p.add_argument("--plot", type=Path, help="time and efficiency against nodes, one line per variant (.png/.svg)")
+    p.add_argument("--plot", type=_path_arg, help="time and efficiency against nodes, one line per variant (.png/.svg)")
     _format_arg(p, "ScaleResult")
 
 
 def _plan_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("scenarios", type=Path, help="YAML list of scenarios (ivp, n, nodes, threads, machine, "
+    p.add_argument("scenarios", type=_path_arg, help="YAML list of scenarios (ivp, n, nodes, threads, machine, "
                                                  "top/within/all, steps, reps ...)")
-    p.add_argument("--out", type=Path, default=Path("plan.json"), help="plan file to write (default plan.json)")
-    p.add_argument("--store", type=Path)
+    p.add_argument("--out", type=_path_arg, default=Path("plan.json"), help="plan file to write (default plan.json)")
+    p.add_argument("--store", type=_path_arg)
     p.add_argument("--jobs", type=_jobs_arg, help="as for rank")
     _format_arg(p, "PlanResult")
 

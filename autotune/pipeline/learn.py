@@ -179,9 +179,10 @@ def _learned(machine: Machine, f: Fit, runs: int, scenarios: int) -> Learned:
 
 def runs_of_tune(result: dict) -> list[Run]:
     """The measured runs of one `tune --format json` output (a field its variants' rows do not have
-    is an error)."""
+    is an error; their configuration, which the document adds to each, is the name's again)."""
     key = (result["ivp"], result["method"], int(result["n"]), int(result["nodes"]), int(result["threads"]))
-    rows = [TuneRow.of(v, f"tune result, variant {i}") for i, v in enumerate(result["variants"])]
+    rows = [TuneRow.of({k: x for k, x in v.items() if k != "configuration"}, f"tune result, variant {i}")
+            for i, v in enumerate(result["variants"])]
     return [at_file_state(Run(key, v.name, float(v.measured_s),
                               {ph: q["measured_s"] for ph, q in (v.phases or {}).items() if q.get("measured_s")}),
                           v.state_factor)

@@ -277,7 +277,7 @@ def tune_plan(req, store_path: Path | None, progress: Progress, jobs: int | None
     plan = read_plan(req.plan)
     only = indices(req.scenario, len(plan["scenarios"]))
     opts = SubmitOptions(req.submit, req.partition, req.account, req.time, req.sbatch_args or "",
-                         req.launcher, req.online, req.recheck, tuple(req.setup or ()),
+                         req.launcher, req.online, req.recheck or 0, tuple(req.setup or ()),
                          not req.shared_nodes) if req.submit else None
     state = None if only is not None else read_state(req.plan, plan)
     if req.status and state is None:
@@ -296,6 +296,6 @@ def tune_plan(req, store_path: Path | None, progress: Progress, jobs: int | None
                 return res
             batch = {s.index: (s.status, s.job) for s in res.scenarios}
             return run_plan(plan, store, progress, jobs, batch=batch)
-        return run_plan(plan, store, progress, jobs, req.launcher, only, online=req.online, recheck=req.recheck)
+        return run_plan(plan, store, progress, jobs, req.launcher, only, online=req.online, recheck=req.recheck or 0)
     finally:
         store.close()

@@ -95,6 +95,7 @@ def select(ranked: RankResult, variants: list[Variant], plan: RunPlan, store: St
         row = rows[name]
         row.measured_s, row.runs_s, row.phases = old.measured_s, old.runs_s, old.phases
         row.runs_state, row.reused, row.measured_on = old.runs_state or [], True, run.get("date")
+        row.runs_steal_pct, row.runs_wall_over_cpu = list(old.runs_steal_pct), list(old.runs_wall_over_cpu)
     if resume:
         progress.say(f"{len(stored)} of {len(chosen)} variants measured before, {len(chosen) - len(stored)} to run")
     todo = [name for name in chosen if name not in stored] if run_missing else []
@@ -107,8 +108,8 @@ def select(ranked: RankResult, variants: list[Variant], plan: RunPlan, store: St
         partials = store.get_runs(_partial_key(sc, name, plan))
         if partials:
             row = rows[name]
-            row.runs_s, sel.phase_runs[name], row.runs_state = partial_of(
-                partials[-1], f"the store's unfinished repetitions of {name}")
+            row.runs_s, sel.phase_runs[name], row.runs_state, row.runs_steal_pct, row.runs_wall_over_cpu = \
+                partial_of(partials[-1], f"the store's unfinished repetitions of {name}")
             progress.say(f"{name}: {len(row.runs_s)} of {plan.reps} repetitions measured before")
     return sel
 

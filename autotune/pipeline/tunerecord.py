@@ -20,7 +20,7 @@ _MEASURED = ("phases", "predicted_state_s", "deviation_state_pct", "state", "sta
 RUN = ("method", "model", "n", "nodes", "threads", "steps", "warmup", "h", "flags", "compiler", "kerncraft", "date",
        "placement")
 ONLINE = ("online", "chosen", "out")
-PARTIAL = ("runs_s", "phase_runs", "runs_state")
+PARTIAL = ("runs_s", "phase_runs", "runs_state", "runs_steal_pct", "runs_wall_over_cpu")
 
 
 def stored_record(row: TuneRow, run: dict) -> dict:
@@ -47,15 +47,18 @@ def row_of_stored(rec: dict, where: str) -> tuple[TuneRow, dict]:
 def partial_record(row: TuneRow, phase_runs: dict[str, list[float]]) -> dict:
     """The JSON of an unfinished variant's repetitions so far (seconds per step, per phase, and the
     state of each)."""
-    return {"runs_s": row.runs_s, "phase_runs": phase_runs, "runs_state": row.runs_state}
+    return {"runs_s": row.runs_s, "phase_runs": phase_runs, "runs_state": row.runs_state,
+            "runs_steal_pct": row.runs_steal_pct, "runs_wall_over_cpu": row.runs_wall_over_cpu}
 
 
-def partial_of(rec: dict, where: str) -> tuple[list[float], dict[str, list[float]], list]:
-    """A partial record read back: (runs_s, phase_runs, runs_state: one per run, None where a
-    record from before states were measured has none)."""
+def partial_of(rec: dict, where: str) -> tuple[list[float], dict[str, list[float]], list, list, list]:
+    """A partial record read back: (runs_s, phase_runs, and one per run: runs_state, runs_steal_pct,
+    runs_wall_over_cpu, None where a record from before they were measured has none)."""
     unknown = [k for k in rec if k not in PARTIAL]
     if unknown:
         raise InputError(f"{where}: field '{unknown[0]}': not a field of unfinished repetitions "
                          f"(its fields: {', '.join(PARTIAL)})")
     runs = rec["runs_s"]
-    return runs, rec["phase_runs"], (rec.get("runs_state") or [None] * len(runs))[:len(runs)]
+    per_run = [(rec.get(k) or [None] * len(runs))[:len(runs)] for k in ("runs_state", "runs_steal_pct",
+                                                                          "runs_wall_over_cpu")]
+    return (runs, rec["phase_runs"], *per_run)

@@ -22,6 +22,14 @@ _HEAD = "%s,%s,%s,%d,%d,%d,%d,"
 _SPECIAL = re.compile(r'[,"\r\n]')
 
 
+class _Encoded(dict):
+    """json.dumps of each string asked, made once."""
+
+    def __missing__(self, x):
+        text = self[x] = json.dumps(x)
+        return text
+
+
 class _Reprs(dict):
     """repr of each float asked, made once.  Keys are the rows' seconds, all Python floats (the
     results' tolist()): 1, 1.0 and True would be one key.  0.0 and -0.0 are one key too, so the
@@ -53,16 +61,16 @@ def sweep_csv(res: SweepResult) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(SWEEP_FIELDS)
     out = [buf.getvalue()]
-    joined: dict[tuple, str | None] = {}      # a variant's dimension values as CSV text (None: needs quoting)
+    joined: dict[int, str | None] = {}        # a variant's dimension values as CSV text (None: needs quoting)
     for head, tails in res.blocks():
         plain = not any(_SPECIAL.search(x) for x in head[:3])
         lead, r = _HEAD % head, _Reprs()
         for t in tails:
             rank, name, dims, total, node, comm_s, barrier, pre, basis, beyond, failed, bound, ratio = t
             if plain and ratio is not None and not failed and '"' not in name:
-                text = joined.get(dims)
-                if text is None:
-                    text = joined[dims] = ",".join(dims) if not any(_SPECIAL.search(x) for x in dims) else None
+                text = joined.get(id(dims), False)    # the tuples are the variants' own (SweepResult.blocks)
+                if text is False:
+                    text = joined[id(dims)] = ",".join(dims) if not any(_SPECIAL.search(x) for x in dims) else None
             if plain and ratio is not None and not failed and '"' not in name and text is not None:
                 out.append(f'{lead}{rank},"{name}",{text},{r[total] if total else repr(total)},'
                            f'{r[node] if node else repr(node)},{r[comm_s] if comm_s else repr(comm_s)},'
@@ -84,18 +92,26 @@ def sweep_json(res: SweepResult) -> str:
     Each row object is written by one %-format with its strings encoded once (json.dumps of
     72,000 dicts costs more than the whole prediction); a row with a failed prediction goes
     through json.dumps."""
-    meta, rows = res.meta(), res.rows()
-    k = len(DIMENSION_KEYS)
-    text = {s for t in rows for s in (t.ivp, t.method, t.machine, t.name, *t[9:9 + k], t.comm_basis,
-                                       t.failed_kernels)}
-    E = {x: json.dumps(x) for x in text}                     # noqa: N806 - encoded strings
+    meta, k = res.meta(), len(DIMENSION_KEYS)
+    E = _Encoded()                                           # noqa: N806 - encoded strings
     B = {True: "true", False: "false"}                       # noqa: N806
-    form = "{" + ", ".join(f'"{k}": %{"r" if k.endswith("_s") else "s"}' for k in SWEEP_FIELDS) + "}"
-    out = [json.dumps(t._asdict()) if t.bound_ratio is None else
-           form % (E[t.ivp], E[t.method], E[t.machine], t.n, t.n_requested, t.nodes, t.threads, t.rank,
-                   E[t.name], *(E[x] for x in t[9:9 + k]), t.predicted_s, t.node_s, t.comm_s, t.barrier_s,
-                   B[t.preselected], E[t.comm_basis], B[t.beyond_machine], E[t.failed_kernels], t.bound_s,
-                   t.bound_ratio) for t in rows]
+    field = lambda f: f'"{f}": %{"r" if f.endswith("_s") else "s"}'    # noqa: E731
+    lead = "{" + ", ".join(map(field, SWEEP_FIELDS[:9])) + ", "
+    tail = ", " + ", ".join(map(field, SWEEP_FIELDS[9 + k:])) + "}"
+    dims_text: dict[int, str] = {}       # a variant's dimension fields, by its values' tuple (shared by the rows)
+    out = []
+    for head, tails in res.blocks():
+        ivp, method, machine = E[head[0]], E[head[1]], E[head[2]]
+        for t in tails:
+            rank, name, dims, total, node, comm_s, barrier, pre, basis, beyond, failed, bound, ratio = t
+            if ratio is None:
+                out.append(json.dumps(dict(zip(SWEEP_FIELDS, (*head, rank, name, *dims, *t[3:])))))
+                continue
+            text = dims_text.get(id(dims))
+            if text is None:
+                text = dims_text[id(dims)] = ", ".join(f'"{f}": {E[v]}' for f, v in zip(DIMENSION_KEYS, dims))
+            out.append(lead % (ivp, method, machine, *head[3:], rank, E[name]) + text
+                       + tail % (total, node, comm_s, barrier, B[pre], E[basis], B[beyond], E[failed], bound, ratio))
     head = json.dumps(dict(meta, rows=[]))
     return head[:-3] + "[" + ", ".join(out) + "]}"
 

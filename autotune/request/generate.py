@@ -31,6 +31,8 @@ class GenerateRequest(Keywords):
     likwid: bool = False          # each sweep of every solver a LIKWID marker region (not the online solver's)
 
     def __post_init__(self):
+        if not str(self.out).strip():
+            raise InputError(f": expected a folder, got {str(self.out)!r}", field="out")
         object.__setattr__(self, "out", Path(self.out))
         if self.likwid and self.online is not None:
             raise InputError(": not with --online (the markers are the variants' own solvers')", field="likwid")
@@ -57,4 +59,4 @@ class GenerateRequest(Keywords):
             int(self.online.value) if self.online.kind == "top" else True)
         within = self.online.value if self.online is not None and self.online.kind == "within" else None
         return {**self.scenario.as_keywords(), "out": self.out, "online": online, "within": within,
-                "recheck": self.recheck, "likwid": self.likwid}
+                "recheck": self.recheck if self.online is not None else None, "likwid": self.likwid}

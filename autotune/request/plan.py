@@ -58,7 +58,7 @@ class TunePlanRequest(Keywords):
     shared_nodes: bool | None = None       # jobs share their nodes (default: exclusive ones)
     launcher: str | None = None
     online: bool = False
-    recheck: int = 0
+    recheck: int | None = None         # with online: given (0 too) only with it; None: 0
 
     def __post_init__(self):
         object.__setattr__(self, "plan", Path(self.plan))
@@ -72,18 +72,21 @@ class TunePlanRequest(Keywords):
         check_recheck(self.recheck, self.online)
 
 
-def check_recheck(recheck: int, online: bool) -> None:
-    if recheck and not online:
+def check_recheck(recheck: int | None, online: bool) -> None:
+    if recheck is not None and not online:
         raise InputError(f"{recheck}: only with --online", field="recheck")
 
 
-def tune_form(ivp=None, plan=None, ingest=None, online: bool = False, recheck: int = 0, sample=None,
-              baseline: bool = False, replay: bool = False, plot=None) -> str:
+def tune_form(ivp=None, plan=None, ingest=None, online: bool = False, recheck: int | None = None, sample=None,
+              baseline: bool = False, replay: bool = False, plot=None, fmt: str | None = None) -> str:
     """Which tune the options ask for: "ingest" (an online solver's JSON into the store), "plan"
-    (tune --plan) or "scenario" (one scenario); InputError for options that do not go together."""
+    (tune --plan) or "scenario" (one scenario); InputError for options that do not go together
+    (recheck given, 0 too, without online; the T4 export of anything but a tune of variants)."""
+    if fmt == "t4" and (ingest or plan or online):
+        raise InputError(": t4 is a tune of variants (not with --ingest, --plan or --online)", field="format")
     if ingest:
-        if ivp or online or plan:
-            raise InputError(f"{ingest}: not with --ivp, --plan or --online (the file says what it ran)",
+        if ivp or online or plan or recheck is not None:
+            raise InputError(f"{ingest}: not with --ivp, --plan, --online or --recheck (the file says what it ran)",
                              field="ingest")
         return "ingest"
     check_recheck(recheck, online)

@@ -18,44 +18,54 @@ def default_store_path(say: Callable[[str], None] | None = None) -> Path:
     old = xdg_path("AUTOTUNE_STORE", "XDG_CACHE_HOME", ".cache", "autotune", "store.sqlite")
     if old.is_file() and not new.exists():
         moved, note = move_store(old, new)
-        if say is not None:
+        if note and say is not None:
             say(note)
         return new if moved else old
     return new
 
 
 SIDECARS = ("-wal", "-shm", "-journal")    # SQLite's files beside a database
+MOVED = ".moved"                           # what the old store's files are renamed to, kept
 
 
-def move_store(old: Path, new: Path) -> tuple[bool, str]:
+def move_store(old: Path, new: Path) -> tuple[bool, str | None]:
     """Copy the store at `old` to `new` through SQLite's backup (what its write-ahead log holds
-    included, under the store's lock), under a temporary name renamed into place, then remove the
-    old files.  (moved, one line saying what happened); a store that cannot be moved stays where
-    it is, whole, and is used there."""
+    included), under a temporary name linked into place (never over a store that is there),
+    then rename the old files with MOVED appended (kept: a process still writing there loses
+    nothing).  Under a lock beside `new`, so that two commands started together move it once.
+    (whether `new` is the store now, one line saying what happened or None where another command
+    moved it); a store that cannot be moved stays where it is, whole, and is used there."""
+    import fcntl
     import sqlite3
     tmp = new.with_name(f".{new.name}.moving-{os.getpid()}")
     try:
         new.parent.mkdir(parents=True, exist_ok=True)
-        src = sqlite3.connect(f"file:{old}?mode=ro", uri=True, timeout=60)
-        dst = sqlite3.connect(tmp)
-        try:
-            src.backup(dst)
-        finally:
-            dst.close()
-            src.close()
-        os.replace(tmp, new)
+        with open(new.with_name(f".{new.name}.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if new.exists():
+                return True, None            # another command moved it meanwhile
+            src = sqlite3.connect(f"{old.as_uri()}?mode=ro", uri=True, timeout=60)
+            dst = sqlite3.connect(tmp)
+            try:
+                src.backup(dst)
+            finally:
+                dst.close()
+                src.close()
+            os.link(tmp, new)
+            tmp.unlink()
     except (OSError, sqlite3.Error) as e:
         try:
             tmp.unlink(missing_ok=True)
         except OSError:
             pass
-        return False, f"the store stays at {old}: it could not be moved to {new} ({e})"
+        return new.exists(), f"the store stays at {old}: it could not be moved to {new} ({e})"
     for path in (old, *(old.with_name(old.name + s) for s in SIDECARS)):
         try:
-            path.unlink(missing_ok=True)
+            path.rename(path.with_name(path.name + MOVED))
         except OSError:
             pass
-    return True, f"moved the store from {old} to {new} (it keeps measured runs: not a cache)"
+    return True, (f"moved the store from {old} to {new} (it keeps measured runs: not a cache); the old one is "
+                  f"kept as {old.name}{MOVED}")
 
 
 def build_dir() -> Path:

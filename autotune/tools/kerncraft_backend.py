@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import inspect
 import os
 import shutil
 import tempfile
@@ -64,8 +65,9 @@ def init_worker() -> None:
             return found * _STATE.get("unroll", 1)
         return staticmethod(pointer_increment)
 
-    for isa_cls in (incore_model.x86, incore_model.AArch64):
-        isa_cls.get_pointer_increment = make_increment(isa_cls.__dict__["get_pointer_increment"].__func__)
+    for isa_cls in (incore_model.x86, incore_model.AArch64):    # a staticmethod, here or on a base class
+        own = inspect.getattr_static(isa_cls, "get_pointer_increment")
+        isa_cls.get_pointer_increment = make_increment(getattr(own, "__func__", own))
     # our increment replaces the user-level cache lookup as the last resort
     incore_model.find_increment_in_cache = lambda block, cache_file=None: None
 
