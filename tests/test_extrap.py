@@ -1,8 +1,8 @@
 """calibrate --raw is read by Extra-P's own JSON Lines reader (its parameters from a file's first
 line, on every line: the operations' p and bytes and the barrier's threads go to two files).
 Extra-P pins numpy below 2, so it cannot be an extra beside ours: the fixture installs the
-reader's package and the three it imports, without their dependencies, into a folder of the
-session (from the package index), and the test imports it from there."""
+reader's package and the four it imports beyond ours, without their dependencies, into a folder of the
+test run (from the package index), and the test imports it from there."""
 import json
 import subprocess
 import sys
