@@ -114,16 +114,16 @@ def main(argv: list[str] | None = None) -> int:
     gc.set_threshold(200_000, 50, 100)
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
+        shown = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None) -> None:
+            """An InputWarning as one line, "autotune: warning: ..."; any other as Python shows it."""
+            if issubclass(category, InputWarning):
+                print(f"autotune: warning: {message}", file=sys.stderr)
+            else:
+                shown(message, category, filename, lineno, file, line)
+        warnings.showwarning = show
         return _run(args)
-
-
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """An InputWarning as one line, "autotune: warning: ..."; any other warning as Python shows it."""
-    if issubclass(category, InputWarning):
-        print(f"autotune: warning: {message}", file=sys.stderr)
-    else:
-        warnings._showwarnmsg_impl(warnings.WarningMessage(message, category, filename, lineno, file, line))
 
 
 def _run(args) -> int:

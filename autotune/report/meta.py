@@ -14,8 +14,7 @@ SCHEMA_VERSION = 1       # of every document's layout: a field renamed or remove
 
 def machine_of(result):
     """The Machine a result rests on (None: it has none, or only a name)."""
-    for path in (("scenario", "machine"), ("ranking", "scenario", "machine"), ("results", 0, "scenario", "machine"),
-                 ("ranks", 0, "scenario", "machine")):
+    for path in (("scenario", "machine"), ("ranking", "scenario", "machine"), ("results", 0, "scenario", "machine")):
         obj = result
         for step in path:
             try:

@@ -67,10 +67,9 @@ def sweep_csv(res: SweepResult) -> str:
         lead, r = _HEAD % head, _Reprs()
         for t in tails:
             rank, name, dims, total, node, comm_s, barrier, pre, basis, beyond, failed, bound, ratio = t
-            if plain and ratio is not None and not failed and '"' not in name:
-                text = joined.get(id(dims), False)    # the tuples are the variants' own (SweepResult.blocks)
-                if text is False:
-                    text = joined[id(dims)] = ",".join(dims) if not any(_SPECIAL.search(x) for x in dims) else None
+            text = joined.get(id(dims), False)        # the tuples are the variants' own (SweepResult.blocks)
+            if text is False:
+                text = joined[id(dims)] = None if any(_SPECIAL.search(x) for x in dims) else ",".join(dims)
             if plain and ratio is not None and not failed and '"' not in name and text is not None:
                 out.append(f'{lead}{rank},"{name}",{text},{r[total] if total else repr(total)},'
                            f'{r[node] if node else repr(node)},{r[comm_s] if comm_s else repr(comm_s)},'
