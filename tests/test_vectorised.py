@@ -1,0 +1,87 @@
+"""The generated solver's RHS loops vectorise as the code kerncraft analyses does, on an AVX2
+target as on an AVX-512 one, and its max/min selects give the conditional expression's value."""
+import platform
+import re
+import subprocess
+
+import pytest
+
+from autotune.codegen.solver import solver_source
+from autotune.specs.ivp import load_ivp
+from autotune.specs.method import load_method
+from autotune.specs.variants import Variant
+from autotune.tools.build import find_mpicc
+
+METHOD = load_method("radauIIA7")
+# AVX2 without masked vectors: where GCC leaves a conditional expression a branch under
+# -ftrapping-math (on an AVX-512 target it would vectorise the old selects too)
+AVX2 = ("-O3", "-march=haswell", "-fopenmp")
+FORMS = {"paper": Variant("jli", "neighbour"),
+         "onepass": Variant("jl-onepass", "allgather", au="fused", pred="direct", buf="ghost", rhs="onepass"),
+         "fused": Variant("jl-onepass", "neighbour", au="fused", pred="direct", buf="ghost", rhs="onepass",
+                          fuse="rhs-lc", block="l1")}
+
+
+def _gcc_on_x86(cc: str) -> None:
+    out = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
+    if platform.machine() not in ("x86_64", "AMD64") or "Free Software Foundation" not in out:
+        pytest.skip("reads GCC's vectoriser report for an x86 target")
+
+
+def _called_rhs_functions(src: str) -> dict[str, tuple[int, int]]:
+    """Each RHS function the solver calls: (first line, last line) of its definition, 1-based."""
+    lines = src.splitlines()
+    out, name, first = {}, None, 0
+    for i, line in enumerate(lines, 1):
+        m = re.match(r"static void (rhs\w*)\(", line)
+        if m:
+            name, first = m.group(1), i
+        elif name and line == "}":
+            if len(re.findall(rf"\b{name}\(", src)) > 1:
+                out[name] = (first, i)
+            name = None
+    return out
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_every_rhs_loop_of_an_ivp_with_max_is_vectorised(form, compiler, tmp_path):
+    """inverterchain's RHS clips with fmax: each RHS function the solver calls has a loop the
+    vectoriser reports done (an outer loop vectorised is reported at its inner loop's line)."""
+    cc = find_mpicc()
+    _gcc_on_x86(cc)
+    src = solver_source(load_ivp("inverterchain"), METHOD, FORMS[form], 4096)
+    (tmp_path / "solver.c").write_text(src)
+    proc = subprocess.run([cc, *AVX2, "-fopt-info-vec-optimized", "-c", "solver.c", "-o", "solver.o"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    done = {int(m.group(1)) for m in re.finditer(r"solver\.c:(\d+):\d+: optimized: loop vectorized", proc.stderr)}
+    functions = _called_rhs_functions(src)
+    assert functions, "no RHS function found"
+    scalar = [name for name, (a, b) in functions.items() if not any(a <= line <= b for line in done)]
+    assert not scalar, f"{form}: RHS left scalar: {scalar}"
+
+
+def test_the_selects_give_the_conditional_expressions_value(compiler, tmp_path):
+    """fmax and fmin as the solver defines them: bit for bit (a > b ? a : b) and (a < b ? a : b),
+    signed zeros, infinities and NaN included."""
+    src = solver_source(load_ivp("inverterchain"), METHOD, FORMS["paper"], 256)
+    start, end = src.index("#ifndef AUTOTUNE_SELECTS"), src.index("#define fmin(a, b)")
+    selects = src[start:src.index("\n", end)]
+    (tmp_path / "sel.c").write_text("\n".join([
+        "#include <math.h>", "#include <stdint.h>", "#include <stdio.h>", "#include <string.h>", selects,
+        "static uint64_t bits(double v) { uint64_t u; memcpy(&u, &v, sizeof u); return u; }",
+        "int main(void) {",
+        "  const double v[] = {-INFINITY, -1.5, -0.0, 0.0, 1.5, INFINITY, NAN, -NAN};",
+        "  int n = sizeof v / sizeof v[0], bad = 0, pairs = 0;",
+        "  for (int i = 0; i < n; i++) for (int k = 0; k < n; k++, pairs++) {",
+        "    double a = v[i], b = v[k];",
+        "    bad += bits(fmax(a, b)) != bits(a > b ? a : b);",
+        "    bad += bits(fmin(a, b)) != bits(a < b ? a : b);",
+        "  }",
+        "  printf(\"%d %d\\n\", pairs, bad);",
+        "  return 0;",
+        "}"]))
+    subprocess.run([compiler, "-O2", "sel.c", "-o", "sel"], cwd=tmp_path, check=True)
+    pairs, bad = map(int, subprocess.run([str(tmp_path / "sel")], capture_output=True, text=True,
+                                         check=True).stdout.split())
+    assert (pairs, bad) == (64, 0)
