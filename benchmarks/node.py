@@ -2,7 +2,7 @@
 runs on the host, with the ECM model alone (no learned factors), against the targets of a port.
 
     python -m benchmarks.node --machine FILE [--against FILE2 --against-code DIR]
-                                  [--scenarios in-cache,memory] [--top 5] [--sample 10]
+                                  [--scenarios in-cache,memory] [--ivps heat2d,...] [--top 5] [--sample 10]
                                   [--reps 3] [--nodes 1] [--json out.json]
 
 Each scenario is one `tune --top K --sample S --model ecm` at 1 node x all cores (--nodes 2: two
@@ -123,6 +123,7 @@ def main(argv=None) -> int:
     ap.add_argument("--against", help="another machine file, tuned back to back with the first")
     ap.add_argument("--against-code", help="a checkout whose autotune runs the --against side")
     ap.add_argument("--scenarios", default="in-cache,memory")
+    ap.add_argument("--ivps", help="only these IVPs of the scenarios, comma-separated (the user's: allencahn1d)")
     ap.add_argument("--nodes", type=int, default=1, help="ranks on this host, one a virtual node")
     ap.add_argument("--threads", type=int, help="threads per rank (default: the cores over the ranks)")
     ap.add_argument("--top", type=int, default=5)
@@ -144,6 +145,11 @@ def main(argv=None) -> int:
     if bad:
         print(f"--scenarios: {bad[0]!r}: expected some of {', '.join(SCENARIOS)}", file=sys.stderr)
         return 2
+    ivps = {Path(ivp).stem for kind in kinds for ivp, _ in SCENARIOS[kind]}
+    only = {i.strip() for i in a.ivps.split(",")} if a.ivps else ivps
+    if only - ivps:
+        print(f"--ivps: {sorted(only - ivps)[0]!r}: expected some of {', '.join(sorted(ivps))}", file=sys.stderr)
+        return 2
     stores = a.store_dir or Path(tempfile.mkdtemp(prefix="autotune-bench-node-"))
     stores.mkdir(parents=True, exist_ok=True)
     sides = ([("before", a.against, a.against_code)] if a.against else []) + [("after" if a.against else "file",
@@ -153,7 +159,7 @@ def main(argv=None) -> int:
           f"{'rho':>6}  sample check", flush=True)
     out = []
     for kind in kinds:
-        for ivp, n in SCENARIOS[kind]:
+        for ivp, n in [(i, n) for i, n in SCENARIOS[kind] if Path(i).stem in only]:
             for side, machine, code in sides:
                 f = figures(tune(machine, ivp, n, a, stores / f"{side}.sqlite", code))
                 out.append(dict(f, side=side, ivp=ivp, n=n, kind=kind, target_pct=TARGETS[kind], nodes=a.nodes,

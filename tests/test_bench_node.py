@@ -36,3 +36,10 @@ def test_the_solver_benchmark_reads_its_cases_and_refuses_bad_ones(capsys, tmp_p
     assert capsys.readouterr().err.strip() == "--cases: 'heat2d:4e4:lc=ijl': expected ivp:n:variant"
     assert main(["--against-code", str(tmp_path), "--machine", "x"]) == 2
     assert capsys.readouterr().err.strip() == f"--against-code: {tmp_path}: no autotune in it"
+
+
+def test_an_ivp_outside_the_scenarios_is_refused(capsys):
+    from benchmarks.node import main
+    assert main(["--machine", "haswell-ep-e5-2630v3", "--scenarios", "memory", "--ivps", "heat2d,allencahn1d"]) == 2
+    assert capsys.readouterr().err.strip() == \
+        "--ivps: 'allencahn1d': expected some of heat2d, inverterchain, wave1d"
