@@ -11,7 +11,7 @@ their exchanges, so run `calibrate --procs` on the host first): in cache
 (n = 4e4: inverterchain, heat2d), in memory (n = 4e6: inverterchain, heat2d, wave1d), and a
 user's IVP no one tuned against (benchmarks/ivps/allencahn1d.yaml, n = 4e4 and 4e6).  With
 --against, the same scenarios also run with another machine file and, with --against-code, the
-autotune of another checkout (the code before a change: its directory goes first on PYTHONPATH),
+autotune of another checkout (the code before a change, its templates, IVPs and machines included),
 the two back to back per scenario, so a shared machine's drift touches both alike.  Prints per
 scenario and side: median |deviation|, the range of the phase and fused-sweep ratios (measured
 over predicted) and how many lie in 0.8-1.25, the top-1 loss, the check of the sample, the
@@ -23,6 +23,7 @@ own side (--store-dir), so that neither reuses the other's runs.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -41,14 +42,44 @@ TARGETS = {"in-cache": 20.0, "memory": 15.0, "user": 15.0}       # median |devia
 BAND = (0.8, 1.25)                                   # every phase and fused sweep, measured / predicted
 
 
+# the folders of a checkout that an installed autotune reads as autotune.data.<kind> (pyproject's
+# package-dir): an editable install resolves them to its own checkout whatever PYTHONPATH says,
+# so the other checkout's templates, IVPs and machines are mapped by a finder ahead of it
+DATA_FOLDERS = ("ivps", "machines", "variants")
+_MAP_DATA = """import importlib.util
+import os
+import sys
+
+
+class _CheckoutData:
+    \"\"\"autotune.data.<kind> from the checkout's <kind>/ folder (benchmarks.node.interpreter).\"\"\"
+    def find_spec(self, name, path=None, target=None):
+        head, _, kind = name.rpartition(".")
+        if head != "autotune.data" or kind not in {kinds!r}:
+            return None
+        folder = os.path.join({code!r}, kind)
+        return importlib.util.spec_from_file_location(name, os.path.join(folder, "__init__.py"),
+                                                      submodule_search_locations=[folder])
+
+
+sys.meta_path.insert(0, _CheckoutData())
+"""
+
+
 def interpreter(code: str | None) -> tuple[list[str], dict]:
     """The command and environment of a Python that imports the autotune of `code` (a checkout;
-    None: the one installed here).  -P where `code` is given: python -m and -c put the folder they
-    run in (this checkout) ahead of PYTHONPATH, which would run this checkout's autotune."""
+    None: the one installed here), its shipped data (templates, IVPs, machines) included: a
+    sitecustomize in a folder of its own maps them (_MAP_DATA).  -P where `code` is given: python
+    -m and -c put the folder they run in (this checkout) ahead of PYTHONPATH, which would run this
+    checkout's autotune."""
     env = dict(os.environ)
     if not code:
         return [sys.executable], env
-    env["PYTHONPATH"] = code + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    code = os.path.abspath(code)
+    boot = Path(tempfile.gettempdir(), "autotune-bench-" + hashlib.sha256(code.encode()).hexdigest()[:16])
+    boot.mkdir(exist_ok=True)
+    write_text(boot / "sitecustomize.py", _MAP_DATA.format(kinds=DATA_FOLDERS, code=code), "sitecustomize")
+    env["PYTHONPATH"] = os.pathsep.join([str(boot), code, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     return [sys.executable, "-P"], env
 
 

@@ -43,3 +43,19 @@ def test_an_ivp_outside_the_scenarios_is_refused(capsys):
     assert main(["--machine", "haswell-ep-e5-2630v3", "--scenarios", "memory", "--ivps", "heat2d,allencahn1d"]) == 2
     assert capsys.readouterr().err.strip() == \
         "--ivps: 'allencahn1d': expected some of heat2d, inverterchain, wave1d"
+
+
+def test_the_other_checkouts_templates_ivps_and_machines_are_its_own(tmp_path):
+    """--against-code runs another checkout's autotune with that checkout's shipped data: an
+    editable install would resolve autotune.data.variants to its own checkout's folder."""
+    import subprocess
+    from benchmarks.node import DATA_FOLDERS, interpreter
+    for kind in DATA_FOLDERS:
+        (tmp_path / kind).mkdir()
+        (tmp_path / kind / "__init__.py").write_text("")
+    python, env = interpreter(str(tmp_path))
+    probe = ("from autotune.specs.shipped import shipped_dir; "
+             "print(' '.join(str(shipped_dir(k)) for k in ('ivps', 'machines', 'variants', 'methods')))")
+    got = subprocess.run([*python, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert got[:3] == [str(tmp_path / k) for k in ("ivps", "machines", "variants")]
+    assert not got[3].startswith(str(tmp_path))       # methods live inside the package: the installed one's
