@@ -65,7 +65,7 @@ def test_the_selects_give_the_conditional_expressions_value(compiler, tmp_path):
     """fmax and fmin as the solver defines them: bit for bit (a > b ? a : b) and (a < b ? a : b),
     signed zeros, infinities and NaN included."""
     src = solver_source(load_ivp("inverterchain"), METHOD, FORMS["paper"], 256)
-    start, end = src.index("#ifndef AUTOTUNE_SELECTS"), src.index("#define fmin(a, b)")
+    start, end = src.index("#ifndef AT_SELECTS"), src.index("#define fmin(a, b)")
     selects = src[start:src.index("\n", end)]
     (tmp_path / "sel.c").write_text("\n".join([
         "#include <math.h>", "#include <stdint.h>", "#include <stdio.h>", "#include <string.h>", selects,
