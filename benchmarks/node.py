@@ -23,7 +23,6 @@ own side (--store-dir), so that neither reuses the other's runs.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import statistics
@@ -33,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 from autotune.storage.atomic import write_text
+from benchmarks.checkout import interpreter
 
 USER_IVP = str(Path(__file__).resolve().parent / "ivps" / "allencahn1d.yaml")   # never tuned against
 SCENARIOS = {"in-cache": [("inverterchain", 40_000), ("heat2d", 40_000)],
@@ -40,47 +40,6 @@ SCENARIOS = {"in-cache": [("inverterchain", 40_000), ("heat2d", 40_000)],
              "user": [(USER_IVP, 40_000), (USER_IVP, 4_000_000)]}
 TARGETS = {"in-cache": 20.0, "memory": 15.0, "user": 15.0}       # median |deviation| at most, %
 BAND = (0.8, 1.25)                                   # every phase and fused sweep, measured / predicted
-
-
-# the folders of a checkout that an installed autotune reads as autotune.data.<kind> (pyproject's
-# package-dir): an editable install resolves them to its own checkout whatever PYTHONPATH says,
-# so the other checkout's templates, IVPs and machines are mapped by a finder ahead of it
-DATA_FOLDERS = ("ivps", "machines", "variants")
-_MAP_DATA = """import importlib.util
-import os
-import sys
-
-
-class _CheckoutData:
-    \"\"\"autotune.data.<kind> from the checkout's <kind>/ folder (benchmarks.node.interpreter).\"\"\"
-    def find_spec(self, name, path=None, target=None):
-        head, _, kind = name.rpartition(".")
-        if head != "autotune.data" or kind not in {kinds!r}:
-            return None
-        folder = os.path.join({code!r}, kind)
-        return importlib.util.spec_from_file_location(name, os.path.join(folder, "__init__.py"),
-                                                      submodule_search_locations=[folder])
-
-
-sys.meta_path.insert(0, _CheckoutData())
-"""
-
-
-def interpreter(code: str | None) -> tuple[list[str], dict]:
-    """The command and environment of a Python that imports the autotune of `code` (a checkout;
-    None: the one installed here), its shipped data (templates, IVPs, machines) included: a
-    sitecustomize in a folder of its own maps them (_MAP_DATA).  -P where `code` is given: python
-    -m and -c put the folder they run in (this checkout) ahead of PYTHONPATH, which would run this
-    checkout's autotune."""
-    env = dict(os.environ)
-    if not code:
-        return [sys.executable], env
-    code = os.path.abspath(code)
-    boot = Path(tempfile.gettempdir(), "autotune-bench-" + hashlib.sha256(code.encode()).hexdigest()[:16])
-    boot.mkdir(exist_ok=True)
-    write_text(boot / "sitecustomize.py", _MAP_DATA.format(kinds=DATA_FOLDERS, code=code), "sitecustomize")
-    env["PYTHONPATH"] = os.pathsep.join([str(boot), code, *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
-    return [sys.executable, "-P"], env
 
 
 def tune(machine: str, ivp: str, n: int, a, store: Path, code: str | None) -> dict:

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from autotune.storage.atomic import write_text
-from benchmarks.node import interpreter
+from benchmarks.checkout import interpreter
 
 USER_IVP = str(Path(__file__).resolve().parent / "ivps" / "allencahn1d.yaml")
 PAPER = "lc=jl-onepass,comm={},au=fused,pred=direct,buf=ghost"

@@ -1,4 +1,5 @@
 """The node benchmark's own edges: its clock check measures the host and compares the file's."""
+import os
 import re
 
 import pytest
@@ -46,16 +47,30 @@ def test_an_ivp_outside_the_scenarios_is_refused(capsys):
 
 
 def test_the_other_checkouts_templates_ivps_and_machines_are_its_own(tmp_path):
-    """--against-code runs another checkout's autotune with that checkout's shipped data: an
-    editable install would resolve autotune.data.variants to its own checkout's folder."""
+    """--against-code runs another checkout's autotune with that checkout's shipped data (an
+    editable install would resolve autotune.data.variants to its own checkout's folder), and a
+    sitecustomize already on the path still runs."""
     import subprocess
-    from benchmarks.node import DATA_FOLDERS, interpreter
+    from benchmarks.checkout import DATA_FOLDERS, interpreter
+    code = tmp_path / "checkout"
     for kind in DATA_FOLDERS:
-        (tmp_path / kind).mkdir()
-        (tmp_path / kind / "__init__.py").write_text("")
-    python, env = interpreter(str(tmp_path))
-    probe = ("from autotune.specs.shipped import shipped_dir; "
-             "print(' '.join(str(shipped_dir(k)) for k in ('ivps', 'machines', 'variants', 'methods')))")
+        (code / kind).mkdir(parents=True)
+        (code / kind / "__init__.py").write_text("")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text("import os\nos.environ['HIDDEN_SITE_RAN'] = '1'\n")
+    python, env = interpreter(str(code))
+    env["PYTHONPATH"] += os.pathsep + str(tmp_path / "site")
+    probe = ("import os; from autotune.specs.shipped import shipped_dir; "
+             "print(' '.join(str(shipped_dir(k)) for k in ('ivps', 'machines', 'variants', 'methods')), "
+             "os.environ.get('HIDDEN_SITE_RAN'))")
     got = subprocess.run([*python, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()
-    assert got[:3] == [str(tmp_path / k) for k in ("ivps", "machines", "variants")]
-    assert not got[3].startswith(str(tmp_path))       # methods live inside the package: the installed one's
+    assert got[:3] == [str(code / k) for k in ("ivps", "machines", "variants")]
+    assert not got[3].startswith(str(code))       # methods live inside the package: the installed one's
+    assert got[4] == "1"
+
+
+def test_the_data_folders_are_read_from_the_checkouts_pyproject():
+    from pathlib import Path
+    from benchmarks.checkout import DATA_FOLDERS, data_folders
+    root = Path(__file__).parents[1]
+    assert data_folders(str(root)) == {k: str(root / v) for k, v in DATA_FOLDERS.items()}
