@@ -1,6 +1,5 @@
 """The generated solver's RHS loops vectorise as the code kerncraft analyses does, on an AVX2
 target as on an AVX-512 one, and its max/min selects give the conditional expression's value."""
-import platform
 import re
 import subprocess
 
@@ -11,29 +10,17 @@ from autotune.specs.ivp import load_ivp
 from autotune.specs.method import load_method
 from autotune.specs.variants import Variant
 from autotune.tools.build import find_mpicc
+from autotune.tools.cpuprobe import enabled_options, missing_on_host
 
 METHOD = load_method("radauIIA7")
 # AVX2 without masked vectors: where GCC leaves a conditional expression a branch under
 # -ftrapping-math (on an AVX-512 target it would vectorise the old selects too)
-AVX2 = ("-O3", "-march=haswell", "-fopenmp")
+HASWELL = ("-march=haswell",)
+AVX2 = ("-O3", *HASWELL, "-fopenmp")
 FORMS = {"paper": Variant("jli", "neighbour"),
          "onepass": Variant("jl-onepass", "allgather", au="fused", pred="direct", buf="ghost", rhs="onepass"),
          "fused": Variant("jl-onepass", "neighbour", au="fused", pred="direct", buf="ghost", rhs="onepass",
                           fuse="rhs-lc", block="l1")}
-
-
-def _gcc_on_x86(cc: str) -> None:
-    out = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
-    if platform.machine() not in ("x86_64", "AMD64") or "Free Software Foundation" not in out:
-        pytest.skip("reads GCC's vectoriser report for an x86 target")
-
-
-def _host_has_avx2() -> bool:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " avx2" in f.read()
-    except OSError:
-        return False
 
 
 def _called_functions_with_selects(src: str) -> dict[str, tuple[int, int]]:
@@ -59,7 +46,8 @@ def test_every_rhs_loop_of_an_ivp_with_max_is_vectorised(form, compiler, mpiexec
     loop the vectoriser reports done (an outer loop vectorised is reported at its inner loop's
     line; GCC before 9 says "note:" where later ones say "optimized:")."""
     cc = find_mpicc()
-    _gcc_on_x86(cc)
+    if enabled_options(cc, HASWELL) is None:       # not GCC, or a compiler for another ISA
+        pytest.skip("reads GCC's vectoriser report for an x86 target")
     src = solver_source(load_ivp("inverterchain"), METHOD, FORMS[form], 4096)
     (tmp_path / "solver.c").write_text(src)
     proc = subprocess.run([cc, *AVX2, "-fopt-info-vec-optimized", "-c", "solver.c", "-o", "solver.o"],
@@ -106,7 +94,7 @@ def test_the_selects_give_the_conditional_expressions_value(compiler, tmp_path):
         "  printf(\"%d %d\\n\", n, bad);",
         "  return 0;",
         "}"]))
-    flags = ["-O3", "-fopenmp"] + (["-march=haswell"] if _host_has_avx2() else [])
+    flags = ["-O3", "-fopenmp"] + (list(HASWELL) if missing_on_host(HASWELL, compiler) == [] else [])
     subprocess.run([compiler, *flags, "sel.c", "-o", "sel"], cwd=tmp_path, check=True)
     pairs, bad = map(int, subprocess.run([str(tmp_path / "sel")], capture_output=True, text=True,
                                          check=True).stdout.split())
