@@ -67,7 +67,7 @@ def test_the_selects_give_the_conditional_expressions_value(compiler, tmp_path):
     and the selects in a loop the compiler vectorises (built for AVX2 on x86), the conditional
     expressions in a loop it does not touch."""
     src = solver_source(load_ivp("inverterchain"), METHOD, FORMS["paper"], 256)
-    start, end = src.index("#ifndef AT_SELECTS"), src.index("#define fmin(a, b)")
+    start, end = src.index("static inline double at_pick("), src.index("#define fmin(a, b)")
     selects = src[start:src.index("\n", end)]
     (tmp_path / "sel.c").write_text("\n".join([
         "#include <math.h>", "#include <stdint.h>", "#include <stdio.h>", "#include <string.h>", selects,
