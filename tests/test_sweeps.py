@@ -67,11 +67,35 @@ def test_the_size_puts_each_cores_data_in_its_l2_on_every_core():
     from autotune.specs.machine import load_machine
     ivp, machine = load_ivp("heat2d"), load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml"))
     sizes = measure_sizes(ivp, machine, 10, 0)
-    assert [(lv, t) for _, lv, t in sizes] == [(1, machine.cores)]
+    assert [(lv, t) for _, lv, t in sizes] == [(1, machine.cores), (3, machine.cores)]
     n, _, _ = sizes[0]
     assert ivp.nearest_n(n) == n and 8 * 10 * n / machine.cores <= 0.5 * 256 * 1024
-    # a tile that fills half of L2 (block=l2) cannot keep 2 tiles' vectors in L2: not measured
-    assert measure_sizes(ivp, machine, 10, 4096) == []
+    # a tile that fills half of L2 (block=l2) cannot keep 2 tiles' vectors in L2: measured in memory alone
+    assert [lv for _, lv, _ in measure_sizes(ivp, machine, 10, 4096)] == [3]
+
+
+def test_the_size_in_memory_outgrows_the_caches_and_keeps_to_its_time(monkeypatch):
+    """In memory one vector on the node is more than the caches hold of the node's data (every touch
+    of the step comes from memory), where the step's vectors pass memory in a bounded time."""
+    import dataclasses
+
+    from autotune.model.reuse import level_reach
+    from autotune.pipeline import sweeps as psw
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.machine import load_machine
+    ivp, machine = load_ivp("inverterchain"), load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml"))
+    (n, level, threads), = [s for s in psw.measure_sizes(ivp, machine, 10, 0) if s[1] == len(machine.caches)]
+    reach = level_reach(machine, machine.cores)[-1]
+    assert threads == machine.cores and 8 * n >= psw.MEMORY_OVER * reach > 8 * (n - 64)
+    assert 8 * 10 * n / machine.bandwidth("MEM", machine.cores) <= psw.MEMORY_SECONDS
+    # where the step's vectors take longer to stream at the node's bandwidth: not measured in memory
+    monkeypatch.setattr(psw, "MEMORY_SECONDS", 0.99 * 8 * 10 * n / machine.bandwidth("MEM", machine.cores))
+    assert [lv for _, lv, _ in psw.measure_sizes(ivp, machine, 10, 0)] == [1]
+    monkeypatch.undo()
+    # nor where the caches are so large that n passes the most measured
+    big = tuple(dataclasses.replace(c, bytes_per_group=c.bytes_per_group * 64) if i == len(machine.caches) - 1 else c
+                for i, c in enumerate(machine.caches))
+    assert [lv for _, lv, _ in psw.measure_sizes(ivp, dataclasses.replace(machine, caches=big), 10, 0)] == [1]
 
 
 def test_a_unit_is_priced_at_the_measurement_of_its_level_and_says_so():
@@ -88,6 +112,10 @@ def test_a_unit_is_priced_at_the_measurement_of_its_level_and_says_so():
     from autotune.request.defaults import DEFAULT_METHOD
     l2 = {"level": 1, "source": swmod.MEASURED, "factor": 3.0, "measured_s": 3.0, "analysed_s": 1.0}
     assert _at_level((l2,), 3) is l2 and _at_level((l2,), 0) is l2 and _at_level((), 2) is None
+    # the measurement in memory prices data from memory alone
+    mem = dict(l2, level=3, level_name="MEM", factor=1.4)
+    assert _at_level((l2, mem), 3) is mem and _at_level((l2, mem), 2) is l2 and _at_level((l2, mem), 0) is l2
+    assert _at_level((mem,), 3) is mem and _at_level((mem,), 2) is None
     sc = Scenario(load_ivp("heat2d"), load_method(DEFAULT_METHOD),
                   load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml")), 1_000_000, 1, 1)
     unit = Unit(KernelPart("p", "RHSLC", "", (), ()), (), 0)
@@ -134,6 +162,7 @@ def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, priv
     monkeypatch.setattr(psw, "ROUNDS", 2)
     monkeypatch.setattr(psw, "LEAST_N", 256)     # the pipelined step's 26 vectors in Haswell's 256 KiB L2
     monkeypatch.setattr(psw, "TILES", 1)
+    monkeypatch.setattr(psw, "MEMORY_OVER", 0.05)   # "memory" at a size this host's test runs in a moment
     here = {"cpu": cpu_key(host_cpu()), "when": "always", "tolerance": 0.15}
     machine = load_machine(str(_file_with(tmp_path, here, "-O3 -march=native -fopenmp")))
     ivp, method = load_ivp("heat2d"), load_method(DEFAULT_METHOD)
@@ -154,12 +183,12 @@ def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, priv
     assert runs == {"RHSLCD": 1, "RHSLC": method.iterations - 1, "RHSAU": 1}
     assert len({got[u][0].seconds for u in piped_units}) == 1          # one time for the step
     for measures in got.values():
-        assert [(m.level, m.threads) for m in measures] == [(1, machine.cores)]
+        assert [(m.level, m.threads) for m in measures] == [(1, machine.cores), (3, machine.cores)]
         for m in measures:
             assert m.error == "" and m.variant == (piped.name if m.group == psw.PIPE else fused.name)
             assert (m.group == psw.PIPE) == (m.executions > 1 or layout.units[next(
-                u for u in got if got[u][0] is m)].windowed)
-            # one sweep over n components in cache on the file's cores (more than this host has):
+                u for u in got if m in got[u])].windowed)
+            # one sweep over n components on the file's cores (more than this host has):
             # between 0.1 and 100 ns per component
             assert 0.1e-9 < m.seconds / m.n < 100e-9, m
     assert seen[0] == psw.PROGRESS and any("built" in n for n in seen)
@@ -208,3 +237,59 @@ def test_a_sweep_that_cannot_be_measured_borrows_the_factor_of_one_that_stores_a
     # the streamed one has no donor that streams alike; the pipelined level none that is pipelined
     assert set(got) == {1}
     assert got[1][0]["factor"] == 1.3 and got[1][0]["borrowed"] and "v1" in got[1][0]["why"]
+    # measured in memory alone, it borrows the donor's factor in cache and keeps its own in memory
+    mem = dict(info, level=3, level_name="MEM", factor=1.6, variant="v2")
+    got = borrowed(layout, {0: ("m",), 1: ("m",)}, {0: (info, dict(mem, factor=1.1)), 1: (mem,)})
+    assert [(i["level"], i["factor"], bool(i.get("borrowed"))) for i in got[1]] == [(1, 1.3, True), (3, 1.6, False)]
+
+
+def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_term(tmp_path):
+    """In memory the model's figure for the sweep is each part on the node's cores as the pool is
+    priced there (kerncraft's saturation, every term), and the factor scales every term: the part
+    is then priced at the measurement's seconds per component at any size in memory."""
+    import math
+    from autotune.model.ecm import ecm_numbers
+    from autotune.model.steptime import regime_rate
+    from autotune.pipeline.layout import Session, tile_of
+    from autotune.pipeline.pricebatch import Batch, _as_run, place, price
+    from autotune.pipeline.sweeps import SweepMeasure
+    from autotune.pipeline.sweepprice import sweep_factors
+    from autotune.request.defaults import DEFAULT_METHOD
+    from autotune.specs.ivp import load_ivp
+    from autotune.specs.machine import load_machine
+    from autotune.specs.method import load_method
+    from autotune.specs.scenario import Scenario
+    from autotune.specs.variants import parse_variant
+    from tests.test_incore import _file_with
+    ivp, method = load_ivp("inverterchain"), load_method(DEFAULT_METHOD)
+    machine = load_machine(str(_file_with(tmp_path, {"cpu": "GenuineIntel family 6 model 63", "when": "always",
+                                                     "tolerance": 0.15})))
+    fused = parse_variant("lc=jl-onepass,comm=neighbour,au=fused,pred=direct,rhs=onepass,fuse=rhs-lc,block=l1",
+                          ivp.comm)
+    session = Session()
+    layout = session.layout(ivp, method, [fused])
+    batch = Batch(layout, [Scenario(ivp, method, machine, 8_000_000, 1, machine.cores)])
+    place(batch)
+    corr = next(u for u, unit in enumerate(layout.units) if unit.part.kernel == "RHSLC")
+    n, threads = 3_276_800, machine.cores
+    result = dict(OVERLAP, scaling_cy_per_cl=[9.0, 4.5] + [4.5] * 14)   # memory-bound from two cores on
+    measured = {corr: (SweepMeasure(fused.name, "RHSLC", n, 3, 0.004, threads=threads),)}
+    info, = sweep_factors(batch, lambda part, regime: result, measured, _as_run)[corr]
+    unit = layout.units[corr]
+    m = math.ceil(ivp.part_components(ivp.rhs[unit.spec], n)) * unit.part.step      # its components at n
+    lines = unit.part.iterations_per_m * m / (machine.cacheline / 8 / unit.part.loops[-1].step)
+    # the part as the variant runs it: its tile's lines of F added between L1 and L2 (model.tiles)
+    as_run = _as_run(result, unit, tile_of(unit.tiling, machine, method.stages), batch.first)
+    rate = regime_rate(*ecm_numbers(as_run)[:3], machine.clock_hz, threads, 1)
+    assert info["level_name"] == "MEM" and info["n"] == n
+    assert info["analysed_s"] == pytest.approx(as_run["scaling_cy_per_cl"][threads - 1] * lines / machine.clock_hz)
+    assert info["analysed_s"] == pytest.approx(rate.alpha * lines / rate.divisor)
+    assert info["source"] == swmod.MEASURED and info["factor"] == pytest.approx(0.004 / info["analysed_s"])
+    # priced at 8e6 in memory: the measured seconds per component, every term scaled (memory's too)
+    priced = price(batch, lambda part, regime: result, session, measured)
+    per_exec = priced.slot_seconds[next(i for i, s in enumerate(layout.slots) if s.unit == corr)] / next(
+        s.executions for s in layout.slots if s.unit == corr)
+    assert per_exec == pytest.approx(0.004 * 8_000_000 / n, rel=1e-6)
+    kept = priced.results[priced.key(corr, next(c for _, _, _, cs in batch.placed.levels[corr] for c in cs))]
+    assert kept["terms"]["T_L3MEM (overlapping)"] == pytest.approx(9.0 * info["factor"])
+    assert kept["sweep"]["level_name"] == "MEM"

@@ -90,3 +90,11 @@ def as_sigma(value) -> float:
     except (TypeError, ValueError):
         return math.inf
     return v if v > 0 else math.inf
+
+
+def ecm_numbers(r: dict) -> tuple | None:
+    """(alpha, sigma, scaling, in-core cycles) of a successful analysis, None of a failed one."""
+    if not r.get("ok"):
+        return None
+    return float(r["cy_per_cl"]), as_sigma(r.get("saturation_cores")), r.get("scaling_cy_per_cl") or [], \
+        float(r.get("t_comp") or 0.0)

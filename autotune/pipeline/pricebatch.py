@@ -15,7 +15,7 @@ from autotune.model import regime as regmod
 from autotune.model import reuse
 from autotune.model.bound import STEP_VECTORS, Bound, live_vectors, source_shares, step_bound
 from autotune.model.comm import barrier_seconds, phase_seconds
-from autotune.model.ecm import as_sigma, interior_share
+from autotune.model.ecm import ecm_numbers, interior_share
 from autotune.model.learned import adjust
 from autotune.model.ops import SCALAR, Ops
 from autotune.model.state import at_state, level_bandwidth
@@ -230,14 +230,6 @@ def _as_run(result: dict, unit: Unit, tile: int, sc: Scenario, sweep: dict | Non
     if m.state is not None:
         result = at_state(result, m.state, m.numa_cores, m.cores)
     return result
-
-
-def ecm_numbers(r: dict) -> tuple | None:
-    """(alpha, sigma, scaling, in-core cycles) of a successful analysis, None of a failed one."""
-    if not r.get("ok"):
-        return None
-    return float(r["cy_per_cl"]), as_sigma(r.get("saturation_cores")), r.get("scaling_cy_per_cl") or [], \
-        float(r.get("t_comp") or 0.0)
 
 
 def _rhs_cycles(batch: Batch, tcomp: list, per_line: float):

@@ -1,25 +1,33 @@
 """How a batch's fused sweeps are priced against their measurements (pipeline.sweeps,
 model.sweeps): per measured level, the model's seconds for the sweep at the measured size and
 threads against the measured ones, the source chosen and the factor; and which measurement
-prices a result whose data comes from a given level."""
+prices a result whose data comes from a given level.  In a cache level the model's figure is the
+sweep's in-cache terms; in memory it is the sweep as the pool is priced there, every term and
+the node's saturation (model.steptime), and the factor scales every term."""
 from __future__ import annotations
 
 import math
 
 from autotune.model import regime as regmod
 from autotune.model import sweeps as swmod
+from autotune.model.ecm import ecm_numbers
+from autotune.model.steptime import regime_rate
 from autotune.model.streaming import stream_counts
 from autotune.pipeline.layout import Unit, tile_of, walk_of
 from autotune.pipeline.sweeps import PIPE
 from autotune.specs.parts import DOUBLE
 from autotune.specs.window import extra_share
 
+MEMORY = "MEM"     # the level name of memory (model.regime)
+
 
 def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[dict, ...]]:
-    """Per unit of a measured fused sweep, how its in-cache terms are priced at each measured level
-    (model.sweeps): the sweep's measured seconds per execution against the model's at that size
-    and level, over every part of the sweep (each part's analysis as the variant runs it, before
-    any factor: as_run, pipeline.pricebatch's), the source chosen and the factor k."""
+    """Per unit of a measured fused sweep, how it is priced at each measured level (model.sweeps):
+    the sweep's measured seconds per execution against the model's at that size and level, over
+    every part of the sweep (each part's analysis as the variant runs it, before any factor:
+    as_run, pipeline.pricebatch's), the source chosen and the factor k.  In memory the model's
+    figure is each part in the batch's regime whose data is memory's, on the node's cores as the
+    pool is priced (a batch with none has no pricing in memory)."""
     if not measured:
         return {}
     from autotune.pipeline.incore import one_core_clock
@@ -40,9 +48,13 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
                 unit = layout.units[u]
                 code = next((c for _, _, _, codes in placed.levels[u] for c in codes), None)
                 tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if unit.stores_f else 0
-                cycles = None if code is None else swmod.in_cache_cycles(
-                    as_run(result_of(unit.part, regmod.code_regime(code, placed.lv)), unit, tile, sc),
-                    got.level, names)
+                memory = got.level >= len(names) - 1
+                if memory:     # the pool's regime whose data is memory's, where it has one
+                    code = next((c for level, _, _, codes in placed.levels[u] if level == len(names) - 1
+                                 for c in codes), None)
+                priced = None if code is None else as_run(
+                    result_of(unit.part, regmod.code_regime(code, placed.lv)), unit, tile, sc)
+                cycles = None if priced is None else swmod.in_cache_cycles(priced, got.level, names)
                 if cycles is None or model_s is None:
                     model_s = None
                     continue
@@ -52,9 +64,16 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
                     walk = walk_of(unit, sc.ivp, got.n, sc.method, sc.machine) if unit.walking else None
                     m *= 1.0 + (walk.edge_share(unit.extends) if walk else 0.0)    # and at the strips' edges
                 lines = unit.part.iterations_per_m * m / (per_line / unit.part.loops[-1].step)
-                # the threads share the lines; nothing saturates short of memory (not measured)
+                if memory:     # the node's cores share memory: kerncraft's scaling, as the pool is priced
+                    alpha, sigma, scaling, _ = ecm_numbers(priced)
+                    rate = regime_rate(alpha, sigma, scaling, sc.machine.clock_hz, got.threads, 1)
+                    model_s += runs * rate.alpha * lines / rate.divisor
+                    continue
+                # the threads share the lines; nothing saturates short of memory
                 model_s += runs * cycles * lines / (clock if got.threads == 1 else sc.machine.clock_hz) / got.threads
                 model_s += runs * streamed_seconds(unit, m, got.threads, sc.machine.streaming_stores)
+            if model_s is None and got.level >= len(names) - 1:
+                continue       # no scenario of the batch has this sweep's data in memory
             source, why = swmod.choose(got.seconds, model_s)
             k = got.seconds / model_s if source == swmod.MEASURED and model_s else 1.0
             if got.group == PIPE:
@@ -68,28 +87,37 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
 
 
 def borrowed(layout, measured: dict, priced: dict[int, tuple[dict, ...]]) -> dict[int, tuple[dict, ...]]:
-    """Per fused unit that could not be measured (its tiles' data does not fit L2: block=l2; a
-    pipelined step's vectors do not at the least size), the pricing of a measured sweep of the same
-    group that stores alike (the same streams) and is pipelined alike, the first
-    in the layout's order, marked as borrowed: a sweep of another tile size measured while this
-    one keeps its analysis would be priced against it by different rules, and the two rank by
-    that alone (inverterchain n = 4e4: block=l1 measured 1.2-1.4 x slower than analysed, block=l2
-    analysed only, ranked first, ran 75 % slower)."""
+    """Per fused unit that could not be measured in a cache level (its tiles' data does not fit
+    L2: block=l2; a pipelined step's vectors do not at the least size), the pricing in cache of a
+    measured sweep of the same group that stores alike (the same streams) and is pipelined alike,
+    the first in the layout's order, marked as borrowed, beside its own measurement in memory
+    where it has one: a sweep of another tile size measured while this one keeps its analysis
+    would be priced against it by different rules, and the two rank by that alone (inverterchain
+    n = 4e4: block=l1 measured 1.2-1.4 x slower than analysed, block=l2 analysed only, ranked
+    first, ran 75 % slower)."""
     out = {}
-    for u, got in measured.items():
-        if got:
+    for u in measured:
+        own = priced.get(u, ())
+        if any(not in_memory(i) for i in own):
             continue
         unit = layout.units[u]
         donor = next((v for v in priced if layout.units[v].part.kernel == unit.part.kernel
                       and layout.units[v].streams == unit.streams
-                      and layout.units[v].windowed == unit.windowed), None)
+                      and layout.units[v].windowed == unit.windowed
+                      and any(not in_memory(i) for i in priced[v])), None)
         if donor is None:
             continue
         what = ("the pipelined step's data does not fit L2 at the least size it runs" if unit.windowed
                 else "its tiles' data does not fit L2")
         out[u] = tuple(dict(i, why=f"not measurable here ({what}): the factor of "
-                                   f"{i['variant']}'s sweep ({i['why']})", borrowed=True) for i in priced[donor])
+                                   f"{i['variant']}'s sweep ({i['why']})", borrowed=True)
+                       for i in priced[donor] if not in_memory(i)) + own
     return out
+
+
+def in_memory(info: dict) -> bool:
+    """Whether a sweep's pricing is of its measurement in memory."""
+    return info.get("level_name") == MEMORY
 
 
 def streamed_seconds(unit: Unit, m: int, threads: int, stores) -> float:
@@ -106,9 +134,14 @@ def streamed_seconds(unit: Unit, m: int, threads: int, stores) -> float:
 
 
 def at_level(infos: tuple[dict, ...], data: int) -> dict | None:
-    """The measurement that prices a result whose data comes from level index `data`: the deepest
-    one measured at or above it (the shallowest where all lie deeper)."""
-    if not infos:
+    """The measurement that prices a result whose data comes from level index `data`: memory's
+    where the data is memory's and the sweep was measured there; else the deepest one measured in
+    a cache level at or above it (the shallowest where all lie deeper)."""
+    memory = [i for i in infos if in_memory(i)]
+    if memory and data >= memory[0]["level"]:
+        return memory[0]
+    cached = [i for i in infos if not in_memory(i)]
+    if not cached:
         return None
-    held = [i for i in infos if i["level"] <= data]
-    return max(held, key=lambda i: i["level"]) if held else min(infos, key=lambda i: i["level"])
+    held = [i for i in cached if i["level"] <= data]
+    return max(held, key=lambda i: i["level"]) if held else min(cached, key=lambda i: i["level"])

@@ -1,11 +1,12 @@
-"""Each fused sweep's in-cache time measured as the solver runs it (model.sweeps), at the first
-ranking that needs it.
+"""Each fused sweep's time measured as the solver runs it (model.sweeps), at the first ranking
+that needs it.
 
 For a machine whose file has an `in-core measured` section (calibrate --node writes one), one
 variant of each step form with fused sweeps or pipelined levels (timed together, group PIPE) is
-built as `tune` builds it and run on one rank and every core at a size where each core's share
-stays in its L2 (`measure_sizes`), round-robin with the others, several rounds, the median kept
-(tools.sweep_bench).  The records go to the store (its
+built as `tune` builds it and run on one rank and every core at two sizes (`measure_sizes`): one
+where each core's share stays in its L2, and one where the step's vectors stream from memory,
+round-robin with the others, several rounds, the median kept (tools.sweep_bench).  The records
+go to the store (its
 `derived` table, kind "sweep"), keyed by the solver's source, the compiler, its version and flags
 and the CPU, and are reused like analyses: the sweeps are measured once per code and CPU.  A
 sweep is measured only on a host of the file's CPU; elsewhere the stored records are used, and a
@@ -14,11 +15,13 @@ sweep without one is priced by its analysed loops alone (model.tiles; the prices
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from dataclasses import dataclass
 
 from autotune.progress import SILENT, Progress
 from autotune.model import regime as regmod
+from autotune.model.reuse import level_reach
 from autotune.pipeline.layout import Layout, tile_of
 from autotune.specs.ivp import IVP
 from autotune.specs.machine import Machine
@@ -33,6 +36,13 @@ TILES = 2            # a measured sweep covers at least this many tiles
 LEAST_N = 1024       # and at least this many components
 MARGIN = 0.8         # of the half of a level aimed at (the nearest valid size may be larger)
 MOST_N = 4_000_000   # a level whose size needs more components is not measured (the time it takes)
+# in memory: one vector on the node is this many times what the caches hold of the node's data
+# (model.reuse: every touch of the step then comes from memory) ...
+MEMORY_OVER = 1.25
+# ... where the step's vectors pass the node's memory in this long at its bandwidth (the time it
+# takes: a 2-core guest that reports 300 MiB of L3 would stream 1.4 GB a sweep), and at most
+MEMORY_SECONDS = 0.02
+MOST_MEMORY_N = 16_000_000
 PROGRESS = "sweeps"
 # the pipelined levels of a step are one group, timed by the solver's phase that holds them (one
 # rank: no exchange inside the step; the levels' barriers and the ring's restarts are in it)
@@ -84,26 +94,42 @@ def step_vectors(step: StepForm) -> int:
 
 
 def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[tuple[int, int, int]]:
-    """(n, level, threads) of the size a form's sweeps are measured at: on every core of the node
-    (the file's cores), each core's share of the step's vectors filling up to MARGIN of half of
-    its L2 (at least TILES tiles and LEAST_N components a core), where that keeps them in L2 (a
-    tile that fills half of L2, block=l2, does not); level: the index of the first level of one
-    core that holds its share (regime.FILL of its capacity).  On every core, not one: heat2d's
-    sweeps on two threads of a 2-core guest ran 1.2-1.55 x their analysis in L2, on one thread
-    0.7-1.3 x, and the pool is priced on all of them.  The shared levels beyond are not measured:
-    a sweep measured in L3 at the size its rates were fitted at priced larger sizes in the same
-    level wrongly (docs/node-model.md, "The fused sweeps as they run")."""
+    """(n, level, threads) of the sizes a form's sweeps are measured at, on every core of the node
+    (the file's cores): in L2 and in memory.
+
+    In L2: each core's share of the step's vectors filling up to MARGIN of half of its L2 (at
+    least TILES tiles and LEAST_N components a core), where that keeps them in L2 (a tile that
+    fills half of L2, block=l2, does not); level: the index of the first level of one core that
+    holds its share (regime.FILL of its capacity).  On every core, not one: heat2d's sweeps on two
+    threads of a 2-core guest ran 1.2-1.55 x their analysis in L2, on one thread 0.7-1.3 x, and
+    the pool is priced on all of them.  The shared levels beyond are not measured: a sweep
+    measured in L3 at the size its rates were fitted at priced larger sizes in the same level
+    wrongly (docs/node-model.md, "The fused sweeps as they run").
+
+    In memory (level: the index past the caches): one vector on the node MEMORY_OVER times what
+    the caches hold of the node's data, where the step's vectors pass memory in MEMORY_SECONDS
+    at the file's bandwidth (the time it takes) and n stays under MOST_MEMORY_N.  A sweep's cost
+    per component does not depend on the size there, and its tiles' compute and its streams
+    share the time in a way no rule of the file composes (the same docs, "In memory")."""
     caches = machine.caches
     if len(caches) < 2:
         return []
     threads = max(1, machine.cores)
+    out = []
     room = caches[1].bytes_per_group / caches[1].cores_per_group
     per_thread = max(int(MARGIN * regmod.FILL * room / (DOUBLE * max(vectors, 1))), TILES * tile, LEAST_N)
     n = ivp.nearest_n(per_thread * threads)
     need = DOUBLE * vectors * n / threads
     level = next((j for j, d in enumerate(caches) if need <= regmod.FILL * d.bytes_per_group / d.cores_per_group),
                  len(caches))
-    return [(n, level, threads)] if level == 1 and n <= MOST_N else []
+    if level == 1 and n <= MOST_N:
+        out.append((n, level, threads))
+    n = ivp.nearest_n(math.ceil(MEMORY_OVER * level_reach(machine, threads)[-1] / DOUBLE))
+    bandwidth = machine.bandwidth("MEM", threads)
+    if n <= MOST_MEMORY_N and bandwidth and DOUBLE * vectors * n / bandwidth <= MEMORY_SECONDS \
+            and n >= TILES * tile * threads:
+        out.append((n, len(caches), threads))
+    return out
 
 
 def run_flags(machine: Machine) -> tuple[str, ...]:
