@@ -182,8 +182,10 @@ def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, priv
     runs = {layout.units[u].part.kernel: got[u][0].executions for u in piped_units}
     assert runs == {"RHSLCD": 1, "RHSLC": method.iterations - 1, "RHSAU": 1}
     assert len({got[u][0].seconds for u in piped_units}) == 1          # one time for the step
-    for measures in got.values():
-        assert [(m.level, m.threads) for m in measures] == [(1, machine.cores), (3, machine.cores)]
+    for u, measures in got.items():
+        # in L2 and in memory; a pipelined step in L2 alone (its rings stay in cache at any size)
+        assert [(m.level, m.threads) for m in measures] == [(1, machine.cores)] + (
+            [] if u in piped_units else [(3, machine.cores)])
         for m in measures:
             assert m.error == "" and m.variant == (piped.name if m.group == psw.PIPE else fused.name)
             assert (m.group == psw.PIPE) == (m.executions > 1 or layout.units[next(

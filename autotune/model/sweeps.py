@@ -15,7 +15,9 @@ and model differ by more than TOLERANCE, those terms are scaled by one factor k 
 model in every regime the sweep is priced in (`scaled`): the prediction at the measured level is
 then the measurement, and the transfers beyond it (the streams from L3 and memory, where the
 sweep's vectors live at the real size) stay as analysed and combine with it by the machine's
-rule (docs/node-model.md, "The fused sweeps as they run").
+rule (docs/node-model.md, "The fused sweeps as they run").  A sweep measured in memory is compared
+with its whole priced time there (pipeline.sweepprice), and at that level every term is within:
+k scales them all.
 """
 from __future__ import annotations
 

@@ -110,7 +110,9 @@ def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[t
     the caches hold of the node's data, where the step's vectors pass memory in MEMORY_SECONDS
     at the file's bandwidth (the time it takes) and n stays under MOST_MEMORY_N.  A sweep's cost
     per component does not depend on the size there, and its tiles' compute and its streams
-    share the time in a way no rule of the file composes (the same docs, "In memory")."""
+    share the time in a way no rule of the file composes (the same docs, "In memory").  A
+    pipelined step is not measured there (ensure_sweeps): its rings stay in cache at any size,
+    and what its levels read from memory is a share the model prices at the size it runs."""
     caches = machine.caches
     if len(caches) < 2:
         return []
@@ -168,6 +170,8 @@ def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, st
         tile = max((tile_of(layout.units[u].tiling, machine, method.stages) for u, (f, _) in units.items()
                     if f == fi), default=0)
         for n, level, threads in measure_sizes(ivp, machine, step_vectors(step), tile):
+            if level == len(machine.caches) and all(g == PIPE for f, g in units.values() if f == fi):
+                continue     # a pipelined step's rings stay in cache at any size: measured in L2 alone
             source = solver_source(ivp, method, v, n, machine)
             plans[(fi, level)] = {"variant": v.name, "n": n, "level": level, "threads": threads, "source": source,
                                   "timers": step.timers + (((PIPE_TIMER, PIPE),) if any(
