@@ -199,6 +199,12 @@ def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, priv
         raise AssertionError("measured again")
     monkeypatch.setattr(psw, "measure", no_measuring)
     assert psw.ensure_sweeps(layout, ivp, method, machine, store) == got
+    # a ranking that takes no unit's data from memory measures none there
+    cached = psw.ensure_sweeps(layout, ivp, method, machine, store, in_memory=set())
+    assert set(cached) == set(got) and all([m.level for m in ms] == [1] for ms in cached.values())
+    corr = next(u for u in got if u not in piped_units and layout.units[u].part.kernel == "RHSLC")
+    some = psw.ensure_sweeps(layout, ivp, method, machine, store, in_memory={corr})
+    assert [m.level for m in some[corr]] == [1, 3] and all(len(some[u]) == 1 for u in piped_units)
 
     other = load_machine(str(_file_with(tmp_path, dict(here, cpu="GenuineIntel family 6 model 1"),
                                         "-O3 -march=native -fopenmp")))

@@ -150,7 +150,9 @@ def rank_many(items: list[tuple[Scenario, list[Variant], Exclusions | None]], ru
     out: list[RankResult | None] = [None] * len(items)
     for index, batch in planned:
         sc = batch.first
-        measured = ensure_sweeps(batch.layout, sc.ivp, sc.method, sc.machine, store, progress)
+        memory = len(batch.placed.lv.names) - 1
+        in_memory = {u for u, mine in enumerate(batch.placed.levels) if any(level == memory for level, *_ in mine)}
+        measured = ensure_sweeps(batch.layout, sc.ivp, sc.method, sc.machine, store, progress, in_memory)
         priced = price(batch, result_source(sc.machine, results[sc.machine.path]), session, measured)
         for i, rows in zip(index, rank_priced(priced, rule, detail)):
             sc, _, excluded = items[i]

@@ -152,10 +152,11 @@ def _inputs(source: str, machine: Machine) -> dict:
 
 
 def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, store: Store,
-                  progress: Progress = SILENT) -> dict[int, tuple[SweepMeasure, ...]]:
+                  progress: Progress = SILENT, in_memory: set[int] | None = None) -> dict[int, tuple[SweepMeasure, ...]]:
     """Per fused unit of the layout, its sweep as measured at each size (stored records reused,
     missing ones measured where this host is the file's CPU); {} where the file asks for no
-    measurement."""
+    measurement.  in_memory: the units some of whose data the ranking takes from memory (a form
+    with none is not measured there: nothing would price with it); None: every unit."""
     if not machine.incore_measured:
         return {}
     from autotune.codegen.solver import solver_source
@@ -170,8 +171,10 @@ def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, st
         tile = max((tile_of(layout.units[u].tiling, machine, method.stages) for u, (f, _) in units.items()
                     if f == fi), default=0)
         for n, level, threads in measure_sizes(ivp, machine, step_vectors(step), tile):
-            if level == len(machine.caches) and all(g == PIPE for f, g in units.values() if f == fi):
-                continue     # a pipelined step's rings stay in cache at any size: measured in L2 alone
+            # a pipelined step's rings stay in cache at any size: measured in L2 alone
+            if level == len(machine.caches) and not any(
+                    g != PIPE and (in_memory is None or u in in_memory) for u, (f, g) in units.items() if f == fi):
+                continue
             source = solver_source(ivp, method, v, n, machine)
             plans[(fi, level)] = {"variant": v.name, "n": n, "level": level, "threads": threads, "source": source,
                                   "timers": step.timers + (((PIPE_TIMER, PIPE),) if any(

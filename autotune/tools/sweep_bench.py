@@ -18,11 +18,15 @@ from typing import Callable
 
 from autotune.errors import InputError, ToolError
 
-HARNESS_VERSION = 2     # 2: every phase timer kept (the pipelined step is timed by its phase)
+HARNESS_VERSION = 3     # 2: every phase timer kept (the pipelined step is timed by its phase); 3: MEMORY_N
 STEPS = 40          # steps of one run (after WARMUP untimed ones)
 LARGE_N = 200_000   # from this size on, LARGE_STEPS (a step lasts milliseconds)
 LARGE_STEPS = 4
 WARMUP = 2
+# from this size on (a sweep in memory: a step lasts tens of milliseconds, and the corrector's
+# sweeps are timed m - 1 times a step), MEMORY_STEPS after one untimed step
+MEMORY_N = 1_000_000
+MEMORY_STEPS = 2
 
 
 def build_all(sources: dict[str, str], flags: tuple[str, ...],
@@ -57,7 +61,10 @@ def run_once(exe: Path, n: int, size: int, h: float, threads: int = 1) -> dict[s
     from autotune.tools import build as buildmod
     from autotune.tools.launcher import parse_launcher
     steps = LARGE_STEPS if n >= LARGE_N else STEPS
-    result = buildmod.run(exe, parse_launcher(None), 1, threads, n, size, steps + WARMUP, h, WARMUP, timeout=300.0,
+    warmup = WARMUP
+    if n >= MEMORY_N:
+        steps, warmup = MEMORY_STEPS, 1
+    result = buildmod.run(exe, parse_launcher(None), 1, threads, n, size, steps + warmup, h, warmup, timeout=300.0,
                           pin=True)
     return {k: float(v) for k, v in (result.get("phases_s") or {}).items()}
 
