@@ -78,6 +78,7 @@ def test_the_size_in_memory_outgrows_the_caches_and_keeps_to_its_time(monkeypatc
     """In memory one vector on the node is more than the caches hold of the node's data (every touch
     of the step comes from memory), where the step's vectors pass memory in a bounded time."""
     import dataclasses
+    import math
 
     from autotune.model.reuse import level_reach
     from autotune.pipeline import sweeps as psw
@@ -92,10 +93,18 @@ def test_the_size_in_memory_outgrows_the_caches_and_keeps_to_its_time(monkeypatc
     monkeypatch.setattr(psw, "MEMORY_SECONDS", 0.99 * 8 * 10 * n / machine.bandwidth("MEM", machine.cores))
     assert [lv for _, lv, _ in psw.measure_sizes(ivp, machine, 10, 0)] == [1]
     monkeypatch.undo()
-    # nor where the caches are so large that n passes the most measured
+    # nor where the caches are so large that n passes the most measured (however fast memory is)
+    monkeypatch.setattr(psw, "MEMORY_SECONDS", 1e9)
     big = tuple(dataclasses.replace(c, bytes_per_group=c.bytes_per_group * 64) if i == len(machine.caches) - 1 else c
                 for i, c in enumerate(machine.caches))
     assert [lv for _, lv, _ in psw.measure_sizes(ivp, dataclasses.replace(machine, caches=big), 10, 0)] == [1]
+    monkeypatch.setattr(psw, "MOST_MEMORY_N", 10**12)
+    assert [lv for _, lv, _ in psw.measure_sizes(ivp, dataclasses.replace(machine, caches=big), 10, 0)] == [1, 3]
+    # the least valid size above the target: heat2d's n are squares
+    heat = load_ivp("heat2d")
+    (n, _, _), = [s for s in psw.measure_sizes(heat, machine, 10, 0) if s[1] == 3]
+    side = math.isqrt(n)
+    assert side * side == n and 8 * (side - 1) ** 2 < psw.MEMORY_OVER * reach <= 8 * n
 
 
 def test_a_unit_is_priced_at_the_measurement_of_its_level_and_says_so():
@@ -116,6 +125,9 @@ def test_a_unit_is_priced_at_the_measurement_of_its_level_and_says_so():
     mem = dict(l2, level=3, level_name="MEM", factor=1.4)
     assert _at_level((l2, mem), 3) is mem and _at_level((l2, mem), 2) is l2 and _at_level((l2, mem), 0) is l2
     assert _at_level((mem,), 3) is mem and _at_level((mem,), 2) is None
+    # a run in memory that failed (or a record this CPU's store lacks) is no measurement: L2's prices
+    failed = dict(mem, source=swmod.ANALYSED, measured_s=None, factor=1.0, why="not measured: the solver failed")
+    assert _at_level((l2, failed), 3) is l2 and _at_level((failed,), 3) is None
     sc = Scenario(load_ivp("heat2d"), load_method(DEFAULT_METHOD),
                   load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml")), 1_000_000, 1, 1)
     unit = Unit(KernelPart("p", "RHSLC", "", (), ()), (), 0)
@@ -261,6 +273,7 @@ def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_te
     from autotune.pipeline.layout import Session, tile_of
     from autotune.pipeline.pricebatch import Batch, _as_run, place, price
     from autotune.pipeline.sweeps import SweepMeasure
+    from autotune.pipeline import sweepprice
     from autotune.pipeline.sweepprice import sweep_factors
     from autotune.request.defaults import DEFAULT_METHOD
     from autotune.specs.ivp import load_ivp
@@ -281,8 +294,13 @@ def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_te
     corr = next(u for u, unit in enumerate(layout.units) if unit.part.kernel == "RHSLC")
     n, threads = 3_276_800, machine.cores
     result = dict(OVERLAP, scaling_cy_per_cl=[9.0, 4.5] + [4.5] * 14)   # memory-bound from two cores on
+    cached = dict(OVERLAP, cy_per_cl=1.0, scaling_cy_per_cl=[1.0] * 16)  # what a regime in cache would say
+
+    def result_of(part, regime):
+        return result if regime.data == "MEM" else cached
+    assert sweepprice.memory_units(batch.placed) >= {corr}
     measured = {corr: (SweepMeasure(fused.name, "RHSLC", n, 3, 0.004, threads=threads),)}
-    info, = sweep_factors(batch, lambda part, regime: result, measured, _as_run)[corr]
+    info, = sweep_factors(batch, result_of, measured, _as_run)[corr]
     unit = layout.units[corr]
     m = math.ceil(ivp.part_components(ivp.rhs[unit.spec], n)) * unit.part.step      # its components at n
     lines = unit.part.iterations_per_m * m / (machine.cacheline / 8 / unit.part.loops[-1].step)
@@ -294,10 +312,20 @@ def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_te
     assert info["analysed_s"] == pytest.approx(rate.alpha * lines / rate.divisor)
     assert info["source"] == swmod.MEASURED and info["factor"] == pytest.approx(0.004 / info["analysed_s"])
     # priced at 8e6 in memory: the measured seconds per component, every term scaled (memory's too)
-    priced = price(batch, lambda part, regime: result, session, measured)
+    priced = price(batch, result_of, session, measured)
     per_exec = priced.slot_seconds[next(i for i, s in enumerate(layout.slots) if s.unit == corr)] / next(
         s.executions for s in layout.slots if s.unit == corr)
     assert per_exec == pytest.approx(0.004 * 8_000_000 / n, rel=1e-6)
     kept = priced.results[priced.key(corr, next(c for _, _, _, cs in batch.placed.levels[corr] for c in cs))]
     assert kept["terms"]["T_L3MEM (overlapping)"] == pytest.approx(9.0 * info["factor"])
     assert kept["sweep"]["level_name"] == "MEM"
+    # a size whose data comes from L3 and memory: the model's figure is memory's regime alone
+    split = Batch(layout, [Scenario(ivp, method, machine, 400_000, 1, machine.cores)])
+    place(split)
+    assert {level for level, *_ in split.placed.levels[corr]} == {2, 3}
+    assert sweep_factors(split, result_of, measured, _as_run)[corr][0]["analysed_s"] == info["analysed_s"]
+    # a batch whose data no level takes from memory has no pricing in memory: nothing would use it
+    small = Batch(layout, [Scenario(ivp, method, machine, 40_000, 1, machine.cores)])
+    place(small)
+    assert sweepprice.memory_units(small.placed) == set()
+    assert sweep_factors(small, result_of, measured, _as_run)[corr] == ()

@@ -1,12 +1,13 @@
-"""A fused sweep priced with its in-cache time measured as the solver runs it.  Pure.
+"""A fused sweep priced with its time measured as the solver runs it, in cache and in memory.  Pure.
 
 kerncraft analyses a fused sweep (fuse=rhs-lc) as one loop that keeps the stage derivatives in
 registers (codegen.parts.fused_parts).  The solver runs something else: it evaluates a tile's RHS
 into a buffer of F, the linear combination reads the buffer back, store=nt copies every new row
 again with streaming stores, and every tile restarts its loops.  None of that is in the analysis,
 and model.tiles prices only the buffer's lines between the caches.  So the solver's own sweep is
-timed (tools.sweep_bench) at a size where its data stays in a cache level (the measured level):
-seconds per execution of the sweep, all its RHS parts together.
+timed (tools.sweep_bench) at a size where its data stays in a cache level (the measured level),
+and at one where it streams from memory: seconds per execution of the sweep, all its RHS parts
+together.
 
 The model's figure for the same sweep at that level is each part's in-cache terms, the in-core
 terms and the transfers between L1 and the measured level (`in_cache`), combined as kerncraft

@@ -19,6 +19,7 @@ from autotune.pipeline.layout import Session
 from autotune.pipeline.pricebatch import Batch, place, price
 from autotune.pipeline.scenariorows import rank_priced
 from autotune.pipeline.sweeps import ensure_sweeps
+from autotune.pipeline.sweepprice import memory_units
 from autotune.results.rank import RankResult
 from autotune.errors import InputError, ToolError
 from autotune.specs.machine import Machine, kerncraft_file_error
@@ -150,9 +151,8 @@ def rank_many(items: list[tuple[Scenario, list[Variant], Exclusions | None]], ru
     out: list[RankResult | None] = [None] * len(items)
     for index, batch in planned:
         sc = batch.first
-        memory = len(batch.placed.lv.names) - 1
-        in_memory = {u for u, mine in enumerate(batch.placed.levels) if any(level == memory for level, *_ in mine)}
-        measured = ensure_sweeps(batch.layout, sc.ivp, sc.method, sc.machine, store, progress, in_memory)
+        measured = ensure_sweeps(batch.layout, sc.ivp, sc.method, sc.machine, store, progress,
+                                 memory_units(batch.placed))
         priced = price(batch, result_source(sc.machine, results[sc.machine.path]), session, measured)
         for i, rows in zip(index, rank_priced(priced, rule, detail)):
             sc, _, excluded = items[i]

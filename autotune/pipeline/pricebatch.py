@@ -211,7 +211,8 @@ def _as_run(result: dict, unit: Unit, tile: int, sc: Scenario, sweep: dict | Non
             names: tuple[str, ...] = ()) -> dict:
     """An analysis of a unit's code as the variant runs it: its streams written without
     write-allocate (where it streams), its tile's lines where the tile lives, its in-cache terms
-    at the measured sweep's (where it is a fused sweep measured off its analysis: model.sweeps),
+    at the measured sweep's (where it is a fused sweep measured off its analysis: model.sweeps;
+    measured in memory, every term, for a result whose data comes from memory),
     then the machine's learned factors, which were fitted to results priced so (pipeline.learn);
     last, where the machine carries a tune run's measured state, the result at that state
     (model.state)."""

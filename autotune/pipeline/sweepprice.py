@@ -73,7 +73,10 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
                 model_s += runs * cycles * lines / (clock if got.threads == 1 else sc.machine.clock_hz) / got.threads
                 model_s += runs * streamed_seconds(unit, m, got.threads, sc.machine.streaming_stores)
             if model_s is None and got.level >= len(names) - 1:
-                continue       # no scenario of the batch has this sweep's data in memory
+                # in memory the figure is the sweep's whole time there: without a regime of the
+                # batch whose data is memory's (or with a failed analysis in it) there is none, and
+                # the data that memory serves keeps the factor from L2 (at_level)
+                continue
             source, why = swmod.choose(got.seconds, model_s)
             k = got.seconds / model_s if source == swmod.MEASURED and model_s else 1.0
             if got.group == PIPE:
@@ -84,6 +87,13 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
                           "threads": got.threads, "variant": got.variant, "group": got.group})
         out.update({u: tuple(infos) for u in members})
     return out | borrowed(layout, measured, out)
+
+
+def memory_units(placed) -> set[int]:
+    """The units of a placed batch some of whose data comes from memory in some scenario: those a
+    sweep measured in memory can price (pipeline.sweeps.ensure_sweeps measures no other there)."""
+    memory = len(placed.lv.names) - 1
+    return {u for u, mine in enumerate(placed.levels) if any(level == memory for level, *_ in mine)}
 
 
 def borrowed(layout, measured: dict, priced: dict[int, tuple[dict, ...]]) -> dict[int, tuple[dict, ...]]:
@@ -135,9 +145,10 @@ def streamed_seconds(unit: Unit, m: int, threads: int, stores) -> float:
 
 def at_level(infos: tuple[dict, ...], data: int) -> dict | None:
     """The measurement that prices a result whose data comes from level index `data`: memory's
-    where the data is memory's and the sweep was measured there; else the deepest one measured in
-    a cache level at or above it (the shallowest where all lie deeper)."""
-    memory = [i for i in infos if in_memory(i)]
+    where the data is memory's and the sweep was measured there (a run that failed, or a record
+    the store lacks on another CPU, is no measurement); else the deepest one measured in a cache
+    level at or above it (the shallowest where all lie deeper)."""
+    memory = [i for i in infos if in_memory(i) and i.get("measured_s") is not None]
     if memory and data >= memory[0]["level"]:
         return memory[0]
     cached = [i for i in infos if not in_memory(i)]

@@ -53,8 +53,8 @@ PIPE_TIMER = "RHS"
 @dataclass(frozen=True)
 class SweepMeasure:
     """One fused sweep of a unit measured as it runs: seconds per execution (None: not measured,
-    `error` says why) at n components on `threads` threads, its data in cache level `level` (an
-    index of the node's levels)."""
+    `error` says why) at n components on `threads` threads, its data in level `level` (an index of
+    the node's levels: a cache level, or len(caches), memory)."""
     variant: str
     group: str
     n: int
@@ -126,7 +126,7 @@ def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[t
                  len(caches))
     if level == 1 and n <= MOST_N:
         out.append((n, level, threads))
-    n = ivp.nearest_n(math.ceil(MEMORY_OVER * level_reach(machine, threads)[-1] / DOUBLE))
+    n = ivp.least_n(math.ceil(MEMORY_OVER * level_reach(machine, threads)[-1] / DOUBLE))
     bandwidth = machine.bandwidth("MEM", threads)
     if n <= MOST_MEMORY_N and bandwidth and DOUBLE * vectors * n / bandwidth <= MEMORY_SECONDS \
             and n >= TILES * tile * threads:
@@ -176,8 +176,10 @@ def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, st
                     g != PIPE and (in_memory is None or u in in_memory) for u, (f, g) in units.items() if f == fi):
                 continue
             source = solver_source(ivp, method, v, n, machine)
+            memory = level == len(machine.caches)
             plans[(fi, level)] = {"variant": v.name, "n": n, "level": level, "threads": threads, "source": source,
-                                  "timers": step.timers + (((PIPE_TIMER, PIPE),) if any(
+                                  "memory": memory,
+                                  "timers": step.timers + (((PIPE_TIMER, PIPE),) if not memory and any(
                                       g == PIPE for f, g in units.values() if f == fi) else ()),
                                   "key": ecm_key(dict(_inputs(source, machine), n=n, threads=threads))}
     records: dict[tuple[int, int], dict] = {}
@@ -221,7 +223,7 @@ def measure(plans: dict[tuple, dict], ivp: IVP, machine: Machine,
     built, failed = sweep_bench.build_all({k: plans[pk]["source"] for k, pk in keys.items()}, run_flags(machine),
                                           lambda what: progress.step(0, total, f"{PROGRESS}: {what}"))
     runs = {k: (exe, plans[keys[k]]["n"], ivp.size_value(plans[keys[k]]["n"]), ivp.default_step(plans[keys[k]]["n"]),
-                plans[keys[k]]["threads"]) for k, exe in built.items()}
+                plans[keys[k]]["threads"], plans[keys[k]].get("memory", False)) for k, exe in built.items()}
     timed, broke = sweep_bench.time_all(runs, ROUNDS, lambda done: progress.step(
         len(plans) + done, total, f"{PROGRESS}: round {done} of {ROUNDS} timed"))
     failed.update(broke)

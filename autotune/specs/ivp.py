@@ -131,6 +131,10 @@ class IVP:
         candidates = [self.n_of(lo)] + ([self.n_of(lo - 1)] if lo > 1 else [])
         return min(candidates, key=lambda v: (abs(v - n), v))
 
+    def least_n(self, n: int) -> int:
+        """The least valid system size of at least n."""
+        return self.n_of(_size_at_least(self.n_formula, self.size_parameter, n))
+
     def n_of(self, size: int) -> int:
         return _eval_int(self.n_formula, self.size_parameter, size)
 

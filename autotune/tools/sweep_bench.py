@@ -1,8 +1,8 @@
 """The fused sweeps of a variant timed as its solver runs them: the edge that builds and runs it.
 
 The solver is the variant's own (codegen.solver, the code `tune` runs), built with `tune`'s
-default flags, and run on one rank at a system size where its data stays in a cache level, on
-the threads that share it (pipeline.sweeps chooses the size).  The solver's own sweep timers
+default flags, and run on one rank at a system size where its data stays in a cache level, or
+streams from memory, on the node's cores (pipeline.sweeps chooses the sizes).  The solver's own sweep timers
 (`phases_s`' "sweep.pred", "sweep.corr1", ..., "sweep.final": seconds per step of each) are the
 measurement: the RHS of each tile into its buffer of F, the linear combination that reads it
 back, the streamed copy of store=nt, the tile's restart and the fence, all as they run; a
@@ -23,8 +23,8 @@ STEPS = 40          # steps of one run (after WARMUP untimed ones)
 LARGE_N = 200_000   # from this size on, LARGE_STEPS (a step lasts milliseconds)
 LARGE_STEPS = 4
 WARMUP = 2
-# from this size on (a sweep in memory: a step lasts tens of milliseconds, and the corrector's
-# sweeps are timed m - 1 times a step), MEMORY_STEPS after one untimed step
+# a run whose data streams from memory, from this size on (a step lasts tens of milliseconds, and
+# the corrector's sweeps are timed m - 1 times a step): MEMORY_STEPS after one untimed step
 MEMORY_N = 1_000_000
 MEMORY_STEPS = 2
 
@@ -56,32 +56,33 @@ def build_all(sources: dict[str, str], flags: tuple[str, ...],
     return {k: built[k] for k in sources if k in built}, failed
 
 
-def run_once(exe: Path, n: int, size: int, h: float, threads: int = 1) -> dict[str, float]:
-    """Seconds per step of each sweep and phase timer of one run on one rank, its threads bound one a core."""
+def run_once(exe: Path, n: int, size: int, h: float, threads: int = 1, memory: bool = False) -> dict[str, float]:
+    """Seconds per step of each sweep and phase timer of one run on one rank, its threads bound one
+    a core; memory: its data streams from memory (MEMORY_STEPS where n is large enough)."""
     from autotune.tools import build as buildmod
     from autotune.tools.launcher import parse_launcher
     steps = LARGE_STEPS if n >= LARGE_N else STEPS
     warmup = WARMUP
-    if n >= MEMORY_N:
+    if memory and n >= MEMORY_N:
         steps, warmup = MEMORY_STEPS, 1
     result = buildmod.run(exe, parse_launcher(None), 1, threads, n, size, steps + warmup, h, warmup, timeout=300.0,
                           pin=True)
     return {k: float(v) for k, v in (result.get("phases_s") or {}).items()}
 
 
-def time_all(runs: dict[str, tuple[Path, int, int, float, int]], rounds: int,
+def time_all(runs: dict[str, tuple[Path, int, int, float, int, bool]], rounds: int,
              on_round: Callable[[int], None] | None = None) -> tuple[dict[str, list[dict]], dict[str, str]]:
-    """`rounds` runs of each solver (key -> (exe, n, size, h, threads)), round-robin; the runs of each, and
+    """`rounds` runs of each solver (key -> (exe, n, size, h, threads, in memory)), round-robin; the runs of each, and
     why each one that failed a run failed (it runs no more; the others go on); on_round(round)
     after each round."""
     out: dict[str, list[dict]] = {k: [] for k in runs}
     failed: dict[str, str] = {}
     for done in range(1, rounds + 1):
-        for key, (exe, n, size, h, threads) in runs.items():
+        for key, (exe, n, size, h, threads, memory) in runs.items():
             if key in failed:
                 continue
             try:
-                out[key].append(run_once(exe, n, size, h, threads))
+                out[key].append(run_once(exe, n, size, h, threads, memory))
             except (ToolError, InputError, subprocess.SubprocessError, OSError, ValueError) as e:
                 failed[key] = f"the solver failed: {' '.join(str(e).split())[:300]}"
         if on_round:
