@@ -43,12 +43,12 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
         infos = []
         for i, got in enumerate(measured[members[0]]):
             model_s: float | None = 0.0
+            memory = got.level >= len(names) - 1
             for u in members:
                 runs = measured[u][i].executions
                 unit = layout.units[u]
                 code = next((c for _, _, _, codes in placed.levels[u] for c in codes), None)
                 tile = tile_of(unit.tiling, sc.machine, sc.method.stages) if unit.stores_f else 0
-                memory = got.level >= len(names) - 1
                 if memory:     # the pool's regime whose data is memory's, where it has one
                     code = next((c for level, _, _, codes in placed.levels[u] if level == len(names) - 1
                                  for c in codes), None)
@@ -72,7 +72,7 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
                 # the threads share the lines; nothing saturates short of memory
                 model_s += runs * cycles * lines / (clock if got.threads == 1 else sc.machine.clock_hz) / got.threads
                 model_s += runs * streamed_seconds(unit, m, got.threads, sc.machine.streaming_stores)
-            if model_s is None and got.level >= len(names) - 1:
+            if model_s is None and memory:
                 # in memory the figure is the sweep's whole time there: without a regime of the
                 # batch whose data is memory's (or with a failed analysis in it) there is none, and
                 # the data that memory serves keeps the factor from L2 (at_level)
