@@ -2,6 +2,7 @@
 measured at, and the solver built and timed on this host, stored and reused."""
 from __future__ import annotations
 
+import dataclasses
 import platform
 from pathlib import Path
 
@@ -77,7 +78,6 @@ def test_the_size_puts_each_cores_data_in_its_l2_on_every_core():
 def test_the_size_in_memory_outgrows_the_caches_and_keeps_to_its_time(monkeypatch):
     """In memory one vector on the node is more than the caches hold of the node's data (every touch
     of the step comes from memory), where the step's vectors pass memory in a bounded time."""
-    import dataclasses
     import math
 
     from autotune.model.reuse import level_reach
@@ -182,8 +182,9 @@ def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, priv
                           ivp.comm)
     paper = parse_variant("lc=jil,comm=neighbour", ivp.comm)
     piped = parse_variant(fused.name + ",buf=ghost,pipe=wavefront", ivp.comm)
+    ghost = parse_variant(fused.name + ",buf=ghost", ivp.comm)
     store = Store(tmp_path / "store.sqlite")
-    layout = Session().layout(ivp, method, [paper, fused, piped])
+    layout = Session().layout(ivp, method, [paper, fused, piped, ghost])
     seen = []
     got = psw.ensure_sweeps(layout, ivp, method, machine, store, Callbacks(lambda d, t, n: seen.append(n)))
     assert {layout.units[u].part.kernel for u in got} == {"RHSLCD", "RHSLC", "RHSAU"}
@@ -194,10 +195,19 @@ def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, priv
     runs = {layout.units[u].part.kernel: got[u][0].executions for u in piped_units}
     assert runs == {"RHSLCD": 1, "RHSLC": method.iterations - 1, "RHSAU": 1}
     assert len({got[u][0].seconds for u in piped_units}) == 1          # one time for the step
+    ghostly = {u for u in got if u not in piped_units and got[u][0].variant == ghost.name}
+    assert {layout.units[u].part.kernel for u in ghostly} == {"RHSLCD", "RHSLC", "RHSAU"}   # other reuse distances
     for u, measures in got.items():
         # in L2 and in memory; a pipelined step in L2 alone (its rings stay in cache at any size)
         assert [(m.level, m.threads) for m in measures] == [(1, machine.cores)] + (
             [] if u in piped_units else [(3, machine.cores)])
+        # buf=ghost runs the same sweeps as buf=pack: in memory, the first form's run measures both
+        if u in ghostly:
+            twin = next(v for v in got if v not in piped_units | ghostly
+                        and layout.units[v].part.kernel == layout.units[u].part.kernel)
+            assert measures[1] == dataclasses.replace(got[twin][1], form=ghost.name)
+            assert measures[0].variant == ghost.name and measures[0].form == ""
+            continue
         for m in measures:
             assert m.error == "" and m.variant == (piped.name if m.group == psw.PIPE else fused.name)
             assert (m.group == psw.PIPE) == (m.executions > 1 or layout.units[next(
@@ -287,11 +297,12 @@ def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_te
                                                      "tolerance": 0.15})))
     fused = parse_variant("lc=jl-onepass,comm=neighbour,au=fused,pred=direct,rhs=onepass,fuse=rhs-lc,block=l1",
                           ivp.comm)
+    ghost = parse_variant(fused.name + ",buf=ghost", ivp.comm)
     session = Session()
-    layout = session.layout(ivp, method, [fused])
+    layout = session.layout(ivp, method, [fused, ghost])
     batch = Batch(layout, [Scenario(ivp, method, machine, 8_000_000, 1, machine.cores)])
     place(batch)
-    corr = next(u for u, unit in enumerate(layout.units) if unit.part.kernel == "RHSLC")
+    corr, twin = [u for u, unit in enumerate(layout.units) if unit.part.kernel == "RHSLC"]
     n, threads = 3_276_800, machine.cores
     result = dict(OVERLAP, scaling_cy_per_cl=[9.0, 4.5] + [4.5] * 14)   # memory-bound from two cores on
     cached = dict(OVERLAP, cy_per_cl=1.0, scaling_cy_per_cl=[1.0] * 16)  # what a regime in cache would say
@@ -299,8 +310,15 @@ def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_te
     def result_of(part, regime):
         return result if regime.data == "MEM" else cached
     assert sweepprice.memory_units(batch.placed) >= {corr}
-    measured = {corr: (SweepMeasure(fused.name, "RHSLC", n, 3, 0.004, threads=threads),)}
-    info, = sweep_factors(batch, result_of, measured, _as_run)[corr]
+    measured = {corr: (SweepMeasure(fused.name, "RHSLC", n, 3, 0.004, threads=threads),),
+                twin: (SweepMeasure(fused.name, "RHSLC", n, 3, 0.004, threads=threads, form=ghost.name),)}
+    factors = sweep_factors(batch, result_of, measured, _as_run)
+    info, = factors[corr]
+    # buf=ghost's sweep measured by buf=pack's run (pipeline.sweeps.memory_twins): priced as its
+    # own, not as a part of that sweep (which would halve the factor of both)
+    assert factors[twin][0]["analysed_s"] == pytest.approx(info["analysed_s"])
+    assert factors[twin][0]["factor"] == pytest.approx(info["factor"]) and "buf=pack" not in ghost.name
+    assert fused.name in factors[twin][0]["why"] and fused.name not in info["why"]
     unit = layout.units[corr]
     m = math.ceil(ivp.part_components(ivp.rhs[unit.spec], n)) * unit.part.step      # its components at n
     lines = unit.part.iterations_per_m * m / (machine.cacheline / 8 / unit.part.loops[-1].step)
@@ -329,3 +347,41 @@ def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_te
     place(small)
     assert sweepprice.memory_units(small.placed) == set()
     assert sweep_factors(small, result_of, measured, _as_run)[corr] == ()
+
+
+def test_solvers_build_one_at_a_time_until_the_gate_widens(monkeypatch):
+    """The sweeps' solvers may build while the in-core harnesses are timed on one core: at most
+    `at_once` compilers run until widen() lets in as many as there are CPUs; results() waits for
+    all, and says which failed and why."""
+    import threading
+    import time
+    from autotune.errors import ToolError
+    from autotune.tools import build as buildmod
+    from autotune.tools import sweep_bench
+    from autotune.tools.ecm_runner import local_workers
+    lock, running, most = threading.Lock(), [0], [0]
+
+    def build(source, flags, cc=None, parts=0):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+        if source == "broken":
+            raise ToolError("mpicc: error: no such thing")
+        return Path(f"/nowhere/{source}")
+    monkeypatch.setattr(buildmod, "build", build)
+    monkeypatch.setattr(buildmod, "find_mpicc", lambda: "mpicc")
+    sources = {f"k{i}": f"s{i}" for i in range(4)}
+    with sweep_bench.Building(sources, ()) as wide:
+        built, failed = wide.results()
+    assert most[0] == local_workers(None, 4) and failed == {} and list(built) == list(sources)
+    most[0] = 0
+    with sweep_bench.Building(dict(sources, bad="broken"), (), at_once=1) as narrow:
+        time.sleep(0.3)        # three builds' time: one at a time, whatever the CPUs
+        assert most[0] == 1
+        seen = []
+        built, failed = narrow.results(seen.append)
+    assert set(built) == set(sources) and set(failed) == {"bad"} and "no such thing" in failed["bad"]
+    assert seen[-1] == "5 of 5 built"

@@ -7,6 +7,7 @@ and ranking (model.steptime), for a batch of scenarios at once.
 """
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Callable
 
 from autotune.progress import SILENT, Progress
@@ -18,7 +19,7 @@ from autotune.pipeline.incore import Builds, apply as apply_incore, by_part as i
 from autotune.pipeline.layout import Session
 from autotune.pipeline.pricebatch import Batch, place, price
 from autotune.pipeline.scenariorows import rank_priced
-from autotune.pipeline.sweeps import ensure_sweeps
+from autotune.pipeline.sweeps import finish_sweeps, plan_sweeps, start_builds
 from autotune.pipeline.sweepprice import memory_units
 from autotune.results.rank import RankResult
 from autotune.errors import InputError, ToolError
@@ -140,20 +141,36 @@ def rank_many(items: list[tuple[Scenario, list[Variant], Exclusions | None]], ru
         needs.setdefault(sc.machine.path, (sc.machine, []))[1].extend(place(batch))
         planned.append((index, batch))
     results, incore, ran = {}, {}, 0
-    for machine, mine in needs.values():
-        parts = [part for part, _ in mine]
-        with Builds(parts, machine, store, jobs) as builds:      # built while the analyses run
-            got, n = ensure_ecm(mine, machine, store, progress, jobs)
-            records = ensure_incore(parts, machine, store, progress, jobs, builds)
-        results[machine.path] = apply_incore(got, records, machine)
-        incore[machine.path] = incore_by_part(mine, results[machine.path])
-        ran += n
+    sweeps = {id(batch): plan_sweeps(batch.layout, batch.first.ivp, batch.first.method, batch.first.machine, store,
+                                     memory_units(batch.placed)) for _, batch in planned}
+    with ExitStack() as solvers:
+        building = {}
+        for machine, mine in needs.values():
+            parts = [part for part, _ in mine]
+            with Builds(parts, machine, store, jobs) as builds:      # built while the analyses run
+                got, n = ensure_ecm(mine, machine, store, progress, jobs)
+                # the solvers whose sweeps are measured build on the cores the in-core timing
+                # leaves (it runs on one), then on all
+                building[machine.path] = start_builds(
+                    [p for _, b in planned if b.first.machine.path == machine.path and (p := sweeps[id(b)])],
+                    machine, 1 if builds.started else None)
+                if building[machine.path] is not None:
+                    solvers.enter_context(building[machine.path])
+                records = ensure_incore(parts, machine, store, progress, jobs, builds)
+                if building[machine.path] is not None:
+                    building[machine.path].widen()
+            results[machine.path] = apply_incore(got, records, machine)
+            incore[machine.path] = incore_by_part(mine, results[machine.path])
+            ran += n
+        measured = {}
+        for _, batch in planned:
+            sc, plan = batch.first, sweeps[id(batch)]
+            measured[id(batch)] = {} if plan is None else finish_sweeps(
+                plan, batch.layout, sc.ivp, sc.machine, store, progress, building.get(sc.machine.path))
     out: list[RankResult | None] = [None] * len(items)
     for index, batch in planned:
         sc = batch.first
-        measured = ensure_sweeps(batch.layout, sc.ivp, sc.method, sc.machine, store, progress,
-                                 memory_units(batch.placed))
-        priced = price(batch, result_source(sc.machine, results[sc.machine.path]), session, measured)
+        priced = price(batch, result_source(sc.machine, results[sc.machine.path]), session, measured[id(batch)])
         for i, rows in zip(index, rank_priced(priced, rule, detail)):
             sc, _, excluded = items[i]
             out[i] = RankResult(sc, rule, excluded=excluded, analyses_run=ran, failures=rows.failures(),

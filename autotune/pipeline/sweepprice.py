@@ -36,8 +36,8 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
     names = placed.lv.names
     sweeps: dict[tuple, list[int]] = {}
     for u, got in measured.items():
-        if got:
-            sweeps.setdefault((got[0].variant, got[0].group), []).append(u)
+        if got:     # the units of one sweep: its RHS parts (another form's sweep may measure it in memory)
+            sweeps.setdefault((got[0].form or got[0].variant, got[0].group), []).append(u)
     out: dict[int, tuple[dict, ...]] = {}
     for members in sweeps.values():
         infos = []
@@ -81,6 +81,8 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
             k = got.seconds / model_s if source == swmod.MEASURED and model_s else 1.0
             if got.group == PIPE:
                 why = f"the pipelined step, its levels timed together: {why}"
+            if got.form:
+                why = f"{why}; timed in {got.variant}'s run, whose sweeps are the same"
             infos.append({"source": source, "why": why if not got.error else f"not measured: {got.error}",
                           "measured_s": got.seconds, "analysed_s": model_s, "factor": k, "n": got.n,
                           "level": got.level, "level_name": names[min(got.level, len(names) - 1)],

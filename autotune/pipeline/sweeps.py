@@ -4,10 +4,12 @@ that needs it.
 For a machine whose file has an `in-core measured` section (calibrate --node writes one), one
 variant of each step form with fused sweeps or pipelined levels (timed together, group PIPE) is
 built as `tune` builds it and run on one rank and every core at two sizes (`measure_sizes`): one
-where each core's share stays in its L2, and one where the step's vectors stream from memory,
-round-robin with the others, several rounds, the median kept (tools.sweep_bench).  The records
-go to the store (its
-`derived` table, kind "sweep"), keyed by the solver's source, the compiler, its version and flags
+where each core's share stays in its L2, and one where the step's vectors stream from memory
+(forms whose sweeps are the same code share that run: memory_twins), round-robin with the
+others, several rounds, the median kept (tools.sweep_bench).  A ranking plans the runs first
+(plan_sweeps), starts their builds while it times the in-core harnesses (start_builds), and
+measures them after (finish_sweeps).  The records go to the store (its `derived` table, kind
+"sweep"), keyed by the solver's source, the compiler, its version and flags
 and the CPU, and are reused like analyses: the sweeps are measured once per code and CPU.  A
 sweep is measured only on a host of the file's CPU; elsewhere the stored records are used, and a
 sweep without one is priced by its analysed loops alone (model.tiles; the prices say so).
@@ -63,6 +65,7 @@ class SweepMeasure:
     error: str = ""
     threads: int = 1
     executions: int = 1       # how often the unit runs in one execution of its group (the pipelined step: its levels)
+    form: str = ""            # the variant of the step form whose sweep it is, where another's run measured it
 
 
 def sweep_units(layout: Layout) -> dict[int, tuple[int, str]]:
@@ -151,77 +154,163 @@ def _inputs(source: str, machine: Machine) -> dict:
             "compiler_version": compiler_version(cc), "cpu": machine.incore_measured["cpu"]}
 
 
+@dataclass
+class SweepPlan:
+    """What one layout's sweeps need: per (form, level) the run that measures them (its solver's
+    source, size and timers, its store key), the records the store has, and the runs it lacks."""
+    units: dict[int, tuple[int, str]]
+    twin: dict[int, int]
+    memory_level: int
+    plans: dict[tuple[int, int], dict]
+    records: dict[tuple[int, int], dict]
+    todo: list[tuple[int, int]]
+
+
 def ensure_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, store: Store,
                   progress: Progress = SILENT, in_memory: set[int] | None = None) -> dict[int, tuple[SweepMeasure, ...]]:
     """Per fused unit of the layout, its sweep as measured at each size (stored records reused,
     missing ones measured where this host is the file's CPU); {} where the file asks for no
     measurement.  in_memory: the units some of whose data the ranking takes from memory (a form
     with none is not measured there: nothing would price with it); None: every unit."""
+    plan = plan_sweeps(layout, ivp, method, machine, store, in_memory)
+    return {} if plan is None else finish_sweeps(plan, layout, ivp, machine, store, progress)
+
+
+def plan_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, store: Store,
+                in_memory: set[int] | None = None) -> SweepPlan | None:
+    """The runs a layout's sweeps need (ensure_sweeps), and the records the store has of them;
+    None where the file asks for no measurement."""
     if not machine.incore_measured:
-        return {}
+        return None
     from autotune.codegen.solver import solver_source
-    from autotune.pipeline.incore import host_is
     from autotune.specs.stepvalues import step_form
     units = sweep_units(layout)
     forms = sorted({fi for fi, _ in units.values()})
+    memory_level = len(machine.caches)
+    sizes: dict[int, list[tuple[int, int, int]]] = {}
+    for fi in forms:
+        tile = max((tile_of(layout.units[u].tiling, machine, method.stages) for u, (f, _) in units.items()
+                    if f == fi), default=0)
+        sizes[fi] = measure_sizes(ivp, machine, step_vectors(step_form(method, layout.variants[
+            layout.form_of.index(fi)])), tile)
+        # a pipelined step's rings stay in cache at any size: measured in L2 alone
+        if not any(g != PIPE and (in_memory is None or u in in_memory) for u, (f, g) in units.items() if f == fi):
+            sizes[fi] = [size for size in sizes[fi] if size[1] != memory_level]
+    twin = memory_twins(layout, [fi for fi in forms if any(lv == memory_level for _, lv, _ in sizes[fi])])
     plans: dict[tuple[int, int], dict] = {}
     for fi in forms:
         v = layout.variants[layout.form_of.index(fi)]
         step = step_form(method, v)
-        tile = max((tile_of(layout.units[u].tiling, machine, method.stages) for u, (f, _) in units.items()
-                    if f == fi), default=0)
-        for n, level, threads in measure_sizes(ivp, machine, step_vectors(step), tile):
-            # a pipelined step's rings stay in cache at any size: measured in L2 alone
-            if level == len(machine.caches) and not any(
-                    g != PIPE and (in_memory is None or u in in_memory) for u, (f, g) in units.items() if f == fi):
-                continue
+        for n, level, threads in sizes[fi]:
+            if level == memory_level and twin.get(fi, fi) != fi:
+                continue     # its sweeps in memory are its twin's
             source = solver_source(ivp, method, v, n, machine)
-            memory = level == len(machine.caches)
+            memory = level == memory_level
             plans[(fi, level)] = {"variant": v.name, "n": n, "level": level, "threads": threads, "source": source,
                                   "memory": memory,
                                   "timers": step.timers + (((PIPE_TIMER, PIPE),) if not memory and any(
                                       g == PIPE for f, g in units.values() if f == fi) else ()),
                                   "key": ecm_key(dict(_inputs(source, machine), n=n, threads=threads))}
-    records: dict[tuple[int, int], dict] = {}
-    todo = []
-    for pk, plan in plans.items():
-        got = store.get_derived(KIND, plan["key"])
+    plan = SweepPlan(units, twin, memory_level, plans, {}, [])
+    _look_up(plan, store)
+    return plan
+
+
+def _look_up(plan: SweepPlan, store: Store) -> None:
+    """The records the store has of the plan's runs that lack one (another layout's ranking may
+    have measured them since)."""
+    for pk, run in plan.plans.items():
+        if pk in plan.records and pk not in plan.todo:
+            continue
+        got = store.get_derived(KIND, run["key"])
         if got is not None:
-            records[pk] = json.loads(got)
-        else:
-            todo.append(pk)
-    if todo and host_is(machine):
-        for pk, record in measure({pk: plans[pk] for pk in todo}, ivp, machine, progress).items():
+            plan.records[pk] = json.loads(got)
+    plan.todo = [pk for pk in plan.plans if pk not in plan.records]
+
+
+def start_builds(plans: list[SweepPlan], machine: Machine, at_once: int | None = None):
+    """The solvers of the runs the plans lack, building in the background (tools.sweep_bench.
+    Building; at_once: how many at a time until it widens); None where there is nothing to build
+    or this host is not the file's CPU."""
+    from autotune.pipeline.incore import host_is
+    sources = {p.plans[pk]["key"]: p.plans[pk]["source"] for p in plans for pk in p.todo}
+    if not sources or not host_is(machine):
+        return None
+    from autotune.tools.sweep_bench import Building
+    return Building(sources, run_flags(machine), at_once)
+
+
+def finish_sweeps(plan: SweepPlan, layout: Layout, ivp: IVP, machine: Machine, store: Store,
+                  progress: Progress = SILENT, building=None) -> dict[int, tuple[SweepMeasure, ...]]:
+    """Per fused unit, its sweep as measured at each size (ensure_sweeps): the plan's missing runs
+    measured where this host is the file's CPU (their solvers as `building` built them, where it
+    has them)."""
+    from autotune.pipeline.incore import host_is
+    _look_up(plan, store)
+    plans, records = plan.plans, plan.records
+    if plan.todo and host_is(machine):
+        for pk, record in measure({pk: plans[pk] for pk in plan.todo}, ivp, machine, progress, building).items():
             if "sweeps" in record:       # a failure is not kept: the next ranking tries again
                 store.put_derived(KIND, plans[pk]["key"], json.dumps(record, sort_keys=True).encode())
             records[pk] = record
-    elif todo:
+    elif plan.todo:
         why = f"this host is not the CPU the file measures ({machine.incore_measured['cpu']}), and the store has none"
-        records.update({pk: {"error": why} for pk in todo})
+        records.update({pk: {"error": why} for pk in plan.todo})
+    plan.todo = []
     out = {}
-    for u, (fi, group) in units.items():
+    for u, (fi, group) in plan.units.items():
         mine = []
-        for (f, level), plan in sorted(plans.items()):
-            if f != fi:
+        for (f, level), run in sorted(plans.items(), key=lambda item: item[0][1]):
+            if f != fi and not (level == plan.memory_level and f == plan.twin.get(fi)):
                 continue
             seconds = (records[(f, level)].get("sweeps") or {}).get(group)
             error = "" if seconds is not None else records[(f, level)].get("error", "the solver has no timer of it")
-            mine.append(SweepMeasure(plan["variant"], group, plan["n"], level, seconds, error, plan["threads"],
-                                     executions(layout, fi, u) if group == PIPE else 1))
+            mine.append(SweepMeasure(run["variant"], group, run["n"], level, seconds, error, run["threads"],
+                                     executions(layout, fi, u) if group == PIPE else 1,
+                                     "" if f == fi else layout.variants[layout.form_of.index(fi)].name))
         out[u] = tuple(mine)
     return out
 
 
-def measure(plans: dict[tuple, dict], ivp: IVP, machine: Machine,
-            progress: Progress) -> dict[tuple, dict]:
-    """Build each plan's solver, run them round-robin; per plan its record: seconds per execution
-    of each fused group (the median over the rounds), or the error."""
+def sweep_code(layout: Layout, fi: int) -> tuple:
+    """What a step form's fused sweeps run, as far as their time in memory goes: per fused unit of
+    its slots (not a pipelined level's) its group, its code, its tile and its streams.  Forms
+    alike in this run the same sweeps (heat2d's buf=ghost and buf=pack: other buffers, the same
+    loops); in memory, where every touch of the step comes from memory, their reuse distances
+    do not change the time."""
+    units = (layout.units[layout.slots[s].unit] for s in layout.forms[fi].slots)
+    return tuple(sorted({(str(u.part.kernel), u.part.code, u.tiling, u.streams) for u in units
+                         if u.part.kernel in FUSED_GROUPS and u.stores_f and not u.windowed}))
+
+
+def memory_twins(layout: Layout, forms: list[int]) -> dict[int, int]:
+    """Per form (of those measured in memory), the first of them whose fused sweeps are the same
+    (sweep_code; itself where none is before it): its run in memory measures both.  Two runs of
+    one code gave heat2d's corrector 7.9 and 8.4 ms apart, and the 4 of 8 runs were 4-5 s of a
+    cold ranking (2-core Zen 1 guest)."""
+    first: dict[tuple, int] = {}
+    return {fi: first.setdefault(sweep_code(layout, fi), fi) for fi in forms}
+
+
+def measure(plans: dict[tuple, dict], ivp: IVP, machine: Machine, progress: Progress,
+            building=None) -> dict[tuple, dict]:
+    """Build each plan's solver (or take it from `building`, waiting for those still building),
+    run them round-robin; per plan its record: seconds per execution of each fused group (the
+    median over the rounds), or the error."""
     from autotune.tools import sweep_bench
     total = len(plans) + ROUNDS
     progress.step(0, total, PROGRESS)
-    keys = {str(pk): pk for pk in plans}
-    built, failed = sweep_bench.build_all({k: plans[pk]["source"] for k, pk in keys.items()}, run_flags(machine),
-                                          lambda what: progress.step(0, total, f"{PROGRESS}: {what}"))
+    keys = {plans[pk]["key"]: pk for pk in plans}
+
+    def on_built(what: str) -> None:
+        progress.step(0, total, f"{PROGRESS}: {what}")
+    if building is None or not set(keys) <= set(building.sources):
+        built, failed = sweep_bench.build_all({k: plans[pk]["source"] for k, pk in keys.items()}, run_flags(machine),
+                                              on_built)
+    else:
+        built, failed = building.results(on_built)
+        built = {k: exe for k, exe in built.items() if k in keys}
+        failed = {k: why for k, why in failed.items() if k in keys}
     runs = {k: (exe, plans[keys[k]]["n"], ivp.size_value(plans[keys[k]]["n"]), ivp.default_step(plans[keys[k]]["n"]),
                 plans[keys[k]]["threads"], plans[keys[k]].get("memory", False)) for k, exe in built.items()}
     timed, broke = sweep_bench.time_all(runs, ROUNDS, lambda done: progress.step(
@@ -229,12 +318,12 @@ def measure(plans: dict[tuple, dict], ivp: IVP, machine: Machine,
     failed.update(broke)
     out = {}
     for pk, plan in plans.items():
-        error = failed.get(str(pk))
+        error = failed.get(plan["key"])
         if error:
             out[pk] = {"variant": plan["variant"], "n": plan["n"], "error": error}
             continue
         out[pk] = {"variant": plan["variant"], "n": plan["n"], "level": plan["level"], "threads": plan["threads"],
-                   "runs": timed[str(pk)], "sweeps": per_execution(timed[str(pk)], plan["timers"])}
+                   "runs": timed[plan["key"]], "sweeps": per_execution(timed[plan["key"]], plan["timers"])}
     return out
 
 

@@ -29,31 +29,70 @@ MEMORY_N = 1_000_000
 MEMORY_STEPS = 2
 
 
-def build_all(sources: dict[str, str], flags: tuple[str, ...],
-              on_built: Callable[[str], None] | None = None) -> tuple[dict[str, Path], dict[str, str]]:
-    """Each solver source built (tools.build, cached by source and flags; as many at once as
-    there are CPUs: a build is a compiler process, and tools.build lets builds of one source
-    meet): key -> executable, and why each one that failed failed; on_built("k of n built")
-    after each."""
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+class Building:
+    """Solver sources being built (tools.build, cached by source and flags; a build is a compiler
+    process, and tools.build lets builds of one source meet), at most `at_once` at a time until
+    `widen` lets as many in as there are CPUs: the builds may start while this host times
+    something on one core (pipeline.predict: the in-core harnesses), and take the other.  A
+    context manager: leaving it cancels what has not started."""
 
-    from autotune.tools import build as buildmod
-    from autotune.tools.ecm_runner import local_workers
-    cc = buildmod.find_mpicc()
-    built, failed = {}, {}
-    if not sources:
-        return built, failed
-    with ThreadPoolExecutor(max_workers=local_workers(None, len(sources))) as pool:
-        futures = {pool.submit(buildmod.build, source, flags, cc): key for key, source in sources.items()}
-        for fut in as_completed(futures):
-            key = futures[fut]
+    def __init__(self, sources: dict[str, str], flags: tuple[str, ...], at_once: int | None = None) -> None:
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        from autotune.tools import build as buildmod
+        from autotune.tools.ecm_runner import local_workers
+        self.sources = dict(sources)
+        self._workers = local_workers(None, len(sources) or 1)
+        self._gate = threading.Semaphore(min(at_once or self._workers, self._workers))
+        self._open = at_once is None or at_once >= self._workers
+        self._pool = ThreadPoolExecutor(max_workers=self._workers) if sources else None
+        cc = buildmod.find_mpicc() if sources else ""
+        self._futures = {self._pool.submit(self._one, buildmod.build, source, flags, cc): key
+                         for key, source in sources.items()} if self._pool else {}
+
+    def _one(self, build, source: str, flags: tuple[str, ...], cc: str) -> Path:
+        with self._gate:
+            return build(source, flags, cc)
+
+    def widen(self) -> None:
+        """Let as many builds run at once as there are CPUs (once)."""
+        if not self._open:
+            self._open = True
+            for _ in range(self._workers - 1):
+                self._gate.release()
+
+    def results(self, on_built: Callable[[str], None] | None = None) -> tuple[dict[str, Path], dict[str, str]]:
+        """key -> executable, and why each one that failed failed, waiting for those still
+        building (at full width); on_built("k of n built") after each."""
+        from concurrent.futures import as_completed
+        self.widen()
+        built, failed = {}, {}
+        for fut in as_completed(self._futures):
+            key = self._futures[fut]
             try:
                 built[key] = fut.result()
             except (ToolError, OSError) as e:
                 failed[key] = f"the build failed: {' '.join(str(e).split())[:300]}"
             if on_built:
-                on_built(f"{len(built) + len(failed)} of {len(sources)} built")
-    return {k: built[k] for k in sources if k in built}, failed
+                on_built(f"{len(built) + len(failed)} of {len(self.sources)} built")
+        return {k: built[k] for k in self.sources if k in built}, failed
+
+    def __enter__(self) -> "Building":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.widen()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def build_all(sources: dict[str, str], flags: tuple[str, ...],
+              on_built: Callable[[str], None] | None = None) -> tuple[dict[str, Path], dict[str, str]]:
+    """Each solver source built, as many at once as there are CPUs (Building): key -> executable,
+    and why each one that failed failed; on_built("k of n built") after each."""
+    with Building(sources, flags) as building:
+        return building.results(on_built)
 
 
 def run_once(exe: Path, n: int, size: int, h: float, threads: int = 1, memory: bool = False) -> dict[str, float]:
