@@ -241,13 +241,18 @@ def test_explain_lists_each_sweep_with_both_figures_and_the_one_used():
 
     class Explained:
         def sweeps(self):
-            return {"rhslc.heat2d.interior": {"analysed_s": 2.9e-05, "measured_s": 3.7e-05, "factor": 1.28,
-                                              "n": 11664, "level_name": "L2", "source": swmod.MEASURED,
-                                              "why": "measured +28 % off the analysed loops (tolerance 10 %)"}}
+            return {"rhslc.heat2d.interior": [
+                {"analysed_s": 2.9e-05, "measured_s": 3.7e-05, "factor": 1.28, "n": 11664, "level": 1,
+                 "level_name": "L2", "source": swmod.MEASURED,
+                 "why": "measured +28 % off the analysed loops (tolerance 10 %)"},
+                {"analysed_s": 5.0e-03, "measured_s": 5.2e-03, "factor": 1.0, "n": 1265625, "level": 3,
+                 "level_name": "MEM", "source": swmod.ANALYSED, "why": "measured within 10 %"}]}
     lines = _sweep_lines(Explained())
     assert lines[1].split()[:3] == ["fused", "sweep,", "s"]
     row = lines[2].split()
     assert row[:4] == ["rhslc.heat2d.interior", "2.900e-05", "3.700e-05", "1.28"] and "measured" in row
+    # a part whose data comes from L3 and memory: a row for each measurement it takes
+    assert lines[3].split()[:5] == ["5.000e-03", "5.200e-03", "1.00", "n=1265625", "MEM"]
     assert _sweep_lines(type("None", (), {"sweeps": lambda self: {}})()) == []
 
 
@@ -342,6 +347,14 @@ def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_te
     place(split)
     assert {level for level, *_ in split.placed.levels[corr]} == {2, 3}
     assert sweep_factors(split, result_of, measured, _as_run)[corr][0]["analysed_s"] == info["analysed_s"]
+    # explain shows each measurement the part's data takes: L2's for what L3 serves, memory's
+    from autotune.model.preselect import Rule
+    from autotune.pipeline.scenariorows import rank_priced
+    from autotune.results.rank import RankResult
+    both = {corr: (SweepMeasure(fused.name, "RHSLC", 4096, 1, 1e-5, threads=threads),) + measured[corr]}
+    rows, = rank_priced(price(split, result_of, session, both), Rule("all"), True)
+    shown = RankResult(split.first, Rule("all"), source=rows).explain(fused.name).sweeps()[unit.part.name]
+    assert [(i["level_name"], i["n"]) for i in shown] == [("L2", 4096), ("MEM", n)]
     # a batch whose data no level takes from memory has no pricing in memory: nothing would use it
     small = Batch(layout, [Scenario(ivp, method, machine, 40_000, 1, machine.cores)])
     place(small)

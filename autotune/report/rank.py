@@ -173,10 +173,12 @@ def _sweep_lines(ex: ExplainResult) -> list[str]:
     if not entries:
         return []
     out = ["", f"{'fused sweep, s':26} {'analysed':>10} {'measured':>10} {'k':>5} {'at':>12} {'used':9} why"]
-    for name, e in entries.items():
-        an, meas = e.get("analysed_s"), e.get("measured_s")
-        out.append(f"{name:26} {'-' if an is None else f'{an:.3e}':>10} {'-' if meas is None else f'{meas:.3e}':>10} "
-                   f"{e['factor']:5.2f} {'n=' + str(e['n']) + ' ' + e['level_name']:>12} {e['source']:9} {e['why']}")
+    for name, infos in entries.items():
+        for i, e in enumerate(infos):      # one row per measurement its data takes
+            an, meas = e.get("analysed_s"), e.get("measured_s")
+            out.append(f"{name if i == 0 else '':26} {'-' if an is None else f'{an:.3e}':>10} "
+                       f"{'-' if meas is None else f'{meas:.3e}':>10} {e['factor']:5.2f} "
+                       f"{'n=' + str(e['n']) + ' ' + e['level_name']:>12} {e['source']:9} {e['why']}")
     return out
 
 

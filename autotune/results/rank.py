@@ -339,14 +339,21 @@ class ExplainResult:
         names = [row["name"] for row in self.result.kernel_rows()]
         return {n: self.ranking.incore[n] for n in dict.fromkeys(names) if n in self.ranking.incore}
 
-    def sweeps(self) -> dict[str, dict]:
+    def sweeps(self) -> dict[str, list[dict]]:
         """The variant's fused sweep parts -> how each is priced against its sweep measured as the
         solver runs it (model.sweeps: source, why, measured and analysed seconds, factor, size,
-        level), at the level its data comes from; empty where none is measured."""
+        level): one pricing per measurement its data takes (a part whose data comes from L3 and
+        memory: L2's and memory's), the shallowest first; empty where none is measured."""
         src = self.ranking._source
         if src is None:
             return {}
-        return {part.name: result["sweep"] for part, _, result, _ in src.work(self.name) if result.get("sweep")}
+        out: dict[str, list[dict]] = {}
+        for part, _, result, _ in src.work(self.name):
+            info = result.get("sweep")
+            mine = out.setdefault(part.name, []) if info else None
+            if info and all((i["level"], i["n"]) != (info["level"], info["n"]) for i in mine):
+                mine.append(info)
+        return {name: sorted(infos, key=lambda i: i["level"]) for name, infos in out.items() if infos}
 
     def to_frame(self):
         """One row per kernel part."""
