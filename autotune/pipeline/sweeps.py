@@ -220,7 +220,7 @@ def _look_up(plan: SweepPlan, store: Store) -> None:
     """The records the store has of the plan's runs that lack one (another layout's ranking may
     have measured them since)."""
     for pk, run in plan.plans.items():
-        if pk in plan.records and pk not in plan.todo:
+        if pk in plan.records:
             continue
         got = store.get_derived(KIND, run["key"])
         if got is not None:
