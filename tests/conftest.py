@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,8 @@ from autotune.cli import main
 from autotune.tools.toolchain import find_executable
 
 # a test that uses one of these fixtures (directly or through another fixture) gets the marker,
-# so `pytest -m "not kerncraft and not mpi and not compiler"` is the fast subset
+# so `pytest -m "not kerncraft and not mpi and not compiler and not install"` is the fast subset
+# (`install`: the tests that build the wheel or pip-install a package, marked by hand)
 FIXTURE_MARKS = {"cold_heat2d": "kerncraft", "session_store": "kerncraft", "mpiexec": "mpi",
                  "compiler": "compiler"}
 
@@ -148,7 +150,8 @@ HEAT_DEFAULT_DROPPED = ("pipe=wavefront+traversal=rows",)
 GRIDLESS = ("traversal=strips",)
 
 
-def ranked_size(ivp: str = "heat2d", excluded=()) -> int:
+@lru_cache(maxsize=None)      # the product has thousands of combinations; many tests ask the same
+def ranked_size(ivp: str = "heat2d", excluded: tuple = ()) -> int:
     """How many variants a ranking lists where the values `excluded` do not pay: "key=value",
     or "key=value+key=value" for the variants that have all of them."""
     from itertools import product

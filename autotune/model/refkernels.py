@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from autotune.arith import ordered_sum
 from autotune.model.learned import scaling
@@ -333,13 +334,21 @@ class Model:
     rates: tuple[tuple[str, float], ...] = ()
     incore: tuple[tuple[str, float], ...] = ()
 
+    @cached_property
+    def rate_of(self) -> dict[str, float]:
+        return dict(self.rates)
+
+    @cached_property
+    def incore_of(self) -> dict[str, float]:
+        return dict(self.incore)
+
 
 def predict(ref: Reference, model: Model, analysed: dict[str, float]) -> float | None:
     """The reference's cycles per cache line of work under the model (None: not analysed);
     analysed: the rate (B/cy) each level's transfer was analysed at."""
     if ref.terms is None:
         return None
-    terms = ref.terms.priced(dict(model.rates), analysed, dict(model.incore).get(ref.kernel, 1.0))
+    terms = ref.terms.priced(model.rate_of, analysed, model.incore_of.get(ref.kernel, 1.0))
     single = compose(terms, model.rule)
     if ref.cores <= 1:
         return single

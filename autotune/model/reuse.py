@@ -120,10 +120,15 @@ def part_distances(sweeps: list[Sweep]) -> dict[str, tuple[tuple[float, int], ..
     """Per method part name, and per RHS group ("RHS", "RHSALL"), the distances of every vector it
     touches over the step as (distance, how many) pairs, sorted: a canonical key for the shares
     below, and short (a step has few distinct distances)."""
+    return dict(_part_distances(tuple(sweeps)))
+
+
+@lru_cache(maxsize=4096)     # one entry per step form and method: the pools of every IVP share them
+def _part_distances(sweeps: tuple[Sweep, ...]) -> tuple[tuple[str, tuple[tuple[float, int], ...]], ...]:
     out: dict[str, Counter] = {}
-    for sw, dists in zip(sweeps, reuse_distances(sweeps)):
+    for sw, dists in zip(sweeps, reuse_distances(list(sweeps))):
         out.setdefault(sw.part or sw.group, Counter()).update(dists)
-    return {k: tuple(sorted(v.items())) for k, v in out.items()}
+    return tuple((k, tuple(sorted(v.items()))) for k, v in out.items())
 
 
 def level_reach(machine: Machine, cores: int) -> tuple[float, ...]:

@@ -132,8 +132,10 @@ class ScaleAnalysis:
         return next(r for r in self.rows if r.variant == variant and r.nodes == nodes)
 
     def to_dict(self) -> dict:
+        # the rows' fields are flat values: a copy of each row's own dict, not asdict's deep copy
+        # (a sweep of a few node counts has thousands of rows)
         return {"base_nodes": self.base_nodes, "base_variant": self.base_variant, "base_s": self.base_s,
-                "rows": [asdict(r) for r in self.rows], "winners": [asdict(w) for w in self.winners],
+                "rows": [dict(vars(r)) for r in self.rows], "winners": [asdict(w) for w in self.winners],
                 "crossovers": [c.to_dict() for c in self.crossovers], "fastest": asdict(self.fastest),
                 "recommended": asdict(self.recommended)}
 

@@ -1,7 +1,7 @@
 """Result of a scaling study: every variant over node counts (autotune.model.scaling)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from autotune.model.scaling import ScaleAnalysis, ScaleRow
 from autotune.results.frames import DIMENSION_KEYS, configuration, frame
@@ -43,4 +43,4 @@ class ScaleResult:
 
     def rows(self) -> list[dict]:
         """One flat row per (variant, node count), the variant's dimensions beside its name."""
-        return [dict(asdict(r), **configuration(r.variant)) for r in self.analysis.rows]
+        return [dict(vars(r), **configuration(r.variant)) for r in self.analysis.rows]
