@@ -28,6 +28,7 @@ def wheel(tmp_path_factory):
     return zipfile.ZipFile(next(out.glob("autotune-*.whl")))
 
 
+@pytest.mark.install
 def test_wheel_ships_the_data_inside_the_package(wheel):
     names = set(wheel.namelist())
     for kind, ext in (("ivps", "yaml"), ("machines", "yaml"), ("variants", "j2")):
@@ -91,6 +92,7 @@ def installed(wheel, tmp_path_factory):
     return target
 
 
+@pytest.mark.install
 def test_the_installed_package_reads_only_itself_from_outside_the_checkout(installed, tmp_path):
     """The installed package, run where the checkout is not (its own folder first on the path, the
     site's .pth files, and with them the editable install of this checkout, not read): every
@@ -174,6 +176,7 @@ def test_the_reader_of_upward_paths():
     assert reaching_out("src = Path(__file__).with_name('barrier.c')\nout = path.parent") == []
 
 
+@pytest.mark.install
 def test_no_shipped_module_makes_a_path_out_of_its_package(wheel):
     """Data are read through importlib.resources: no module of a package the wheel ships climbs
     from its own file or package folder (the installed run above finds what does at run time)."""
