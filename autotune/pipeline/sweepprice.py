@@ -16,6 +16,7 @@ from autotune.model.streaming import stream_counts
 from autotune.pipeline.layout import Unit, tile_of, walk_of
 from autotune.pipeline.sweeps import PIPE
 from autotune.specs.parts import DOUBLE
+from autotune.specs.variants import DIMENSIONS
 from autotune.specs.window import extra_share
 
 MEMORY = "MEM"     # the level name of memory (model.regime)
@@ -82,13 +83,26 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
             if got.group == PIPE:
                 why = f"the pipelined step, its levels timed together: {why}"
             if got.form:
-                why = f"{why}; timed in {got.variant}'s run, whose sweeps are the same"
+                why = f"{why}; timed in the run of the form with {differing(got.variant, got.form)}, whose sweeps are the same"
             infos.append({"source": source, "why": why if not got.error else f"not measured: {got.error}",
                           "measured_s": got.seconds, "analysed_s": model_s, "factor": k, "n": got.n,
                           "level": got.level, "level_name": names[min(got.level, len(names) - 1)],
                           "threads": got.threads, "variant": got.variant, "group": got.group})
         out.update({u: tuple(infos) for u in members})
     return out | borrowed(layout, measured, out)
+
+
+def differing(variant: str, form: str) -> str:
+    """The values of `variant` where it differs from `form` (both variant names; a dimension a
+    name leaves out is at its default): "buf=pack" for heat2d's buf=ghost form timed in buf=pack's
+    run, not the whole name."""
+    mine, theirs = _values(variant), _values(form)
+    return ",".join(f"{k}={v}" for k, v in mine.items() if theirs.get(k) != v) or variant
+
+
+def _values(name: str) -> dict[str, str]:
+    given = dict(kv.split("=", 1) for kv in name.split(",") if "=" in kv)
+    return {k: given.get(k, d.default) for k, d in DIMENSIONS.items() if k in given or d.default is not None}
 
 
 def memory_units(placed) -> set[int]:
