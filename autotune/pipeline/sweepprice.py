@@ -16,7 +16,7 @@ from autotune.model.streaming import stream_counts
 from autotune.pipeline.layout import Unit, tile_of, walk_of
 from autotune.pipeline.sweeps import PIPE
 from autotune.specs.parts import DOUBLE
-from autotune.specs.variants import DIMENSIONS
+from autotune.specs.variants import configuration
 from autotune.specs.window import extra_share
 
 MEMORY = "MEM"     # the level name of memory (model.regime)
@@ -96,13 +96,8 @@ def differing(variant: str, form: str) -> str:
     """The values of `variant` where it differs from `form` (both variant names; a dimension a
     name leaves out is at its default): "buf=pack" for heat2d's buf=ghost form timed in buf=pack's
     run, not the whole name."""
-    mine, theirs = _values(variant), _values(form)
-    return ",".join(f"{k}={v}" for k, v in mine.items() if theirs.get(k) != v) or variant
-
-
-def _values(name: str) -> dict[str, str]:
-    given = dict(kv.split("=", 1) for kv in name.split(",") if "=" in kv)
-    return {k: given.get(k, d.default) for k, d in DIMENSIONS.items() if k in given or d.default is not None}
+    mine, theirs = configuration(variant), configuration(form)
+    return ",".join(f"{k}={v}" for k, v in mine.items() if theirs[k] != v) or variant
 
 
 def memory_units(placed) -> set[int]:

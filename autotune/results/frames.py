@@ -3,23 +3,12 @@ fields of the results whose rows are runs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
-from autotune.specs.variants import DIMENSIONS
+from autotune.specs.variants import DIMENSIONS, configuration
+
+__all__ = ["DIMENSION_KEYS", "configuration"]   # configuration: a result's rows group by dimension
 
 DIMENSION_KEYS = tuple(DIMENSIONS)     # one column per dimension in every result's rows, in position order
-
-
-@lru_cache(maxsize=8192)
-def _values(name: str) -> tuple[str, ...]:
-    given = dict(item.split("=", 1) for item in name.split(",") if "=" in item)
-    return tuple(given.get(k, d.default) for k, d in DIMENSIONS.items())
-
-
-def configuration(name: str) -> dict[str, str]:
-    """Every dimension's value of the variant called `name` (the values at their defaults, which
-    the name leaves out, filled in): a result's rows group by dimension without parsing names."""
-    return dict(zip(DIMENSION_KEYS, _values(name)))
 
 
 def frame(rows: list, columns: list[str] | tuple[str, ...]):

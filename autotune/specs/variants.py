@@ -51,6 +51,18 @@ Variant.__module__ = __name__
 Variant.__doc__ = "One variant: a value of every dimension (Variant(lc='jli', comm='neighbour', au='fused'))."
 
 
+def configuration(name: str) -> dict[str, str]:
+    """Every dimension's value of the variant called `name` (the values at their defaults, which
+    the name leaves out, filled in), in position order."""
+    return dict(zip(DIMENSIONS, _named_values(name)))
+
+
+@lru_cache(maxsize=8192)
+def _named_values(name: str) -> tuple[str, ...]:
+    given = dict(item.split("=", 1) for item in name.split(",") if "=" in item)
+    return tuple(given.get(k, d.default) for k, d in DIMENSIONS.items())
+
+
 def broken_rule(fields: dict[str, str]) -> str | None:
     """Why a combination of values is not a variant ("fuse=rhs-lc needs lc=jl-onepass"), or None."""
     for key, dim in DIMENSIONS.items():
