@@ -11,9 +11,10 @@ within 10 %: docs/node-model.md, "Two calibrations of one host").  Then, for eac
 the file in which the two differ (each top-level one: the clock, the memory hierarchy, the
 measured bandwidths, the in-core section, the cluster's barrier and network; and the bandwidths
 level by level; the provenance is text and the cluster's name is A's), A with that one section
-of B is ranked too: its ratios to A say how much of the difference that section carries.  Each ranking that changes a node's figures runs
-the kerncraft analyses (and the sweeps measured on this host) it lacks, once per file, into the
-store (default: a new one in a temporary folder).
+of B is ranked too: its ratios to A say how much of the difference that section carries (a swap
+that writes the same file as another is ranked once).  Each ranking that changes a node's
+figures runs the kerncraft analyses (and the sweeps measured on this host) it lacks, once per
+file, into the store (default: a new one in a temporary folder).
 """
 from __future__ import annotations
 
@@ -139,10 +140,14 @@ def main(argv=None) -> int:
         store = a.store or Path(tmp) / "store.sqlite"
         base = predictions(a.first, a, store)
         rows = {"B (the whole file)": compare(base, predictions(a.second, a, store))}
+        ranked: dict[str, dict] = {}      # by the file's text: a level's swap can write the whole section's file
         for i, section in enumerate(differing_sections(*data)):
-            path = Path(tmp) / f"with-{i}.yaml"
-            write_text(path, dump_text(yaml, with_section(*data, section)), "machine")
-            rows[f"B's {' / '.join(map(str, section))}"] = compare(base, predictions(path, a, store))
+            text = dump_text(yaml, with_section(*data, section))
+            if text not in ranked:
+                path = Path(tmp) / f"with-{i}.yaml"
+                write_text(path, text, "machine")
+                ranked[text] = compare(base, predictions(path, a, store))
+            rows[f"B's {' / '.join(map(str, section))}"] = ranked[text]
     print(f"{a.ivp}, n = {a.n:,}, {a.nodes} node(s): predictions over A's ({a.first.name}); B is {a.second.name}")
     print(f"{'A with':<38} {'vars':>5}  {'median':>7}  {'|dev| med':>8}  {'|dev| max':>8}  {'in 10 %':>6}")
     for label, c in rows.items():
