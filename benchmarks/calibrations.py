@@ -2,7 +2,7 @@
 `calibrate --node` runs) move the predictions of a pool, and which part of the file moves them.
 
     python -m benchmarks.calibrations A.yaml B.yaml [--ivp heat2d] [--n 4000000] [--nodes 1]
-                                      [--threads T] [--store FILE] [--json out.json]
+                                      [--threads T] [--store FILE] [--whole] [--json out.json]
 
 Ranks the IVP's whole pool with A and with B (the ECM model alone, no learned factors) and
 prints, over the variants both price, the ratios B / A: their median, the median and the largest
@@ -12,9 +12,9 @@ the file in which the two differ (each top-level one: the clock, the memory hier
 measured bandwidths, the in-core section, the cluster's barrier and network; and the bandwidths
 level by level; the provenance is text and the cluster's name is A's), A with that one section
 of B is ranked too: its ratios to A say how much of the difference that section carries (a swap
-that writes the same file as another is ranked once).  Each ranking that changes a node's
-figures runs the kerncraft analyses (and the sweeps measured on this host) it lacks, once per
-file, into the store (default: a new one in a temporary folder).
+that writes the same file as another is ranked once; --whole: the whole files only).  Each
+ranking that changes a node's figures runs the kerncraft analyses (and the sweeps measured on
+this host) it lacks, once per file, into the store (default: a new one in a temporary folder).
 """
 from __future__ import annotations
 
@@ -122,6 +122,7 @@ def main(argv=None) -> int:
     ap.add_argument("--nodes", type=int, default=1)
     ap.add_argument("--threads", type=int)
     ap.add_argument("--store", type=Path, help="the store of the rankings (default: a new one)")
+    ap.add_argument("--whole", action="store_true", help="compare the whole files only, no section of B in A")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
     # read and written as the calibration edits machine files (ruamel's round trip): kerncraft's
@@ -141,7 +142,7 @@ def main(argv=None) -> int:
         base = predictions(a.first, a, store)
         rows = {"B (the whole file)": compare(base, predictions(a.second, a, store))}
         ranked: dict[str, dict] = {}      # by the file's text: a level's swap can write the whole section's file
-        for i, section in enumerate(differing_sections(*data)):
+        for i, section in enumerate([] if a.whole else differing_sections(*data)):
             text = dump_text(yaml, with_section(*data, section))
             if text not in ranked:
                 path = Path(tmp) / f"with-{i}.yaml"

@@ -49,6 +49,10 @@ def test_a_run_names_the_section_that_moves_the_predictions(replay_store, tmp_pa
     assert rows["B's cluster"]["variants"] > 100 and rows["B's cluster"]["median_ratio"] > 1.0
     printed = capsys.readouterr().out
     assert "B's cluster" in printed and "targets: median |B / A - 1| <= 5 %" in printed
+    # --whole: the whole files only, the same figures
+    assert main([str(a), str(b), "--n", "35808256", "--nodes", "8", "--store", str(replay_store), "--whole",
+                 "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["rows"] == {"B (the whole file)": rows["B (the whole file)"]}
 
 
 def test_a_file_that_is_not_a_machine_is_refused(tmp_path, capsys):

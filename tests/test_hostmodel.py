@@ -11,7 +11,7 @@ import pytest
 
 from autotune.progress import SILENT
 from autotune.tools import hostprobe as hostmodel
-from autotune.specs import hostmachine
+from autotune.specs import hostmachine, runstats
 from autotune.specs.machine import load_machine
 
 from .conftest import run_cli, uarch_args
@@ -220,10 +220,10 @@ def test_calibrate_node_dry_run_says_the_clock_is_the_os_one(tmp_path, capsys):
 
 
 def test_median_spread_and_the_clock_chosen():
-    assert hostmachine.median_spread([3.0, 1.0, 2.0]) == (2.0, 1.0)
-    assert hostmachine.median_spread([4.0, 4.0]) == (4.0, 0.0)
+    assert runstats.median_spread([3.0, 1.0, 2.0]) == (2.0, 1.0)
+    assert runstats.median_spread([4.0, 4.0]) == (4.0, 0.0)
     with pytest.raises(ValueError):
-        hostmachine.median_spread([])
+        runstats.median_spread([])
     # a run's figure is the median of its threads, the measurement's the median of its runs; a run
     # with a thread that measured nothing is left out
     one = [[4.3], [4.1], [4.2]]
@@ -268,10 +268,10 @@ def test_the_streaming_benchmark_nt_kernels_use_non_temporal_stores(tmp_path, co
 
 
 def test_median_spread_edge_cases_and_the_wide_ones():
-    assert hostmachine.median_spread([5.0]) == (5.0, 0.0)                    # one run: no spread
-    assert hostmachine.median_spread([1.0, 2.0, 3.0, 4.0]) == (2.5, 3.0 / 2.5)   # an even count: the mean of two
-    assert hostmachine.median_spread([0.0, 0.0]) == (0.0, 0.0)               # a median of 0 divides nothing
-    mid, spread = hostmachine.median_spread([30.0, 30.5, 29.8, 31.0, 90.0])  # one fast spell moves the
+    assert runstats.median_spread([5.0]) == (5.0, 0.0)                    # one run: no spread
+    assert runstats.median_spread([1.0, 2.0, 3.0, 4.0]) == (2.5, 3.0 / 2.5)   # an even count: the mean of two
+    assert runstats.median_spread([0.0, 0.0]) == (0.0, 0.0)               # a median of 0 divides nothing
+    mid, spread = runstats.median_spread([30.0, 30.5, 29.8, 31.0, 90.0])  # one fast spell moves the
     assert mid == 30.5 and spread == pytest.approx((90.0 - 29.8) / 30.5)      # spread, not the median
     assert hostmachine.percent(0.0314) == "3.1 %" and hostmachine.percent(0.0) == "0.0 %"
     # wider than WIDE_SPREAD (20 %) is wide; exactly 20 % is not; recorded rows without runs have no spread
@@ -299,14 +299,15 @@ def _guest() -> hostmachine.HostInfo:
 
 
 def _recorded_bandwidths() -> dict:
-    """What hostprobe.measure returns for the recorded runs: a Point per thread count, the median
-    and spread of its runs."""
+    """What hostprobe.measure returns for the recorded runs: a Point per thread count, the upper
+    quartile and spread of its runs."""
     out = {}
     for level, base in SHARED_GUEST.items():
         kernels = hostmachine.KERNELS + (hostmachine.NT_KERNELS if level in hostmachine.NT_LEVELS else ())
-        out[level] = {k: [hostmachine.Point(t, 100_000, *hostmachine.median_spread(WIDE_RUNS.get(
-            (level, k, t), [base * t * f for f in (1.0, 1.01, 0.99, 1.02, 0.995)]))) for t in (1, 2)]
-            for k in kernels}
+        runs = {(k, t): WIDE_RUNS.get((level, k, t), [base * t * f for f in (1.0, 1.01, 0.99, 1.02, 0.995)])
+                for k in kernels for t in (1, 2)}
+        out[level] = {k: [hostmachine.Point(t, 100_000, *runstats.attainable_spread(runs[k, t]), None, 5,
+                                            tuple(runs[k, t])) for t in (1, 2)] for k in kernels}
     return out
 
 
@@ -339,16 +340,17 @@ def test_the_written_file_keeps_each_bandwidths_spread_and_loads_in_kerncraft(tm
     # kernels with non-temporal stores among them (they ran in the same rounds)
     assert set(mem["spread"]) == set(hostmachine.KERNELS) | set(hostmachine.NT_KERNELS)
     assert set(mem["results"]) == set(hostmachine.KERNELS)
-    assert mem["spread"]["triad"][1] == f"{100 * 33 / 70:.1f} %" == "47.1 %" and mem["results"]["triad"][1] == "70.00 GB/s"
+    # the spread is over the median (70); the file's figure is the upper quartile, the 4th of 5 runs
+    assert mem["spread"]["triad"][1] == f"{100 * 33 / 70:.1f} %" == "47.1 %" and mem["results"]["triad"][1] == "72.00 GB/s"
     assert mem["spread"]["copy"][0] == "3.0 %"
     assert "spread" not in yaml.safe_load(text)["streaming stores"]["MEM"]
     assert "benchmarks.measurements.<level>.1.spread" in yaml.safe_load(text)["streaming stores"]["note"]
     assert "their spread, (max - min) / median" in yaml.safe_load(text)["provenance"]["measured"]
-    assert _kerncraft_loads(path) == pytest.approx(30.5e9)    # the median, not the fast spell's 90 GB/s
+    assert _kerncraft_loads(path) == pytest.approx(31.0e9)    # the upper quartile, not the fast spell's 90 GB/s
     m = load_machine(str(path))
-    # the floor's figure: the largest of the kernels' medians; load's single 90 GB/s run did not set it
-    assert m.bandwidth("MEM", 2) == pytest.approx(70e9)
-    assert m.bandwidth("L1", 2) == pytest.approx(240e9)
+    # the floor's figure: the largest of the kernels' upper quartiles; load's single 90 GB/s run did not set it
+    assert m.bandwidth("MEM", 2) == pytest.approx(72e9)
+    assert m.bandwidth("L1", 2) == pytest.approx(240e9 * 1.01)
     spreads = dict(m.bandwidth_spreads)
     assert set(spreads) == {"L1", "L2", "L3", "MEM"}
     assert spreads["MEM"][1] == pytest.approx((90.0 - 29.8) / 30.5, abs=1e-3)   # the widest kernel's
@@ -414,22 +416,26 @@ def test_a_wide_spread_is_warned_of_and_in_the_result(tmp_path, capsys, monkeypa
     code, out, err = run_cli(capsys, *argv, "--format", "json")
     assert code == 0, err
     assert ("warning: bandwidth MEM triad on 2 thread(s): its 5 runs spread 47.1 % (max - min over the median, "
-            "over 20.0 %); the file keeps the median, 70.00 GB/s") in err
+            "over 20.0 %); the file keeps the upper quartile, 72.00 GB/s") in err
     assert "warning: bandwidth MEM load on 2 thread(s): its 5 runs spread 197.4 %" in err
     wide = json.loads(out)["wide_spreads"]
     assert [(w["level"], w["kernel"], w["threads"]) for w in wide] == [("MEM", "load", 2), ("MEM", "triad", 2)]
-    assert wide[1]["spread"] == pytest.approx(33 / 70) and wide[1]["gbps"] == 70.0
+    assert wide[1]["spread"] == pytest.approx(33 / 70) and wide[1]["gbps"] == 72.0
+    # every run is in the JSON, in the order run, beside how many there were
+    assert json.loads(out)["bandwidth_samples"]["MEM"]["triad"] == [[25.0 * f for f in (1.0, 1.01, 0.99, 1.02, 0.995)],
+                                                                    [41.0, 74.0, 70.0, 68.0, 72.0]]
+    assert json.loads(out)["bandwidth_runs"]["MEM"]["triad"] == [5, 5]
     m = load_machine(str(target))
     assert dict(m.bandwidth_spreads)["MEM"][1] == pytest.approx(60.2 / 30.5, abs=1e-3)
-    assert _kerncraft_loads(target) == pytest.approx(30.5e9)
+    assert _kerncraft_loads(target) == pytest.approx(31.0e9)
     code, text, _ = run_cli(capsys, *argv)
     assert code == 0
-    assert ("  warning: MEM triad on 2 thread(s): runs spread 47.1 % (over 20 %), the file keeps the median "
-            "70.00 GB/s") in text
+    assert ("  warning: MEM triad on 2 thread(s): runs spread 47.1 % (over 20 %), the file keeps the upper "
+            "quartile 72.00 GB/s") in text
     from autotune.report.calibrate import wide_lines
     many = [dict(w, threads=t) for t in range(1, 6) for w in wide]
     assert wide_lines(many) == ["  warning: 10 bandwidths' runs spread over 20 % ((max - min) / median), the widest "
-                                "MEM load on 1 thread(s) 197.4 %; the file keeps the medians (the JSON lists them all)"]
+                                "MEM load on 1 thread(s) 197.4 %; the file keeps the upper quartiles (the JSON lists them all)"]
     assert wide_lines([]) == []
 
 

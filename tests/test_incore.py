@@ -289,7 +289,7 @@ def test_the_harnesses_run_more_rounds_until_every_median_settles(monkeypatch):
     """Five rounds round-robin, then more while some part's median is not known to within 10 %
     (its bootstrap interval); a quiet set stops at five; never more than MAX_ROUNDS."""
     from autotune.pipeline import incore as pinc
-    from autotune.specs.hostmachine import settled
+    from autotune.specs.runstats import settled
     from autotune.tools import incore_bench
     quiet = {"a": iter([1.0, 1.01, 0.99, 1.0, 1.02] + [1.0] * 20), "b": iter([2.0] * 30)}
     noisy = {"a": iter([1.0, 1.6, 0.9, 1.7, 1.0, 1.5] + [1.0] * 20), "b": iter([2.0] * 30)}

@@ -27,8 +27,8 @@ capacity: a floor assumes the best placement).
 
     B_mem  = sum over levels L of 8 * vectors * n_p * share_L / b_L(tau)
              b_L: the fastest kernel from level L at tau cores (Machine.bandwidth): the
-                  largest of the kernels' medians over their runs (calibrate --node writes
-                  medians); a single fast spell cannot set it
+                  largest of the kernels' figures (calibrate --node writes the upper
+                  quartile of each kernel's runs); a single fast spell cannot set it
     B_core = in-core cycles of the step's compulsory arithmetic / (f * tau): the 1 + m s
              RHS evaluations at the in-core rate of the pool's cheapest RHS code (measured
              where the file measures in-core times), and the linear combinations' products,

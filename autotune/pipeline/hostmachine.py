@@ -15,7 +15,7 @@ from pathlib import Path
 from autotune.progress import Progress
 from autotune.errors import InputError
 from autotune.results.calibrate import HostMachineResult
-from autotune.specs import capacity, hostmachine, stencils
+from autotune.specs import capacity, hostmachine, runstats, stencils
 from autotune.specs.cpus import load_table
 from autotune.specs.isa import host_isa
 from autotune.storage.atomic import write_text
@@ -119,7 +119,9 @@ def write_host_machine(target: Path, name: str, progress: Progress, nodes: int =
         barrier={} if barrier is None else {"per_doubling_s": barrier["per_doubling_s"],
                                             "seconds": {str(t): v for t, v in barrier["seconds"].items()}},
         bandwidth_runs={lvl: {k: [r[5] if len(r) > 5 else None for r in rows] for k, rows in ks.items()}
-                        for lvl, ks in bandwidths.items()})
+                        for lvl, ks in bandwidths.items()},
+        bandwidth_samples={lvl: {k: [list(r[6]) if len(r) > 6 and r[6] else None for r in rows]
+                                 for k, rows in ks.items()} for lvl, ks in bandwidths.items()})
 
 
 def barrier_fit(seconds: dict[int, float]) -> dict:
@@ -162,8 +164,8 @@ def _warn_wide(wide: list[dict], progress: Progress, shown: int = 8) -> None:
     then how many more: the result lists them all)."""
     for w in wide[:shown]:
         progress.say(f"warning: bandwidth {w['level']} {w['kernel']} on {w['threads']} thread(s): its "
-                 f"{w.get('runs') or hostmachine.REPEATS} runs spread {hostmachine.percent(w['spread'])} (max - min over the "
-                 f"median, over {hostmachine.percent(hostmachine.WIDE_SPREAD)}); the file keeps the median, "
+                 f"{w.get('runs') or runstats.REPEATS} runs spread {hostmachine.percent(w['spread'])} (max - min over the "
+                 f"median, over {hostmachine.percent(hostmachine.WIDE_SPREAD)}); the file keeps the upper quartile, "
                  f"{w['gbps']:.2f} GB/s: was the machine busy?")
     if len(wide) > shown:
         progress.say(f"warning: {len(wide) - shown} more bandwidths spread over "

@@ -17,7 +17,7 @@ import statistics
 from autotune.progress import SILENT, Progress
 from autotune.model import incore as incmod
 from autotune.model import regime as regmod
-from autotune.specs.hostmachine import settled
+from autotune.specs.runstats import settled
 from autotune.specs.machine import Machine
 from autotune.specs.parts import KernelPart
 from autotune.storage.store import Store, ecm_key
@@ -26,7 +26,7 @@ KIND = "incore"
 L1, L2 = "L1", "L2"  # the levels each part is measured in: its in-core time, its time from L2
 ROUNDS = 5          # runs of each part's harness, round-robin over the parts; the median is kept,
 MAX_ROUNDS = 11     # and more rounds, up to this, while some part's median is not settled (its 95 %
-                    # interval wider than specs.hostmachine.STABLE of it, as the bandwidths settle)
+                    # interval wider than specs.runstats.STABLE of it, as the bandwidths settle)
 MIN_S = 0.01        # seconds a timed batch of calls lasts at least
 PROGRESS = "in-core"
 

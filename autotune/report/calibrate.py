@@ -60,10 +60,10 @@ def wide_lines(wide: list[dict], shown: int = 8) -> list[str]:
         w = max(wide, key=lambda w: w["spread"])
         return [f"  warning: {len(wide)} bandwidths' runs spread over {100 * WIDE_SPREAD:.0f} % ((max - min) / "
                 f"median), the widest {w['level']} {w['kernel']} on {w['threads']} thread(s) "
-                f"{100 * w['spread']:.1f} %; the file keeps the medians (the JSON lists them all)"]
+                f"{100 * w['spread']:.1f} %; the file keeps the upper quartiles (the JSON lists them all)"]
     return [f"  warning: {w['level']} {w['kernel']} on {w['threads']} thread(s): runs spread "
-            f"{100 * w['spread']:.1f} % (over {100 * WIDE_SPREAD:.0f} %), the file keeps the median "
-            f"{w['gbps']:.2f} GB/s" for w in wide]
+            f"{100 * w['spread']:.1f} % (over {100 * WIDE_SPREAD:.0f} %), the file keeps the upper "
+            f"quartile {w['gbps']:.2f} GB/s" for w in wide]
 
 
 def _num(x, fmt: str) -> str:

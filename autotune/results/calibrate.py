@@ -88,12 +88,14 @@ class HostMachineResult:
     # errors, the rows); empty: not checked
     reference_kernels: dict = field(default_factory=dict)
     # calibrate --node: the bandwidths whose runs spread wider than specs.hostmachine.WIDE_SPREAD
-    # ((max - min) / median): level, kernel, threads, gbps (the median written), spread (a fraction)
+    # ((max - min) / median): level, kernel, threads, gbps (the figure written), spread (a fraction)
     wide_spreads: list = field(default_factory=list)
-    # calibrate --node: per level and kernel, at 1, 2, ... threads, the 95 % interval of the median
-    # GB/s ([low, high], specs.hostmachine.median_interval) and how many runs it took to settle
+    # calibrate --node: per level and kernel, at 1, 2, ... threads, the 95 % interval of the GB/s
+    # written ([low, high], specs.runstats.interval of the upper quartile), how many runs it
+    # took to settle and the GB/s of each run, in the order run
     bandwidth_intervals: dict = field(default_factory=dict)
     bandwidth_runs: dict = field(default_factory=dict)
+    bandwidth_samples: dict = field(default_factory=dict)
     # calibrate --node: the last cache level's capacity as the node's data get it
     # (specs.capacity.CapacityScan.to_dict: the OS's and the file's bytes, the scan); empty: not scanned
     last_level: dict = field(default_factory=dict)

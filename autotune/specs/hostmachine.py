@@ -15,19 +15,9 @@ from typing import NamedTuple
 
 from autotune.specs.cpus import Identified
 from autotune.specs.incoremeasure import section as incore_section
+from autotune.specs.runstats import MAX_REPEATS, REPEATS, STABLE, median_spread
 
 KERNELS = ("copy", "daxpy", "load", "triad", "update")
-# runs per (level, kernel, threads) point; the median is kept.  The best of a few runs picks a
-# shared node's quiet moment (two calibrations of one 2-core guest a minute apart gave 47 and
-# 74 GB/s for the 2-thread memory load), while tune reports medians: the model should see the
-# bandwidth the runs will see.
-REPEATS = 5
-# more rounds, up to MAX_REPEATS, while the 95 % interval of some kernel's median at a point (a
-# bootstrap of its runs, median_interval) is wider than STABLE of it: until the estimate settles.
-# The median stays the statistic (the typical figure, not the attainable one): tune's runs meet
-# the same busy neighbours, and the tune's in-run state (model.state) adjusts for the minute it ran
-MAX_REPEATS = 11
-STABLE = 0.10
 # streams of the benchmark kernels (read, read+write, write) and FLOPs per iteration
 _KERNEL_STREAMS = {"load": (1, 0, 0, 0), "copy": (1, 0, 1, 0), "update": (1, 1, 1, 0),
                    "triad": (3, 0, 1, 2), "daxpy": (2, 1, 1, 2)}
@@ -38,7 +28,8 @@ _KERNEL_STREAMS = {"load": (1, 0, 0, 0), "copy": (1, 0, 1, 0), "update": (1, 1, 
 NT_KERNELS = ("copy_nt", "triad_nt")
 NT_LEVELS = ("MEM",)
 NT_NOTE = ("copy and triad with non-temporal stores (no write-allocate read: the bytes the kernels "
-           "name are the bytes they move), median of {repeats} runs or more at 1, 2, ... threads{spread}; "
+           "name are the bytes they move), the upper quartile of {repeats} runs or more at 1, 2, ... "
+           "threads{spread}; "
            "parts that stream their stores are priced by them against the write-allocated kernels in "
            "benchmarks")
 NT_SPREAD = " (their spread beside the level's results: benchmarks.measurements.<level>.1.spread)"
@@ -78,48 +69,19 @@ def thread_share(host: HostInfo, level: str, per_thread: int, threads: int) -> i
     return per_thread if shared == 1 or level == "MEM" else max(per_thread // threads, 4096)
 
 
-def median_spread(values: list[float]) -> tuple[float, float]:
-    """The median of a measurement's runs and their spread, (max - min) / median."""
-    if not values:
-        raise ValueError("no runs to take the median of")
-    mid = statistics.median(values)
-    return mid, (max(values) - min(values)) / mid if mid else 0.0
-
-
 class Point(NamedTuple):
-    """One point of the streaming benchmark (a level, kernel and thread count): the median GB/s
-    of its runs (REPEATS to MAX_REPEATS), their spread (median_spread), the 95 % interval of the
-    median (median_interval) and how many runs.  Recorded numbers without the runs may be given as
-    plain (threads, bytes per thread, GB/s) tuples: they have no spread."""
+    """One point of the streaming benchmark (a level, kernel and thread count): the GB/s the file
+    writes, the upper quartile of its runs (REPEATS to MAX_REPEATS: specs.runstats.attainable),
+    their spread (median_spread), the 95 % interval of that figure, how many runs and the runs.  Recorded numbers
+    without the runs may be given as plain (threads, bytes per thread, GB/s) tuples: they have no
+    spread."""
     threads: int
     bytes_per_thread: int
     gbps: float
     spread: float | None = None
     interval: tuple[float, float] | None = None
     runs: int | None = None
-
-
-def median_interval(values: list[float], resamples: int = 1000) -> tuple[float, float]:
-    """The 95 % interval of the median of the runs: the 2.5th and 97.5th percentiles of the
-    medians of `resamples` bootstrap resamples (a fixed seed: the same runs give the same
-    interval)."""
-    import random
-    if not values:
-        raise ValueError("no runs to take the interval of")
-    rng = random.Random(0)
-    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
-    return meds[int(0.025 * (resamples - 1))], meds[int(0.975 * (resamples - 1))]
-
-
-def settled(runs: dict[str, list[float]], width: float = STABLE) -> bool:
-    """Whether every kernel's median at a point is known to within `width` of it (the interval of
-    median_interval)."""
-    for values in runs.values():
-        mid = statistics.median(values)
-        lo, hi = median_interval(values)
-        if mid and (hi - lo) / mid > width:
-            return False
-    return True
+    values: tuple[float, ...] | None = None
 
 
 def _spread(row) -> float | None:
@@ -133,7 +95,7 @@ def percent(spread: float) -> str:
 
 def wide_spreads(bandwidths: dict, limit: float = WIDE_SPREAD) -> list[dict]:
     """The points of the streaming benchmark whose runs spread wider than `limit`, in the order
-    measured: level, kernel, threads, the median GB/s, the spread and (where kept) how many runs."""
+    measured: level, kernel, threads, the GB/s written, the spread and (where kept) how many runs."""
     return [{"level": level, "kernel": kernel, "threads": row[0], "gbps": row[2], "spread": _spread(row),
              **({"runs": row[5]} if len(row) > 5 and row[5] else {})}
             for level, kernels in bandwidths.items() for kernel, rows in kernels.items() for row in rows
@@ -255,7 +217,8 @@ def _spreads(kernels: dict) -> dict:
 
 def measurements(bandwidths: dict) -> dict:
     """The benchmarks' measurements section: level -> {1: cores, sizes, results per kernel (the
-    medians), and beside the results, where the runs were kept, each kernel's spread}.  kerncraft
+    upper quartiles of the runs), and beside the results, where the runs were kept, each kernel's
+    spread}.  kerncraft
     reads `results` (and its own `stats`) only: `spread` is ours."""
     meas = {}
     for level, kernels in bandwidths.items():
@@ -380,7 +343,8 @@ def build(host: HostInfo, ident: Identified, isa_flags: list[str], isa_note: str
                     + ("the clock under load (clock, below); " if clock else "")
                     + ("the barrier events (cluster.barrier); " if barrier else "")
                     + "bandwidth per level, kernel and thread count from the built-in streaming benchmark "
-                    f"(median of {REPEATS} to {MAX_REPEATS} runs, more while its 95 % interval was wider than "
+                    f"(the upper quartile of {REPEATS} to {MAX_REPEATS} runs, the attainable figure, more "
+                    f"while its 95 % interval was wider than "
                     f"{100 * STABLE:.0f} % of it" + ("; their spread, (max - min) / median, beside the results"
                                                    if spread else "") + ")",
         "clock": clock_provenance(host, clock),

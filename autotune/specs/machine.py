@@ -103,8 +103,8 @@ class Machine:
     def bandwidth(self, level: str, cores: int) -> float | None:
         """Bytes per second of the fastest streaming kernel in `level` on `cores` cores (the largest
         measured count below it, where that count was not measured): the largest of the kernels'
-        medians over their runs (calibrate --node writes each kernel's median); a single fast spell
-        cannot set it.  A file kerncraft's own benchmark wrote has the best of its runs instead."""
+        figures (calibrate --node writes the upper quartile of each kernel's runs); a single fast
+        spell cannot set it.  A file kerncraft's own benchmark wrote has the best of its runs instead."""
         for name, row in self.bandwidths:
             if name == level and row:
                 return row[min(cores, len(row)) - 1]
@@ -154,8 +154,8 @@ def _check_network(net: dict, path) -> None:
 
 def _bandwidths(data: dict, path) -> tuple[tuple[str, tuple[float, ...]], ...]:
     """Per level, the fastest benchmark kernel's bandwidth at 1..n cores (B/s): the largest of the
-    kernels' `results`, which calibrate --node writes as the median of each kernel's runs (the
-    largest of the kernels' medians over their runs; a single fast spell cannot set it)."""
+    kernels' `results`, which calibrate --node writes as the upper quartile of each kernel's runs
+    (a single fast spell cannot set it)."""
     out = []
     meas = (data.get("benchmarks") or {}).get("measurements") or {}
     for level, by_tpc in meas.items():

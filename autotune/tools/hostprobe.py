@@ -19,9 +19,9 @@ from autotune.progress import Progress
 from autotune.errors import ToolError
 from autotune.specs import capacity, stencils
 from autotune.specs.capacity import CapacityScan
-from autotune.specs.hostmachine import (CLOCK_RUNS, KERNELS, MAX_REPEATS, NT_KERNELS, NT_LEVELS, REPEATS, Cache,
-                                        ClockMeasure, HostInfo, Point, clock_under_load, median_interval,
-                                        median_spread, percent, settled, thread_share)
+from autotune.specs.hostmachine import (CLOCK_RUNS, KERNELS, NT_KERNELS, NT_LEVELS, Cache, ClockMeasure, HostInfo,
+                                        Point, clock_under_load, percent, thread_share)
+from autotune.specs.runstats import MAX_REPEATS, REPEATS, attainable, attainable_spread, interval, settled
 
 FILL = 0.5
 
@@ -201,13 +201,14 @@ def measure_capacity(host: HostInfo, progress: Progress, min_seconds: float = 0.
 def measure(host: HostInfo, progress: Progress, min_seconds: float = 0.1,
             cc: str = "gcc", exe: Path | None = None, found: tuple[stencils.Stencil, ...] = ()) -> dict:
     """Per level and kernel, a Point per thread count (1, 2, ...): the GB/s of the built-in
-    streaming benchmark, the median of its runs, their spread ((max - min) / median) and the 95 %
-    interval of the median; in NT_LEVELS also of the kernels with non-temporal stores (NT_KERNELS),
-    where the target has them, and in their levels of the reference stencils `found`.
-    The kernels of a level and thread count are run round-robin,
-    REPEATS rounds, more (up to MAX_REPEATS) until every kernel's median is settled, so that a slow or
-    fast spell of a shared machine touches every kernel alike (back to back, one kernel's runs
-    could all fall in one: on a shared guest the memory bandwidth moved by 1.7 x between minutes)."""
+    streaming benchmark, the upper quartile of its runs (specs.hostmachine.attainable), their spread
+    ((max - min) / median), the 95 % interval of that figure and the runs; in NT_LEVELS also of
+    the kernels with non-temporal stores (NT_KERNELS), where the target has them, and in their
+    levels of the reference stencils `found`.  The kernels of a level and thread count are run
+    round-robin, REPEATS rounds, more (up to MAX_REPEATS) until every kernel's figure is settled,
+    so that a slow or fast spell of a shared machine touches every kernel alike (back to back, one
+    kernel's runs could all fall in one: on a shared guest the memory bandwidth moved by 1.7 x
+    between minutes)."""
     results: dict = {}
     with ExitStack() as stack:
         exe = exe or stack.enter_context(stream_exe(cc))
@@ -225,19 +226,20 @@ def measure(host: HostInfo, progress: Progress, min_seconds: float = 0.1,
                 ws = thread_share(host, level, per_thread, t)
                 runs: dict[str, list[float]] = {kernel: [] for kernel in kernels}
                 done = 0
-                while done < REPEATS or (done < MAX_REPEATS and not settled(runs)):
+                while done < REPEATS or (done < MAX_REPEATS and not settled(runs, statistic=attainable)):
                     for kernel in kernels:
                         runs[kernel].append(stream_gbps(exe, stencils.KERNEL if kernel in rows else kernel, ws, t,
                                                         min_seconds, row=rows.get(kernel)))
                     done += 1
                 for kernel in kernels:
-                    results[level][kernel].append(Point(t, ws, *median_spread(runs[kernel]),
-                                                        median_interval(runs[kernel]), done))
+                    results[level][kernel].append(Point(t, ws, *attainable_spread(runs[kernel]),
+                                                        interval(runs[kernel], attainable), done,
+                                                        tuple(runs[kernel])))
             widest = max((p.spread, k, p.threads) for k in kernels for p in results[level][k])
             loosest = max(((p.interval[1] - p.interval[0]) / p.gbps if p.gbps else 0.0, k, p.threads, p.runs)
                           for k in kernels for p in results[level][k])
             progress.say(f"bandwidth {level}: " + ", ".join(f"{k} {results[level][k][0].gbps:.1f}" for k in kernels)
                      + f" GB/s on 1 thread; runs spread up to {percent(widest[0])} ({widest[1]}, "
-                     f"{widest[2]} thread(s)); the medians' 95 % intervals within {percent(loosest[0])} of them "
+                     f"{widest[2]} thread(s)); the upper quartiles' 95 % intervals within {percent(loosest[0])} of them "
                      f"(widest: {loosest[1]}, {loosest[2]} thread(s), {loosest[3]} runs)")
     return results
