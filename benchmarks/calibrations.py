@@ -3,6 +3,7 @@
 
     python -m benchmarks.calibrations A.yaml B.yaml [--ivp heat2d] [--n 4000000] [--nodes 1]
                                       [--threads T] [--store FILE] [--whole] [--json out.json]
+                                      [--runs A.json B.json]
 
 Ranks the IVP's whole pool with A and with B (the ECM model alone, no learned factors) and
 prints, over the variants both price, the ratios B / A: their median, the median and the largest
@@ -15,21 +16,30 @@ of B is ranked too: its ratios to A say how much of the difference that section 
 that writes the same file as another is ranked once; --whole: the whole files only).  Each
 ranking that changes a node's figures runs the kerncraft analyses (and the sweeps measured on
 this host) it lacks, once per file, into the store (default: a new one in a temporary folder).
+
+--runs: the two calibrations' JSON (`calibrate --node --format json`, which keeps every run of
+every bandwidth point).  Per level and thread count, the median over the kernels of B / A is
+printed for three statistics of the runs: the median, the upper quartile (what the file holds)
+and the best run.  Where the best runs moved as far as the median, the host itself was slower
+or faster, not a busy minute's share of the runs: no statistic of the runs can hold that still.
 """
 from __future__ import annotations
 
 import argparse
 import copy
+import json
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
+from autotune.specs.runstats import attainable
 from autotune.storage.atomic import write_json, write_text
 from autotune.storage.yamlfile import dump_text, round_trip_yaml
 
 TARGET_MEDIAN, TARGET_EVERY = 0.05, 0.10      # |B / A - 1|
 TEXT_ONLY = ("provenance",)                   # sections that price nothing
+RUN_STATISTICS = {"median": statistics.median, "upper quartile": attainable, "best run": max}
 
 
 def differing_sections(a: dict, b: dict) -> list[tuple[str, ...]]:
@@ -99,6 +109,23 @@ def compare(base: dict[str, float | None], other: dict[str, float | None]) -> di
             "lowest": [low, ratios[low]], "highest": [high, ratios[high]]}
 
 
+def run_shifts(a: dict, b: dict) -> list[dict]:
+    """Per level and thread count of two calibrations' runs (their JSON's bandwidth_samples:
+    level -> kernel -> the runs at 1, 2, ... threads), the median over the kernels both measured
+    of B / A for each of RUN_STATISTICS (a point without runs on either side is left out)."""
+    out = []
+    for level, kernels in a.items():
+        theirs = b.get(level) or {}
+        for t in sorted({i + 1 for mine in kernels.values() for i in range(len(mine))}):
+            here = [(m[t - 1], theirs[k][t - 1]) for k, m in kernels.items() if k in theirs
+                    and t <= min(len(m), len(theirs[k])) and m[t - 1] and theirs[k][t - 1]]
+            if here:
+                out.append({"level": level, "threads": t, "kernels": len(here),
+                            **{name: statistics.median(f(th) / f(m) for m, th in here)
+                               for name, f in RUN_STATISTICS.items()}})
+    return out
+
+
 def line(label: str, c: dict) -> str:
     if not c.get("variants"):
         return f"{label:<38} no variant priced by both"
@@ -124,7 +151,19 @@ def main(argv=None) -> int:
     ap.add_argument("--store", type=Path, help="the store of the rankings (default: a new one)")
     ap.add_argument("--whole", action="store_true", help="compare the whole files only, no section of B in A")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--runs", type=Path, nargs=2, metavar=("A.json", "B.json"),
+                    help="the two calibrations' JSON: how far each statistic of their runs moved")
     a = ap.parse_args(argv)
+    samples = []
+    for path in a.runs or ():
+        try:
+            got = json.loads(path.read_text()).get("bandwidth_samples")
+        except (OSError, ValueError, AttributeError):
+            got = None
+        if not isinstance(got, dict) or not got:
+            print(f"{path}: expected the JSON of calibrate --node with its runs (bandwidth_samples)", file=sys.stderr)
+            return 2
+        samples.append(got)
     # read and written as the calibration edits machine files (ruamel's round trip): kerncraft's
     # own constructs, such as its ordered maps (!!omap), stay what kerncraft reads
     yaml, data = round_trip_yaml(), []
@@ -158,9 +197,16 @@ def main(argv=None) -> int:
         held = whole["median_abs"] <= TARGET_MEDIAN and whole["max_abs"] <= TARGET_EVERY
         print(f"targets: median |B / A - 1| <= {100 * TARGET_MEDIAN:.0f} %, every variant within "
               f"{100 * TARGET_EVERY:.0f} %: {'met' if held else 'missed'}")
+    shifts = run_shifts(*samples) if samples else []
+    if shifts:
+        print("the runs (--runs): median over the kernels of B / A")
+        print(f"{'level':<6} {'threads':>7}  " + "  ".join(f"{name:>14}" for name in RUN_STATISTICS))
+        for r in shifts:
+            print(f"{r['level']:<6} {r['threads']:>7}  " + "  ".join(f"{r[name]:14.3f}" for name in RUN_STATISTICS))
     if a.json:
         write_json(a.json, {"ivp": a.ivp, "n": a.n, "nodes": a.nodes, "threads": a.threads,
-                            "first": str(a.first), "second": str(a.second), "rows": rows}, "json")
+                            "first": str(a.first), "second": str(a.second), "rows": rows,
+                            **({"run_shifts": shifts} if samples else {})}, "json")
     return 0
 
 
