@@ -115,6 +115,22 @@ def test_table_csv_and_explain(cold_heat2d, session_store, capsys):
                            "--format", "json", "--store", session_store)
     d = json.loads(out)
     assert d["name"] == best and d["predicted_s"] == cold_heat2d[0]["variants"][0]["predicted_s"]
+    # the bytes a step moves per part and interface, as kerncraft counted the lines: the paper
+    # form's copy and RHS each read a vector and write one through the caches (its write-allocate
+    # read and the write back): 3 vectors of the node's 35808256 / 8 components per execution
+    code, out, _ = run_cli(capsys, "explain", "--ivp", "heat2d", "--nodes", "8", "--variant",
+                           "lc=jl-onepass,comm=allgather", "--format", "json", "--store", session_store)
+    traffic, vector = json.loads(out)["traffic_bytes"], 8 * 35808256 / 8
+    assert set(traffic["predictor.copy"]) == {"L1-L2", "L2-L3", "L3-MEM"}
+    assert traffic["predictor.copy"]["L3-MEM"] == pytest.approx(3 * 3 * vector)          # 3 executions
+    assert traffic["rhs.heat2d.interior"]["L3-MEM"] == pytest.approx(25 * 3 * vector)    # 25 executions
+    code, out, _ = run_cli(capsys, "explain", "--ivp", "heat2d", "--nodes", "8", "--variant",
+                           "lc=jl-onepass,comm=allgather", "--store", session_store)
+    table = out[out.index("predicted traffic, MB/step"):].splitlines()
+    assert table[0].split()[-3:] == ["L1-L2", "L2-L3", "L3-MEM"]
+    copy = next(line.split() for line in table if line.startswith("predictor.copy "))
+    assert float(copy[-1]) == pytest.approx(3 * 3 * vector / 1e6, abs=0.01)
+    assert any(line.startswith("all parts ") for line in table)
 
 
 def test_a_rank_whose_every_variant_needs_a_part_kerncraft_cannot_analyse_fails(cold_heat2d, session_store, tmp_path,

@@ -144,3 +144,6 @@ def test_the_padded_view_counts_the_lines_the_simulation_counts(order, tmp_path)
                                                   "regimes": regimes})
         assert lc["ok"] and sim["ok"] and lc["cache_predictor"] == "LC" and "lc_refused" not in lc
         assert lc["terms"] == pytest.approx(sim["terms"], rel=0.02), regime
+        # the lines each interface moves, per line of the part's work (the view's per its unroll)
+        assert set(lc["lines"]) == {"L1-L2", "L2-L3", "L3-MEM"}
+        assert lc["lines"] == pytest.approx(sim["lines"], rel=0.02), regime

@@ -39,6 +39,9 @@ def test_streamed_result_scales_each_transfer_by_its_interface():
     assert out["cy_per_cl"] == pytest.approx(42.0)
     assert out == dict(recombine(result, out["terms"], 2, 2), memory_bandwidth_kernel="copy_nt",
                        nt_memory={"rate": "assumed", "factor": 1.0})
+    # the lines the analysis counted move as the terms: 13 -> 5 between caches, 9 to memory
+    counted = streamed(dict(result, lines={"L1-L2": 13.0, "L2-L3": 13.0, "L3-MEM": 13.0}), _part(), ("Yn",), 2, 2)
+    assert counted["lines"] == pytest.approx({"L1-L2": 5.0, "L2-L3": 5.0, "L3-MEM": 9.0})
     # nothing streamed, a failed analysis: as they are
     assert streamed(result, _part(), (), 2, 2) is result
     failed = {"ok": False, "error": "x"}

@@ -53,6 +53,11 @@ def test_tiled_result_adds_the_tiles_lines_and_recombines():
     l3 = tiled(RESULT, _part(), 4096, 4, CACHES, 64, 2, 2)
     assert l3["terms"]["T_L1L2"] == 25.0 and l3["terms"]["T_L2L3"] == 50.0 and l3["terms"]["T_L3MEM"] == 39.0
     assert l3 == recombine(RESULT, l3["terms"], 2, 2) and l3["cy_per_cl"] > l2["cy_per_cl"]
+    # the lines the analysis counted get F's 3 s = 12 lines at each interface the tile's lines cross
+    counted = dict(RESULT, lines={"L1-L2": 13.0, "L2-L3": 13.0, "L3-MEM": 13.0})
+    assert tiled(counted, _part(), 4096, 4, CACHES, 64, 2, 2)["lines"] == {"L1-L2": 25.0, "L2-L3": 25.0,
+                                                                            "L3-MEM": 13.0}
+    assert "lines" not in l3                              # an analysis stored without them: none made up
     failed = {"ok": False, "error": "x"}
     assert tiled(failed, _part(), 512, 4, CACHES, 64, 2, 2) is failed
     assert tiled(RESULT, _part(), 0, 4, CACHES, 64, 2, 2) is RESULT      # block=none

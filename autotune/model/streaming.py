@@ -12,7 +12,8 @@ that reads R streams and writes W streams it never reads, S of them non-temporal
     lines across the memory interface         R + 2 W        ->  R + 2 (W - S) + S
 
 and each transfer term is scaled by its interface's ratio (its cycles are lines over that
-interface's bandwidth), then the terms are recombined as kerncraft combines them
+interface's bandwidth), and so are the lines the analysis counted (`lines`), then the terms are
+recombined as kerncraft combines them
 (model.learned.recombine).  The memory interface keeps the S written lines: the floor (bound_s)
 counts them, and no store can avoid them.  The read that follows such a store finds nothing in
 the caches either: model.reuse prices it from memory.  Only where the step would read those
@@ -89,6 +90,9 @@ def streamed(result: dict, part: KernelPart, streams: tuple[str, ...], numa_core
         scaled[term] = value if where is None else \
             value * (memory * (rate or 1.0) if where.endswith("-MEM") else inner)
     out = recombine(result, scaled, numa_cores, socket_cores)
+    if result.get("lines"):     # the lines each interface moves, as the terms are scaled
+        out["lines"] = {iface: n * (memory if iface.endswith("-MEM") else inner)
+                        for iface, n in result["lines"].items()}
     if kernel:      # a memory transfer of its own kind: its factor is learned apart
         out["memory_bandwidth_kernel"] = f"{kernel}{NT_SUFFIX}"
         out["nt_memory"] = {"rate": "measured" if rate else "assumed", "factor": rate or 1.0}

@@ -16,8 +16,8 @@ read or written at each interface between L1 and the level that holds the tile,
 
     cycles = (2 s + s) / (B/cy of the lower level / line)      half-duplex (full: max(2 s, s))
 
-added to the interface's transfer term, and the terms recombined as kerncraft combines them
-(model.learned.recombine).  A tile that no cache level holds is priced as if the last one did.
+added to the interface's transfer term (and its 3 s lines to the lines the analysis counted,
+`lines`), and the terms recombined as kerncraft combines them (model.learned.recombine).  A tile that no cache level holds is priced as if the last one did.
 """
 from __future__ import annotations
 
@@ -65,8 +65,12 @@ def tiled(result: dict, part: KernelPart, tile: int, stages: int, caches: tuple[
     terms = result.get("terms")
     if not result.get("ok") or not terms or tile <= 0:
         return result
-    extra = tile_cycles(home_level(tile, stages, tile_rows(part), caches), stages, caches, cacheline)
+    home = home_level(tile, stages, tile_rows(part), caches)
+    extra = tile_cycles(home, stages, caches, cacheline)
     if not extra:
         return result
     added = {term: value + extra.get(transfer_interface(term) or "", 0.0) for term, value in terms.items()}
-    return recombine(result, added, numa_cores, socket_cores)
+    out = recombine(result, added, numa_cores, socket_cores)
+    if result.get("lines"):     # F's 3 s lines per line of work at each interface above its home
+        out["lines"] = {iface: n + (3 * stages if iface in extra else 0.0) for iface, n in result["lines"].items()}
+    return out

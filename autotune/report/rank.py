@@ -134,6 +134,7 @@ def explain_table(ex: ExplainResult) -> str:
                      + (f" {k['ecm_s']:11.4e}" if learned else ""))
     lines += _incore_lines(ex)
     lines += _sweep_lines(ex)
+    lines += _traffic_lines(ex)
     lines += _window_lines(ex.window)
     lines += ["",
               f"barriers: {r.barriers} per step, {r.prediction.barrier_s:.4e} s",
@@ -179,6 +180,27 @@ def _sweep_lines(ex: ExplainResult) -> list[str]:
             out.append(f"{name if i == 0 else '':26} {'-' if an is None else f'{an:.3e}':>10} "
                        f"{'-' if meas is None else f'{meas:.3e}':>10} {e['factor']:5.2f} "
                        f"{'n=' + str(e['n']) + ' ' + e['level_name']:>12} {e['source']:9} {e['why']}")
+    return out
+
+
+def _traffic_lines(ex: ExplainResult) -> list[str]:
+    """The bytes each kernel part moves across each interface in a step, as predicted: what
+    likwid-perfctr -m measures per region of a solver generate --likwid made."""
+    traffic = ex.traffic()
+    names = list(dict.fromkeys(row["name"] for row in ex.kernel_rows()))
+    if not traffic:
+        return ["", "predicted traffic: the stored analyses keep no line counts (analyses stored before "
+                    "they were kept; a new store runs them again)"] if names else []
+    ifaces = list(dict.fromkeys(i for v in traffic.values() for i in v))
+    out = ["", f"{'predicted traffic, MB/step':26} " + " ".join(f"{i:>9}" for i in ifaces)]
+    for name in names:
+        if name in traffic:
+            out.append(f"{name:26} " + " ".join(f"{traffic[name].get(i, 0.0) / 1e6:9.2f}" for i in ifaces))
+    out.append(f"{'all parts':26} " + " ".join(f"{sum(v.get(i, 0.0) for v in traffic.values()) / 1e6:9.2f}"
+                                             for i in ifaces))
+    left = [n for n in names if n not in traffic]
+    if left:
+        out.append(f"  without line counts (analyses stored before they were kept): {', '.join(left)}")
     return out
 
 

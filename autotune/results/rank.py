@@ -329,6 +329,9 @@ class ExplainResult:
         sweeps = self.sweeps()
         if sweeps:
             d["sweeps"] = sweeps
+        traffic = self.traffic()
+        if traffic:
+            d["traffic_bytes"] = traffic
         if self.window:
             d["window"] = self.window
         return d
@@ -354,6 +357,27 @@ class ExplainResult:
             if info and all((i["level"], i["n"]) != (info["level"], info["n"]) for i in mine):
                 mine.append(info)
         return {name: sorted(infos, key=lambda i: i["level"]) for name, infos in out.items() if infos}
+
+    def traffic(self) -> dict[str, dict[str, float]]:
+        """The variant's kernel parts -> the bytes a step moves across each interface below L1
+        ("L1-L2", ..., "L3-MEM") on one node, as the model prices the part's data: the lines
+        kerncraft's cache predictor counted per line of work (with the streamed stores and the
+        tile's F as the model prices them), times the lines of work of each level the data comes
+        from.  A part whose analyses keep no line counts (stored before they were kept) is left out."""
+        src = self.ranking._source
+        if src is None:
+            return {}
+        line = self.ranking.scenario.machine.cacheline
+        out: dict[str, dict[str, float]] = {}
+        missing = set()
+        for part, _, result, work in src.work(self.name):
+            if not result.get("lines"):
+                missing.add(part.name)
+                continue
+            mine = out.setdefault(part.name, {})
+            for iface, n in result["lines"].items():
+                mine[iface] = mine.get(iface, 0.0) + n * line * work
+        return {name: v for name, v in out.items() if name not in missing}
 
     def to_frame(self):
         """One row per kernel part."""

@@ -188,10 +188,19 @@ def _per_part_line(results: dict, unroll: int) -> dict:
     return out
 
 
+def _lines(predictor, machine, per: int) -> dict[str, float]:
+    """The cache lines kerncraft's cache predictor moves across each interface below L1 ("L1-L2",
+    ..., "L3-MEM"), loaded and stored together, per cache line of the part's work (`per`: the
+    analysed loop's lines of work per one of the part's), as its ECM model counts them."""
+    loads, stores = predictor.get_loads(), predictor.get_stores()
+    names = [str(c["level"]) for c in machine["memory hierarchy"]]
+    return {f"{names[i - 1]}-{names[i]}": (float(loads[i]) + float(stores[i])) / per for i in range(1, len(names))}
+
+
 def _regime(task: dict, regime: dict, cpu, folder: str) -> dict:
     from kerncraft.models.ecm import ECM, ECMData
     constants, refused, predictor = regime["constants"], None, regime["cache_predictor"]
-    data = None
+    data = lines = None
     if predictor == "LC":
         try:
             kernel, machine, args = _kernel(regime["view"], os.path.join(folder, "view"), task, "LC",
@@ -199,6 +208,7 @@ def _regime(task: dict, regime: dict, cpu, folder: str) -> dict:
             half = ECMData(kernel, machine, args, _STATE["parser"])
             half.analyze()
             data = _Analysed(half, _per_part_line(half.results, int(task.get("unroll", 1))))
+            lines = _lines(half.predictor, machine, int(task.get("unroll", 1)))
         except ValueError as e:         # kerncraft: the layer conditions do not apply here
             refused, predictor = " ".join(str(e).split())[:300], "SIM"
     kernel, machine, args = _kernel(task["code"], os.path.join(folder, "code"), task, "SIM", constants)
@@ -209,6 +219,7 @@ def _regime(task: dict, regime: dict, cpu, folder: str) -> dict:
     model._CPU, model._data = _Analysed(cpu), data
     model.analyze()
     result = _result(model.results, task)
+    result["lines"] = lines if lines is not None else _lines(data.predictor, machine, 1)
     result["cache_predictor"] = predictor
     if refused:
         result["lc_refused"] = refused
