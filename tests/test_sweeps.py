@@ -87,7 +87,13 @@ def test_the_size_in_memory_outgrows_the_caches_and_keeps_to_its_time(monkeypatc
     ivp, machine = load_ivp("inverterchain"), load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml"))
     (n, level, threads), = [s for s in psw.measure_sizes(ivp, machine, 10, 0) if s[1] == len(machine.caches)]
     reach = level_reach(machine, machine.cores)[-1]
-    assert threads == machine.cores and 8 * n >= psw.MEMORY_OVER * reach > 8 * (n - 64)
+    # the least power of the grid at or above MEMORY_OVER x what the caches hold
+    grid = psw.memory_target(reach)
+    assert threads == machine.cores and n == ivp.least_n(grid) and n >= grid
+    assert 8 * grid >= psw.MEMORY_OVER * reach > 8 * grid / psw.MEMORY_GRID
+    # a capacity that moved by 3 % keeps the size (and the record the store holds of it)
+    assert psw.memory_target(0.97 * reach) == psw.memory_target(1.03 * reach) == grid
+    assert psw.memory_target(reach * psw.MEMORY_GRID ** 2) > grid
     assert 8 * 10 * n / machine.bandwidth("MEM", machine.cores) <= psw.MEMORY_SECONDS
     # where the step's vectors take longer to stream at the node's bandwidth: not measured in memory
     monkeypatch.setattr(psw, "MEMORY_SECONDS", 0.99 * 8 * 10 * n / machine.bandwidth("MEM", machine.cores))
@@ -104,7 +110,7 @@ def test_the_size_in_memory_outgrows_the_caches_and_keeps_to_its_time(monkeypatc
     heat = load_ivp("heat2d")
     (n, _, _), = [s for s in psw.measure_sizes(heat, machine, 10, 0) if s[1] == 3]
     side = math.isqrt(n)
-    assert side * side == n and 8 * (side - 1) ** 2 < psw.MEMORY_OVER * reach <= 8 * n
+    assert side * side == n and (side - 1) ** 2 < psw.memory_target(reach) <= n
 
 
 def test_a_unit_is_priced_at_the_measurement_of_its_level_and_says_so():

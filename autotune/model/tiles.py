@@ -17,7 +17,8 @@ read or written at each interface between L1 and the level that holds the tile,
     cycles = (2 s + s) / (B/cy of the lower level / line)      half-duplex (full: max(2 s, s))
 
 added to the interface's transfer term (and its 3 s lines to the lines the analysis counted,
-`lines`), and the terms recombined as kerncraft combines them (model.learned.recombine).  A tile that no cache level holds is priced as if the last one did.
+`lines`, at the same interfaces), and the terms recombined as kerncraft combines them
+(model.learned.recombine).  A tile that no cache level holds is priced as if the last one did.
 """
 from __future__ import annotations
 

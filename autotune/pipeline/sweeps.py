@@ -41,6 +41,12 @@ MOST_N = 4_000_000   # a level whose size needs more components is not measured 
 # in memory: one vector on the node is this many times what the caches hold of the node's data
 # (model.reuse: every touch of the step then comes from memory) ...
 MEMORY_OVER = 1.25
+# ... snapped up to a fixed grid of sizes (powers of MEMORY_GRID components): the capacity a
+# guest gets of its last level moves a few percent between calibrations (7145 and 7339 kB an
+# hour apart on a Zen 1 guest), and a size that moved with it was a record the store lacked,
+# measured again in another minute (heat2d's fused sweeps 14 % apart: 3 of its 414 variants
+# moved 15 %); on the grid both calibrations keep one size and its record
+MEMORY_GRID = math.sqrt(2)
 # ... where the step's vectors pass the node's memory in this long at its bandwidth (the time it
 # takes: a 2-core guest that reports 300 MiB of L3 would stream 1.4 GB a sweep), and at most
 MEMORY_SECONDS = 0.02
@@ -96,6 +102,17 @@ def step_vectors(step: StepForm) -> int:
     return len({v for sw in step.sweeps() for v in sw.vectors})
 
 
+def memory_target(reach: float) -> int:
+    """Components of one vector on the node for the measurement in memory: MEMORY_OVER times the
+    bytes the caches hold of the node's data (reach), as the least power of MEMORY_GRID at or
+    above it (rounded up to a whole component)."""
+    least = MEMORY_OVER * reach / DOUBLE
+    if least <= 1:
+        return 1
+    k = math.ceil(math.log(least, MEMORY_GRID) - 1e-9)
+    return math.ceil(MEMORY_GRID ** k - 1e-6)
+
+
 def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[tuple[int, int, int]]:
     """(n, level, threads) of the sizes a form's sweeps are measured at, on every core of the node
     (the file's cores): in L2 and in memory.
@@ -110,7 +127,7 @@ def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[t
     wrongly (docs/node-model.md, "The fused sweeps as they run").
 
     In memory (level: the index past the caches): one vector on the node MEMORY_OVER times what
-    the caches hold of the node's data, where the step's vectors pass memory in MEMORY_SECONDS
+    the caches hold of the node's data, snapped up to the grid (memory_target), where the step's vectors pass memory in MEMORY_SECONDS
     at the file's bandwidth (the time it takes) and n stays under MOST_MEMORY_N.  A sweep's cost
     per component does not depend on the size there, and its tiles' compute and its streams
     share the time in a way no rule of the file composes (the same docs, "In memory").  A
@@ -129,7 +146,7 @@ def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[t
                  len(caches))
     if level == 1 and n <= MOST_N:
         out.append((n, level, threads))
-    n = ivp.least_n(math.ceil(MEMORY_OVER * level_reach(machine, threads)[-1] / DOUBLE))
+    n = ivp.least_n(memory_target(level_reach(machine, threads)[-1]))
     bandwidth = machine.bandwidth("MEM", threads)
     if n <= MOST_MEMORY_N and bandwidth and DOUBLE * vectors * n / bandwidth <= MEMORY_SECONDS \
             and n >= TILES * tile * threads:

@@ -371,6 +371,8 @@ class ExplainResult:
         out: dict[str, dict[str, float]] = {}
         missing = set()
         for part, _, result, work in src.work(self.name):
+            if not result.get("ok"):
+                continue                # a failed analysis: the variant has no prediction to explain
             if not result.get("lines"):
                 missing.add(part.name)
                 continue

@@ -31,8 +31,8 @@ HOLD = 0.5
 MIN_ROWS = 4           # rows of the arrays at a measured working set: one interior row and more
 SECTION = "reference stencils"
 NOTE = ("a five-point stencil over rows of `rows` doubles, three of which exceed the level named "
-        "(stencil_l<k>: L<k>) and fit the next; measured below that level, median of the level's rounds "
-        "at 1, 2, ... threads, at the working sets of benchmarks.measurements: the reference kernels "
+        "(stencil_l<k>: L<k>) and fit the next; measured below that level, the upper quartile of the "
+        "level's rounds at 1, 2, ... threads, at the working sets of benchmarks.measurements: the reference kernels "
         "whose traffic differs between levels (calibrate --node fits the composition rule to them)")
 
 

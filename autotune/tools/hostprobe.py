@@ -201,7 +201,7 @@ def measure_capacity(host: HostInfo, progress: Progress, min_seconds: float = 0.
 def measure(host: HostInfo, progress: Progress, min_seconds: float = 0.1,
             cc: str = "gcc", exe: Path | None = None, found: tuple[stencils.Stencil, ...] = ()) -> dict:
     """Per level and kernel, a Point per thread count (1, 2, ...): the GB/s of the built-in
-    streaming benchmark, the upper quartile of its runs (specs.hostmachine.attainable), their spread
+    streaming benchmark, the upper quartile of its runs (specs.runstats.attainable), their spread
     ((max - min) / median), the 95 % interval of that figure and the runs; in NT_LEVELS also of
     the kernels with non-temporal stores (NT_KERNELS), where the target has them, and in their
     levels of the reference stencils `found`.  The kernels of a level and thread count are run
