@@ -66,12 +66,12 @@ def tiled(result: dict, part: KernelPart, tile: int, stages: int, caches: tuple[
     terms = result.get("terms")
     if not result.get("ok") or not terms or tile <= 0:
         return result
-    home = home_level(tile, stages, tile_rows(part), caches)
-    extra = tile_cycles(home, stages, caches, cacheline)
+    extra = tile_cycles(home_level(tile, stages, tile_rows(part), caches), stages, caches, cacheline)
     if not extra:
         return result
     added = {term: value + extra.get(transfer_interface(term) or "", 0.0) for term, value in terms.items()}
     out = recombine(result, added, numa_cores, socket_cores)
     if result.get("lines"):     # F's 3 s lines per line of work at each interface above its home
-        out["lines"] = {iface: n + (3 * stages if iface in extra else 0.0) for iface, n in result["lines"].items()}
+        out["lines"] = {iface: n + (3 * stages if iface in extra else 0.0)
+                        for iface, n in result["lines"].items()}
     return out

@@ -127,8 +127,9 @@ def measure_sizes(ivp: IVP, machine: Machine, vectors: int, tile: int) -> list[t
     wrongly (docs/node-model.md, "The fused sweeps as they run").
 
     In memory (level: the index past the caches): one vector on the node MEMORY_OVER times what
-    the caches hold of the node's data, snapped up to the grid (memory_target), where the step's vectors pass memory in MEMORY_SECONDS
-    at the file's bandwidth (the time it takes) and n stays under MOST_MEMORY_N.  A sweep's cost
+    the caches hold of the node's data, snapped up to the grid (memory_target), where the step's
+    vectors pass memory in MEMORY_SECONDS at the file's bandwidth (the time it takes) and n stays
+    under MOST_MEMORY_N.  A sweep's cost
     per component does not depend on the size there, and its tiles' compute and its streams
     share the time in a way no rule of the file composes (the same docs, "In memory").  A
     pipelined step is not measured there (ensure_sweeps): its rings stay in cache at any size,

@@ -72,9 +72,9 @@ def thread_share(host: HostInfo, level: str, per_thread: int, threads: int) -> i
 class Point(NamedTuple):
     """One point of the streaming benchmark (a level, kernel and thread count): the GB/s the file
     writes, the upper quartile of its runs (REPEATS to MAX_REPEATS: specs.runstats.attainable),
-    their spread (median_spread), the 95 % interval of that figure, how many runs and the runs.  Recorded numbers
-    without the runs may be given as plain (threads, bytes per thread, GB/s) tuples: they have no
-    spread."""
+    their spread (median_spread), the 95 % interval of that figure, how many runs and the runs.
+    Recorded numbers without the runs may be given as plain (threads, bytes per thread, GB/s)
+    tuples: they have no spread."""
     threads: int
     bytes_per_thread: int
     gbps: float
