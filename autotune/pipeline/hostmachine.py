@@ -113,15 +113,19 @@ def write_host_machine(target: Path, name: str, progress: Progress, nodes: int =
         bandwidth_gbs={lvl: {k: rows[-1][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
         bandwidth_1thread_gbs={lvl: {k: rows[0][2] for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
         text=text if dry_run else None, reference_kernels=reference, wide_spreads=wide,
-        bandwidth_intervals={lvl: {k: [list(r[4]) if len(r) > 4 and r[4] else None for r in rows]
-                                   for k, rows in ks.items()} for lvl, ks in bandwidths.items()},
+        bandwidth_intervals=_per_point(bandwidths, 4, list),
         last_level=scan.to_dict() if scan else {},
         barrier={} if barrier is None else {"per_doubling_s": barrier["per_doubling_s"],
                                             "seconds": {str(t): v for t, v in barrier["seconds"].items()}},
-        bandwidth_runs={lvl: {k: [r[5] if len(r) > 5 else None for r in rows] for k, rows in ks.items()}
-                        for lvl, ks in bandwidths.items()},
-        bandwidth_samples={lvl: {k: [list(r[6]) if len(r) > 6 and r[6] else None for r in rows]
-                                 for k, rows in ks.items()} for lvl, ks in bandwidths.items()})
+        bandwidth_runs=_per_point(bandwidths, 5),
+        bandwidth_samples=_per_point(bandwidths, 6, list))
+
+
+def _per_point(bandwidths: dict, field: int, convert=lambda v: v) -> dict:
+    """level -> kernel -> one field of each point (specs.hostmachine.Point) at 1, 2, ... threads,
+    converted; None where a point (a recorded row) lacks it."""
+    return {lvl: {k: [convert(r[field]) if len(r) > field and r[field] else None for r in rows]
+                  for k, rows in ks.items()} for lvl, ks in bandwidths.items()}
 
 
 def barrier_fit(seconds: dict[int, float]) -> dict:
