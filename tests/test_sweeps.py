@@ -137,10 +137,10 @@ def test_a_unit_is_priced_at_the_measurement_of_its_level_and_says_so():
     sc = Scenario(load_ivp("heat2d"), load_method(DEFAULT_METHOD),
                   load_machine(str(MACHINES / "haswell-ep-e5-2630v3.yaml")), 1_000_000, 1, 1)
     unit = Unit(KernelPart("p", "RHSLC", "", (), ()), (), 0)
-    priced = _as_run(dict(OVERLAP), unit, 0, sc, l2, NAMES)
+    priced = _as_run(lambda part, regime: dict(OVERLAP), None, unit, 0, sc, l2)
     assert priced["terms"]["T_comp (overlapping)"] == 12.0 and priced["cy_per_cl"] == 12.0
     assert priced["sweep"] is l2
-    kept = _as_run(dict(OVERLAP), unit, 0, sc, dict(l2, source=swmod.ANALYSED), NAMES)
+    kept = _as_run(lambda part, regime: dict(OVERLAP), None, unit, 0, sc, dict(l2, source=swmod.ANALYSED))
     assert kept["cy_per_cl"] == 9.0 and kept["sweep"]["source"] == swmod.ANALYSED
 
 
@@ -292,6 +292,7 @@ def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_te
     from autotune.model.ecm import ecm_numbers
     from autotune.model.steptime import regime_rate
     from autotune.pipeline.layout import Session, tile_of
+    from autotune.model.regime import Regime
     from autotune.pipeline.pricebatch import Batch, _as_run, place, price
     from autotune.pipeline.sweeps import SweepMeasure
     from autotune.pipeline import sweepprice
@@ -336,7 +337,7 @@ def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_te
     m = math.ceil(ivp.part_components(ivp.rhs[unit.spec], n)) * unit.part.step      # its components at n
     lines = unit.part.iterations_per_m * m / (machine.cacheline / 8 / unit.part.loops[-1].step)
     # the part as the variant runs it: its tile's lines of F added between L1 and L2 (model.tiles)
-    as_run = _as_run(result, unit, tile_of(unit.tiling, machine, method.stages), batch.first)
+    as_run = _as_run(result_of, Regime("MEM"), unit, tile_of(unit.tiling, machine, method.stages), batch.first)
     rate = regime_rate(*ecm_numbers(as_run)[:3], machine.clock_hz, threads, 1)
     assert info["level_name"] == "MEM" and info["n"] == n
     assert info["analysed_s"] == pytest.approx(as_run["scaling_cy_per_cl"][threads - 1] * lines / machine.clock_hz)
@@ -348,7 +349,10 @@ def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_te
         s.executions for s in layout.slots if s.unit == corr)
     assert per_exec == pytest.approx(0.004 * 8_000_000 / n, rel=1e-6)
     kept = priced.results[priced.key(corr, next(c for _, _, _, cs in batch.placed.levels[corr] for c in cs))]
-    assert kept["terms"]["T_L3MEM (overlapping)"] == pytest.approx(9.0 * info["factor"])
+    # every term of each of the sweep's loops (model.loops) scaled, memory's too
+    assert kept["terms"].keys() == as_run["terms"].keys() and any("T_L3MEM" in t for t in kept["terms"])
+    for term, v in as_run["terms"].items():
+        assert kept["terms"][term] == pytest.approx(v * info["factor"])
     assert kept["sweep"]["level_name"] == "MEM"
     # a size whose data comes from L3 and memory: the model's figure is memory's regime alone
     split = Batch(layout, [Scenario(ivp, method, machine, 400_000, 1, machine.cores)])

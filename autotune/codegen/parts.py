@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from functools import lru_cache
 
 import jinja2
@@ -22,7 +23,7 @@ from autotune.specs.shipped import shipped_dir
 from autotune.specs.ivp import IVP, RhsPart
 from autotune.specs import methodparts as mp
 from autotune.specs.methodparts import PartSpec
-from autotune.specs.parts import KernelPart, Loop
+from autotune.specs.parts import KernelPart, Loop, TileLoop
 from autotune.specs.step import FUSED_GROUPS, Group, StepForm
 from autotune.specs.method import Method
 
@@ -232,6 +233,43 @@ def fused_parts(ivp: IVP, method: Method, group: str) -> list[KernelPart]:
                               step=rhs.step, constants=rhs.constants, body=body,
                               stores=("Yn",) if group != Group.RHSAU else ()))
     return out
+
+
+# What the solver's fused functions (solver.c.j2 fused_function) run per tile after the RHS: the
+# consuming loop, the j loop outside with the stage loop inside where it writes s rows
+_CONSUMERS = {Group.RHSLCD: lambda s: mp.lc_direct_spec(s),
+              Group.RHSLC: lambda s: mp.lc_specs(s, "jl", one_pass=True)[0],
+              Group.RHSAU: lambda s: mp.approx_update_specs(s, fused=True)[0]}
+STREAM_ROW = "tile.stream_row"      # store=nt's copy of a tile's new rows (stream_row: the code of comm.pack)
+
+
+def _work_per_m(part: KernelPart) -> float:
+    """A part's lines of work per component of M (pricing's beta / delta, over M and 8)."""
+    return part.iterations_per_m * part.loops[-1].step
+
+
+def tile_loops(ivp: IVP, method: Method, group: str, streaming: bool) -> tuple[tuple[TileLoop, ...], ...]:
+    """Per part of a fused sweep (fused_parts' order), the loops the solver runs over each tile,
+    rendered from the macros it runs: the RHS part into the tile's F (of one argument vector, or
+    of all s), the linear combination or APPROX+UPDATE reading F back, and with store=nt (streaming)
+    the copy of the tile's s new rows with streaming stores.  Each loop's weight is its lines of
+    work per line of work of the fused part; the consuming loops run over the part's components
+    of the tile, contiguously."""
+    s = method.stages
+    rhs = rhs_parts(ivp, None if group == Group.RHSLCD else s)
+    consume = render_part(_CONSUMERS[group](s))
+    writes_y = group != Group.RHSAU
+    copy = replace(render_part(mp.copy_spec()), name=STREAM_ROW, stores=("b",))
+    out = []
+    for f, r in zip(fused_parts(ivp, method, group), rhs):
+        per = _work_per_m(f)
+        loops = [TileLoop(r, _work_per_m(r) / per, ("F",)),
+                 TileLoop(consume, _work_per_m(consume) / (f.step * per),
+                          ("F", "Y") if streaming and writes_y else ("F",))]
+        if streaming and writes_y:
+            loops.append(TileLoop(copy, s * _work_per_m(copy) / (f.step * per), ("v",), ("b",)))
+        out.append(tuple(loops))
+    return tuple(out)
 
 
 def sweep_parts(ivp: IVP, method: Method, group: Group) -> list[KernelPart]:

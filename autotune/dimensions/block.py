@@ -16,7 +16,8 @@ def tile_components(machine: Machine | None, block: str, stages: int) -> int:
     through the other half), in whole cache lines of 8 doubles; 0 for block=none.  store=nt's
     stage of new argument vectors shares the other half: halving the tile for it measured 6 %
     slower (heat2d, n = 4e6, 1 x 2), as shorter rows stream less well.  Where the tile's data
-    really lives (its rows pass through beside it) is model.tiles' question."""
+    really lives (its rows pass through beside it) is model.loops' question (model.tiles' in a
+    pipelined step)."""
     if block == "none":
         return 0
     return max(8, core_share(machine, block) // (2 * DOUBLE * stages) // 8 * 8)

@@ -18,6 +18,7 @@ from autotune.specs.learned import CLOCK, parameter
 IN_CORE_TERMS = ("T_comp", "T_RegL1")
 _TRANSFER = re.compile(r"^T_(L\d+)(L\d+|MEM)$")
 OVERLAPPING = " (overlapping)"
+LOOP_MARK = " @"     # "T_L1L2 (overlapping) @1": a term of the sweep's loop 1 (model.loops)
 
 
 def term_parameter(term: str, kernel: str, bandwidth_kernel: str = "") -> str | None:
@@ -33,8 +34,42 @@ def term_parameter(term: str, kernel: str, bandwidth_kernel: str = "") -> str | 
 
 
 def base_term(term: str) -> str:
-    """A term's name without the overlapping mark ("T_comp (overlapping)" -> "T_comp")."""
+    """A term's name without its loop and the overlapping mark ("T_comp (overlapping) @1" ->
+    "T_comp")."""
+    term = term.partition(LOOP_MARK)[0]
     return term[:-len(OVERLAPPING)] if term.endswith(OVERLAPPING) else term
+
+
+def loop_groups(terms: dict[str, float]) -> list[dict[str, float]]:
+    """The terms of each loop a result sums (model.loops: marked " @i"), in order of first
+    appearance; a result of one loop is one group."""
+    groups: dict[str, dict[str, float]] = {}
+    for term, v in terms.items():
+        name, _, loop = term.partition(LOOP_MARK)
+        groups.setdefault(loop, {})[name] = v
+    return list(groups.values())
+
+
+def combined(terms: dict[str, float]) -> float:
+    """kerncraft's single-core time of terms, max(sum of the non-overlapping ones, each
+    overlapping one), per loop; the loops of a sweep run one after the other, so their times add
+    (model.loops)."""
+    out = []
+    for group in loop_groups(terms):
+        serial = [v for t, v in group.items() if not t.endswith(OVERLAPPING)]
+        overlapping = [v for t, v in group.items() if t.endswith(OVERLAPPING)]
+        out.append(max(ordered_sum(serial), *overlapping) if overlapping else ordered_sum(serial))
+    return ordered_sum(out)
+
+
+def memory_term(terms: dict[str, float]) -> float:
+    """The transfer kerncraft's scaling counts as the memory interface's (its last, cycles[-1]),
+    summed over the loops a result sums: they share that interface."""
+    last = []
+    for group in loop_groups(terms):
+        transfers = [v for t, v in group.items() if transfer_interface(t)]
+        last.append(transfers[-1] if transfers else 0.0)
+    return ordered_sum(last)
 
 
 def term_parameters(term: str, kernel: str, bandwidth_kernel: str = "") -> tuple[str, ...]:
@@ -50,11 +85,20 @@ def term_parameters(term: str, kernel: str, bandwidth_kernel: str = "") -> tuple
 def parameters_of(result: dict, kernel: str) -> set[str]:
     """The parameters that can change this analysis' time (its non-zero terms)."""
     out = set()
-    bw = str(result.get("memory_bandwidth_kernel") or "")
     for term, value in (result.get("terms") or {}).items():
         if value:
-            out.update(term_parameters(term, kernel, bw))
+            out.update(term_parameters(term, kernel, bandwidth_kernel(result, term)))
     return out
+
+
+def bandwidth_kernel(result: dict, term: str) -> str:
+    """The benchmark kernel that prices a term's transfer from main memory: its loop's, where the
+    result sums a sweep's loops (model.loops: `loop_bandwidth_kernels`), else the result's."""
+    loop = term.partition(LOOP_MARK)[2]
+    kernels = result.get("loop_bandwidth_kernels")
+    if loop and kernels:
+        return str(kernels[int(loop)] or "")
+    return str(result.get("memory_bandwidth_kernel") or "")
 
 
 def scaling(t_ecm: float, t_mem: float, numa_cores: int, socket_cores: int) -> tuple[float, list[float]]:
@@ -90,10 +134,9 @@ def adjust(result: dict, kernel: str, factors: dict, numa_cores: int, socket_cor
     if not result.get("ok") or not terms:
         return result
     scaled = {}
-    bw = str(result.get("memory_bandwidth_kernel") or "")
     for term, value in terms.items():
         v = value
-        for p in term_parameters(term, kernel, bw):
+        for p in term_parameters(term, kernel, bandwidth_kernel(result, term)):
             v = v * factors.get(p, 1.0)
         scaled[term] = v
     core = factors.get(parameter(kernel, "core"), 1.0) * factors.get(CLOCK, 1.0)
@@ -110,12 +153,7 @@ def recombine(result: dict, terms: dict, numa_cores: int, socket_cores: int, cor
     """The result with new ECM terms, combined as kerncraft combines them: the single-core time
     max(sum of the non-overlapping terms, each overlapping term), the saturation point and the
     multi-core curve after its utilisation rule; core scales the in-core cycles (t_comp)."""
-    overlapping, serial, t_mem = [], [], 0.0
-    for term, v in terms.items():
-        (overlapping if term.endswith(OVERLAPPING) else serial).append(v)
-        if transfer_interface(term):
-            t_mem = v            # the last transfer: into main memory (cycles[-1] in kerncraft)
-    t_ecm = max(ordered_sum(serial), *overlapping) if overlapping else ordered_sum(serial)
+    t_ecm, t_mem = combined(terms), memory_term(terms)
     saturated, curve = scaling(t_ecm, t_mem, numa_cores, socket_cores)
     out = dict(result, terms=dict(terms), cy_per_cl=t_ecm, saturation_cores=saturated,
                t_comp=float(result.get("t_comp") or 0.0) * core)

@@ -1,17 +1,16 @@
 """A fused sweep priced with its time measured as the solver runs it, in cache and in memory.  Pure.
 
-kerncraft analyses a fused sweep (fuse=rhs-lc) as one loop that keeps the stage derivatives in
-registers (codegen.parts.fused_parts).  The solver runs something else: it evaluates a tile's RHS
-into a buffer of F, the linear combination reads the buffer back, store=nt copies every new row
-again with streaming stores, and every tile restarts its loops.  None of that is in the analysis,
-and model.tiles prices only the buffer's lines between the caches.  So the solver's own sweep is
-timed (tools.sweep_bench) at a size where its data stays in a cache level (the measured level),
+A fused sweep (fuse=rhs-lc) is priced as the loops it runs over each tile (model.loops: the RHS
+into a buffer of F, the linear combination reading it back, store=nt's copy of the new rows
+with streaming stores), each analysed on its own.  What no analysis holds is still missing:
+each tile restarts its loops and its streams, and the threads share memory in turns.  So the
+solver's own sweep is timed (tools.sweep_bench) at a size where its data stays in a cache level (the measured level),
 and at one where it streams from memory: seconds per execution of the sweep, all its RHS parts
 together.
 
 The model's figure for the same sweep at that level is each part's in-cache terms, the in-core
 terms and the transfers between L1 and the measured level (`in_cache`), combined as kerncraft
-combines them, times the part's lines of work there, summed over the parts.  Where measurement
+combines them loop by loop, times the part's lines of work there, summed over the parts.  Where measurement
 and model differ by more than TOLERANCE, those terms are scaled by one factor k = measured /
 model in every regime the sweep is priced in (`scaled`): the prediction at the measured level is
 then the measurement, and the transfers beyond it (the streams from L3 and memory, where the
@@ -22,8 +21,7 @@ k scales them all.
 """
 from __future__ import annotations
 
-from autotune.arith import ordered_sum
-from autotune.model.learned import OVERLAPPING, recombine, transfer_interface
+from autotune.model.learned import combined, recombine, transfer_interface
 
 TOLERANCE = 0.10
 MEASURED = "measured"
@@ -43,14 +41,6 @@ def within(term: str, level: int, names: tuple[str, ...]) -> bool:
 def in_cache(terms: dict[str, float], level: int, names: tuple[str, ...]) -> dict[str, float]:
     """The terms of the in-cache time with the data in level `level`."""
     return {t: v for t, v in terms.items() if within(t, level, names)}
-
-
-def combined(terms: dict[str, float]) -> float:
-    """kerncraft's single-core time of terms: max(sum of the non-overlapping ones, each
-    overlapping one)."""
-    serial = [v for t, v in terms.items() if not t.endswith(OVERLAPPING)]
-    overlapping = [v for t, v in terms.items() if t.endswith(OVERLAPPING)]
-    return max(ordered_sum(serial), *overlapping) if overlapping else ordered_sum(serial)
 
 
 def in_cache_cycles(result: dict, level: int, names: tuple[str, ...]) -> float | None:

@@ -1,6 +1,8 @@
-"""A fused sweep's tile priced where its data lives (block=l1, l2).  Pure.
+"""A pipelined step's fused level's tile priced where its data lives (block=l1, l2).  Pure.
 
-A fused sweep (fuse=rhs-lc) evaluates the s stage derivatives of a tile of T components into a
+A fused sweep outside a pipelined step is priced as the loops it runs (model.loops); a level of
+the pipelined step (pipe=wavefront) keeps the one loop kerncraft analyses, with its tile on top.
+Such a level (fuse=rhs-lc) evaluates the s stage derivatives of a tile of T components into a
 buffer F of s rows, then the kernel that consumes them reads them back.  kerncraft analyses the
 sweep with the derivatives in registers (codegen.parts.fused_parts), so the tile costs nothing
 there and every tile size prices the same: block=l1 and block=l2 tied.  In the solver F is

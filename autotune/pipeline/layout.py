@@ -15,13 +15,13 @@ from autotune.model import reuse
 from autotune.specs.ivp import IVP
 from autotune.specs.method import Method
 from autotune.specs.parts import KernelPart
-from autotune.specs.step import RHS_GROUPS, RHS_SWEEPS, Group, StepCounts, StepForm
+from autotune.specs.step import FUSED_GROUPS, RHS_GROUPS, RHS_SWEEPS, Group, StepCounts, StepForm
 from autotune.specs.stepvalues import step_form, step_keys
 from autotune.specs.variants import DIMENSIONS, Variant
 from autotune.specs.window import in_registers
 
 
-LAYOUT_VERSION = 2      # bump where a layout's meaning changes without a change of code or specs
+LAYOUT_VERSION = 3      # bump where a layout's meaning changes without a change of code or specs
 
 
 class Session:
@@ -34,6 +34,7 @@ class Session:
     def __init__(self, store=None) -> None:
         self._store = store
         self._parts: dict[tuple, tuple] = {}
+        self._loops: dict[tuple, tuple] = {}
         self._distances: dict[tuple, dict] = {}
         self._networks: list[tuple[dict, object]] = []
         self._layouts: dict[tuple, Layout] = {}
@@ -45,6 +46,16 @@ class Session:
         if got is None:
             from autotune.codegen import parts as kmod       # Jinja: only where parts are rendered
             got = self._parts[key] = tuple(zip(kmod.sweep_parts(ivp, method, group), range(len(ivp.rhs))))
+        return got
+
+    def tile_loops(self, ivp: IVP, method: Method, group: str, streaming: bool) -> tuple:
+        """Per part of a fused sweep, the loops the solver runs over each tile
+        (codegen.parts.tile_loops)."""
+        key = (ivp, method, group, streaming)
+        got = self._loops.get(key)
+        if got is None:
+            from autotune.codegen import parts as kmod
+            got = self._loops[key] = kmod.tile_loops(ivp, method, group, streaming)
         return got
 
     def distances(self, method: Method, step: StepForm) -> dict:
@@ -97,6 +108,8 @@ class Unit(NamedTuple):
     extends: float = 0.0            # access distances it computes beyond a thread's region (Sweep)
     stores_f: bool = True           # its tile of F is stored and read back (False: F in registers)
     walking: tuple = ()             # (key, value) of the dimensions that reorder its window (walk_of)
+    loops: tuple = ()               # a fused sweep's part outside a window: the loops it runs per tile
+                                    # (specs.parts.TileLoop), each priced (model.loops)
 
     @property
     def windowed(self) -> bool:
@@ -193,7 +206,10 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
         u = units.get(key)
         if u is None:
             u = units[key] = len(unit_list)
-            unit_list.append(Unit(part, dist, spec, streams, tiles, extends, stores_f, walks))
+            loops = ()
+            if part.kernel in FUSED_GROUPS and stores_f and not reuse.windowed(dist):
+                loops = session.tile_loops(ivp, method, part.kernel, bool(streams))[spec]
+            unit_list.append(Unit(part, dist, spec, streams, tiles, extends, stores_f, walks, loops))
         s = slots.get((u, executions))
         if s is None:
             s = slots[(u, executions)] = len(slot_list)

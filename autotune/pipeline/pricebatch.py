@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from autotune.model import loops
 from autotune.model import regime as regmod
 from autotune.model import reuse
 from autotune.model.bound import STEP_VECTORS, Bound, live_vectors, source_shares, step_bound
@@ -21,8 +22,8 @@ from autotune.model.ops import SCALAR, Ops
 from autotune.model.state import at_state, level_bandwidth
 from autotune.model.steptime import form_times, per_execution, regime_rate, variant_times
 from autotune.model import sweeps as swmod
-from autotune.model.streaming import streamed
-from autotune.model.tiles import tiled
+from autotune.model.streaming import MEMORY, streamed
+from autotune.model.tiles import home_level, tile_rows, tiled
 from autotune.pipeline.layout import Layout, Session, Unit, tile_of, walk_of
 from autotune.pipeline.sweepprice import at_level, sweep_factors
 from autotune.specs import window
@@ -116,7 +117,10 @@ def place(batch: Batch) -> list[tuple[KernelPart, regmod.Regime]]:
             codes = _codes_where(ops, code, used)
             mine.append((level, w, code, codes))
             for c in codes:
-                needs.setdefault((part.code, c), (part, regmod.code_regime(c, lv)))
+                reg = regmod.code_regime(c, lv)
+                for p in [lp.part for lp in unit.loops] or [part]:     # a fused sweep's loops, not the sweep
+                    r = loops.loop_regime(p, reg) if unit.loops else reg
+                    needs.setdefault((p.code, r), (p, r))
         levels.append(mine)
         ms.append(m)
     batch.placed = Placed(levels, ms, lv, n_local, ctx)
@@ -178,9 +182,8 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
                 num = numbers.get(key, ())
                 if num == ():
                     reg = regmod.code_regime(c, placed.lv)
-                    r = results[key] = _as_run(result_of(unit.part, reg), unit, tile, sc,
-                                               at_level(factors.get(u, ()), placed.lv.names.index(reg.data)),
-                                               placed.lv.names)
+                    r = results[key] = _as_run(result_of, reg, unit, tile, sc,
+                                               at_level(factors.get(u, ()), placed.lv.names.index(reg.data)))
                     num = numbers[key] = ecm_numbers(r)
                 if num is not None:
                     rate = regime_rate(num[0], num[1], num[2], clock, threads, rpn)
@@ -207,20 +210,29 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
     return Priced(batch, times, failed, slot_seconds, _rows(batch, broken), results, numbers, bounds, factors)
 
 
-def _as_run(result: dict, unit: Unit, tile: int, sc: Scenario, sweep: dict | None = None,
-            names: tuple[str, ...] = ()) -> dict:
-    """An analysis of a unit's code as the variant runs it: its streams written without
-    write-allocate (where it streams), its tile's lines where the tile lives, its in-cache terms
+def _as_run(result_of, reg: regmod.Regime, unit: Unit, tile: int, sc: Scenario, sweep: dict | None = None) -> dict:
+    """The analysis of a unit's code in a regime (result_of(part, regime)) as the variant runs it:
+    a fused sweep as the sum of the loops it runs per tile (model.loops), each with what it keeps
+    in the tile and what it streams; else the unit's part with its streams written without
+    write-allocate (where it streams), its tile's lines where the tile lives; its in-cache terms
     at the measured sweep's (where it is a fused sweep measured off its analysis: model.sweeps;
     measured in memory, every term, for a result whose data comes from memory),
     then the machine's learned factors, which were fitted to results priced so (pipeline.learn);
     last, where the machine carries a tune run's measured state, the result at that state
     (model.state)."""
     m = sc.machine
-    if unit.streams:
-        result = streamed(result, unit.part, unit.streams, m.numa_cores, m.cores, m.streaming_stores)
-    if tile:
-        result = tiled(result, unit.part, tile, sc.method.stages, m.caches, m.cacheline, m.numa_cores, m.cores)
+    names = tuple(c.name for c in m.caches) + (MEMORY,)
+    if unit.loops:
+        home = home_level(tile, sc.method.stages, tile_rows(unit.part), m.caches)
+        result = loops.summed([(lp, loops.in_tile(result_of(lp.part, loops.loop_regime(lp.part, reg)), lp, home, names,
+                                                  m.numa_cores, m.cores, m.streaming_stores))
+                               for lp in unit.loops], m.numa_cores, m.cores)
+    else:
+        result = result_of(unit.part, reg)
+        if unit.streams:
+            result = streamed(result, unit.part, unit.streams, m.numa_cores, m.cores, m.streaming_stores)
+        if tile:
+            result = tiled(result, unit.part, tile, sc.method.stages, m.caches, m.cacheline, m.numa_cores, m.cores)
     if sweep is not None:
         if sweep["source"] == swmod.MEASURED:
             result = swmod.scaled(result, sweep["factor"], sweep["level"], names, m.numa_cores, m.cores)

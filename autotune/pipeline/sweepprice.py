@@ -53,8 +53,8 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
                 if memory:     # the pool's regime whose data is memory's, where it has one
                     code = next((c for level, _, _, codes in placed.levels[u] if level == len(names) - 1
                                  for c in codes), None)
-                priced = None if code is None else as_run(
-                    result_of(unit.part, regmod.code_regime(code, placed.lv)), unit, tile, sc)
+                priced = None if code is None else as_run(result_of, regmod.code_regime(code, placed.lv),
+                                                          unit, tile, sc)
                 cycles = None if priced is None else swmod.in_cache_cycles(priced, got.level, names)
                 if cycles is None or model_s is None:
                     model_s = None

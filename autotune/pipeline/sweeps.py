@@ -12,7 +12,7 @@ measures them after (finish_sweeps).  The records go to the store (its `derived`
 "sweep"), keyed by the solver's source, the compiler, its version and flags
 and the CPU, and are reused like analyses: the sweeps are measured once per code and CPU.  A
 sweep is measured only on a host of the file's CPU; elsewhere the stored records are used, and a
-sweep without one is priced by its analysed loops alone (model.tiles; the prices say so).
+sweep without one is priced by its analysed loops alone (model.loops; the prices say so).
 """
 from __future__ import annotations
 

@@ -133,6 +133,7 @@ def explain_table(ex: ExplainResult) -> str:
                      f"{k['executions']:>5} {k['seconds']:11.4e} {100 * k['seconds'] / total:5.1f}%"
                      + (f" {k['ecm_s']:11.4e}" if learned else ""))
     lines += _incore_lines(ex)
+    lines += _loop_lines(ex)
     lines += _sweep_lines(ex)
     lines += _traffic_lines(ex)
     lines += _window_lines(ex.window)
@@ -180,6 +181,24 @@ def _sweep_lines(ex: ExplainResult) -> list[str]:
             out.append(f"{name if i == 0 else '':26} {'-' if an is None else f'{an:.3e}':>10} "
                        f"{'-' if meas is None else f'{meas:.3e}':>10} {e['factor']:5.2f} "
                        f"{'n=' + str(e['n']) + ' ' + e['level_name']:>12} {e['source']:9} {e['why']}")
+    return out
+
+
+def _loop_lines(ex: ExplainResult) -> list[str]:
+    """Each fused sweep's part as the loops it runs over a tile (model.loops): each loop's analysed
+    cycles per line of work of the sweep in each regime its data takes, their sum, and the
+    cycles the part is priced with there (its sweep's measurement may scale them)."""
+    entries = ex.loops()
+    if not entries:
+        return []
+    out = ["", f"{'loops of a fused sweep':48} {'weight':>6} {'cy/CL':>8} in-core"]
+    for name, infos in entries.items():
+        for i in infos:
+            out.append(f"{name} in {i['regime']}")
+            for lp in i["loops"]:
+                out.append(f"  {lp['name']:46} {lp['weight']:6.2f} {lp['cy_per_cl']:8.2f} {lp['incore'] or '-'}")
+            out.append(f"  {'the loops, summed':46} {'':6} {i['sum_cy_per_cl']:8.2f}")
+            out.append(f"  {'priced (the measured sweep may scale it)':46} {'':6} {i['priced_cy_per_cl']:8.2f}")
     return out
 
 

@@ -329,6 +329,9 @@ class ExplainResult:
         sweeps = self.sweeps()
         if sweeps:
             d["sweeps"] = sweeps
+        loops = self.loops()
+        if loops:
+            d["loops"] = loops
         traffic = self.traffic()
         if traffic:
             d["traffic_bytes"] = traffic
@@ -340,7 +343,30 @@ class ExplainResult:
         """The variant's kernel parts -> the in-core time each is priced with (empty where the
         machine file measures none)."""
         names = [row["name"] for row in self.result.kernel_rows()]
+        names += [lp["part"] for infos in self.loops().values() for i in infos for lp in i["loops"]]
         return {n: self.ranking.incore[n] for n in dict.fromkeys(names) if n in self.ranking.incore}
+
+    def loops(self) -> dict[str, list[dict]]:
+        """The variant's fused sweep parts -> the loops each runs over a tile (model.loops), per
+        regime its data takes: the regime, each loop's name, weight and analysed cycles per line
+        of work of the sweep, their sum, and the cycles the sweep is priced with (after its
+        measurement's factor); empty where it has no such part."""
+        src = self.ranking._source
+        if src is None:
+            return {}
+        from autotune.model.regime import code_regime
+        lv = src.priced.batch.placed.lv
+        out: dict[str, list[dict]] = {}
+        for part, code, result, _ in src.work(self.name):
+            if not result.get("loops"):
+                continue
+            mine = out.setdefault(part.name, [])
+            label = code_regime(code, lv).label
+            if all(i["regime"] != label for i in mine):
+                mine.append({"regime": label, "loops": result["loops"],
+                             "sum_cy_per_cl": sum(lp["cy_per_cl"] for lp in result["loops"]),
+                             "priced_cy_per_cl": result["cy_per_cl"]})
+        return out
 
     def sweeps(self) -> dict[str, list[dict]]:
         """The variant's fused sweep parts -> how each is priced against its sweep measured as the

@@ -19,7 +19,7 @@ one of its values (docs/design.md#variant-dimensions):
            vectors, for the parts' entries)
 - tile:    the components per tile of the fused sweep a value asks for (0: none; asked only of
            values other than the default), which the pricing turns into where the tile lives
-           (model.tiles)
+           (model.loops, model.tiles)
 - overlaps: whether the sweeps after an exchange compute while it is in flight
 - walk:    the order a pipelined step visits the components in, where a value changes it: the
            geometry of its window (ring, distance, window_bytes(), edge_share(reach)) for the

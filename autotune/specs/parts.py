@@ -70,3 +70,22 @@ class KernelPart:
         # a literal row is one row; a loop index inside j sweeps all its rows, one outside j one
         refs = dict.fromkeys((a.array, a.index) for a in self.accesses)
         return float(sum(1 if index is None else inner.get(index, 1) for _, index in refs) * DOUBLE)
+
+
+@dataclass(frozen=True)
+class TileLoop:
+    """One loop a fused sweep runs over each tile (codegen.parts.tile_loops, model.loops): its
+    part, its lines of work per line of work of the sweep's fused part, the arrays it keeps in
+    the tile's buffers (F; store=nt's new argument vectors before they are streamed out), and the
+    arrays it stores non-temporally."""
+    part: KernelPart
+    weight: float
+    resident: tuple[str, ...] = ()
+    streams: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """Its name in a breakdown: the part's, and what it keeps in the tile or streams."""
+        extra = [f"{','.join(self.resident)} in the tile"] if self.resident else []
+        extra += [f"{','.join(self.streams)} streamed"] if self.streams else []
+        return f"{self.part.name} ({'; '.join(extra)})" if extra else self.part.name
