@@ -1,10 +1,12 @@
 """A fused sweep priced as the loops it runs over each tile (model.loops, codegen.parts.tile_loops),
 by hand-counted lines and cycles.  Pure."""
+import math
+
 import pytest
 
 from autotune.codegen.parts import STREAM_ROW, tile_loops
 from autotune.model import loops as lmod
-from autotune.model.learned import adjust, combined, loop_groups
+from autotune.model.learned import adjust, combined, loop_groups, scaling
 from autotune.model.regime import Regime
 from autotune.request.defaults import DEFAULT_METHOD
 from autotune.specs.ivp import load_ivp
@@ -79,18 +81,24 @@ def _loop(name, weight):
 def test_the_loops_add_where_one_loop_would_hide_one_behind_the_other():
     """A compute-bound loop (10 cy in the core, 2 from memory) then a memory-bound one (0.5 and 6,
     twice per line of the sweep): one after the other they take 10 + 12 = 22 cy; their terms
-    summed as one loop would give max(11, 14) = 14.  The node's two cores saturate on the summed
-    memory transfer, 14 cy a line each."""
+    summed as one loop would give max(11, 14) = 14.  On the node's cores each loop saturates
+    alone (the threads run them together): the curve is the sum of the loops' curves, the
+    memory-bound loop saturating at 2 cores, the other not."""
     got = lmod.summed([(_loop("rhs", 1.0), _result(10.0, 2.0)), (_loop("lc", 2.0), _result(0.5, 6.0, "triad"))], 2, 2)
     assert got["cy_per_cl"] == pytest.approx(22.0)
     assert [g["T_L3MEM"] for g in loop_groups(got["terms"])] == [2.0, 12.0]
-    assert got["saturation_cores"] == 2 and got["scaling_cy_per_cl"] == pytest.approx([22.0, 14.0])
+    (s1, c1), (s2, c2) = scaling(10.0, 2.0, 2, 2), scaling(12.0, 12.0, 2, 2)
+    assert (s1, s2) == (math.inf, 2) and c2 == pytest.approx([12.0, 12.0])
+    assert got["saturation_cores"] == 2 and got["scaling_cy_per_cl"] == pytest.approx([a + b for a, b in zip(c1, c2)])
     assert got["t_comp"] == pytest.approx(11.0) and got["lines"]["L3-MEM"] == pytest.approx(6.0)
     assert [(e["part"], e["weight"], e["cy_per_cl"]) for e in got["loops"]] == [("rhs", 1.0, 10.0), ("lc", 2.0, 12.0)]
     # a learned factor on one loop's memory kernel scales that loop's transfer alone
     scaled = adjust(got, "RHSLC", {"RHS/L3-MEM:triad": 2.0}, 2, 2)
     assert [g["T_L3MEM"] for g in loop_groups(scaled["terms"])] == [2.0, 24.0]
     assert scaled["cy_per_cl"] == pytest.approx(34.0)
+    # one loop's terms alone: kerncraft's curve of the one loop
+    one = lmod.summed([(_loop("lc", 1.0), _result(0.5, 6.0))], 2, 2)
+    assert one["scaling_cy_per_cl"] == pytest.approx(scaling(6.0, 6.0, 2, 2)[1])
 
 
 def test_a_failed_loop_fails_the_sweep_and_is_named():

@@ -263,9 +263,11 @@ def tile_loops(ivp: IVP, method: Method, group: str, streaming: bool) -> tuple[t
     out = []
     for f, r in zip(fused_parts(ivp, method, group), rhs):
         per = _work_per_m(f)
+        # the predictor's linear combination reads y again right after the RHS read it: in the tile's cache
+        kept = ("F", "y") if group == Group.RHSLCD else ("F",)
         loops = [TileLoop(r, _work_per_m(r) / per, ("F",)),
                  TileLoop(consume, _work_per_m(consume) / (f.step * per),
-                          ("F", "Y") if streaming and writes_y else ("F",))]
+                          kept + ("Y",) if streaming and writes_y else kept)]
         if streaming and writes_y:
             loops.append(TileLoop(copy, s * _work_per_m(copy) / (f.step * per), ("v",), ("b",)))
         out.append(tuple(loops))

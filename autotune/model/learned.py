@@ -152,9 +152,18 @@ def transfer_interface(term: str) -> str | None:
 def recombine(result: dict, terms: dict, numa_cores: int, socket_cores: int, core: float = 1.0) -> dict:
     """The result with new ECM terms, combined as kerncraft combines them: the single-core time
     max(sum of the non-overlapping terms, each overlapping term), the saturation point and the
-    multi-core curve after its utilisation rule; core scales the in-core cycles (t_comp)."""
-    t_ecm, t_mem = combined(terms), memory_term(terms)
-    saturated, curve = scaling(t_ecm, t_mem, numa_cores, socket_cores)
+    multi-core curve after its utilisation rule; core scales the in-core cycles (t_comp).  Of a
+    sweep's loops (model.loops): the single-core times and the curves summed loop by loop (the
+    threads run their tiles' loops in step: each loop meets the others' demand on memory alone),
+    the first core count at which a loop saturates."""
+    t_ecm = combined(terms)
+    groups = loop_groups(terms)
+    if len(groups) == 1:
+        saturated, curve = scaling(t_ecm, memory_term(terms), numa_cores, socket_cores)
+    else:   # a sweep's loops (model.loops): the cores run each loop together, each saturates alone
+        each = [scaling(combined(g), memory_term(g), numa_cores, socket_cores) for g in groups]
+        curve = [ordered_sum(c[k] for _, c in each) for k in range(socket_cores)]
+        saturated = min(sat for sat, _ in each)
     out = dict(result, terms=dict(terms), cy_per_cl=t_ecm, saturation_cores=saturated,
                t_comp=float(result.get("t_comp") or 0.0) * core)
     if result.get("scaling_cy_per_cl"):

@@ -16,8 +16,11 @@ the tile's buffers (F, store=nt's staging rows) move only between the levels abo
 that holds the tile, and the rows it streams out move once, to memory (in_tile).  The sum keeps
 each loop's terms, marked with the loop (model.learned.LOOP_MARK), so that every later step
 (the measured sweep's factor, learned factors, a run's state) scales terms as before and
-recombines them loop by loop; kerncraft's saturation of the node's cores applies to the sweep's
-summed memory transfer.
+recombines them loop by loop.  On the node's cores each loop saturates memory alone, after
+kerncraft's rule, and the loops' curves add: the threads run their tiles' loops in step, so a
+loop that streams meets the other threads streaming too (on a 2-core Zen 1 guest heat2d's
+predictor sweep with store=nt ran 1.33 x its loops priced so in memory, 1.71 x with the summed
+transfer saturating once; docs/node-model.md, "The loops of a fused sweep").
 """
 from __future__ import annotations
 
@@ -134,7 +137,8 @@ def in_tile(result: dict, loop: TileLoop, home: int, names: tuple[str, ...], num
 
 def summed(loops: list[tuple[TileLoop, dict]], numa_cores: int, socket_cores: int) -> dict:
     """The sweep's result from its loops' (each as it runs: in_tile): per line of work of the
-    sweep, each loop's terms times its weight, marked with the loop, recombined loop by loop;
+    sweep, each loop's terms times its weight, marked with the loop, recombined loop by loop
+    (model.learned.recombine);
     the in-core cycles, the lines at each interface summed likewise; `loops` lists each loop's
     name, weight and cycles.  A failed loop fails the sweep, named."""
     for loop, r in loops:
