@@ -63,6 +63,16 @@ def test_sweep_scale_and_explain(replay_store):
     k = e.to_frame()
     assert e.to_dict()["name"] == "lc=jil,comm=neighbour" and len(k) == len(e.to_dict()["kernels"])
     assert k["seconds"].sum() + e.to_dict()["barrier_s"] == pytest.approx(e.to_dict()["node_s"])
+    # a fused sweep explained as the loops it runs over each tile (model.loops); on another CPU
+    # than the file's nothing is measured, and the part is priced at its loops' sum
+    fused = "lc=jl-onepass,comm=neighbour,au=fused,pred=direct,rhs=onepass,fuse=rhs-lc,block=l1,store=nt"
+    loops = autotune.explain("heat2d", nodes=8, variant=fused, store=replay_store).to_dict()["loops"]
+    assert set(loops) == {f"{g}.heat2d.interior" for g in ("rhslcd", "rhslc", "rhsau")}
+    corrector = loops["rhslc.heat2d.interior"][0]
+    assert [lp["part"] for lp in corrector["loops"]] == ["rhs.heat2d.interior.onepass", "lc.onepass.jl",
+                                                         "tile.stream_row"]
+    assert corrector["sum_cy_per_cl"] > 0
+    assert corrector["sum_cy_per_cl"] == pytest.approx(corrector["priced_cy_per_cl"])
 
 
 def test_progress_goes_to_the_callback(cold_heat2d, session_store, capsys):

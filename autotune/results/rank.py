@@ -9,6 +9,7 @@ from autotune.model.bound import Bound
 from autotune.model.compare import predicted_phases, predicted_sweeps
 from autotune.model.ecm import Prediction
 from autotune.model.preselect import Rule
+from autotune.results import workparts
 from autotune.results.frames import DIMENSION_KEYS, frame
 from autotune.results.registry import result_type
 from autotune.specs.exclusion import Exclusions
@@ -342,70 +343,24 @@ class ExplainResult:
     def incore(self) -> dict[str, dict]:
         """The variant's kernel parts -> the in-core time each is priced with (empty where the
         machine file measures none)."""
-        names = [row["name"] for row in self.result.kernel_rows()]
-        names += [lp["part"] for infos in self.loops().values() for i in infos for lp in i["loops"]]
+        loops = self.loops()      # a fused sweep runs its loops, not the part kerncraft analyses as one
+        names = [row["name"] for row in self.result.kernel_rows() if row["name"] not in loops]
+        names += [lp["part"] for infos in loops.values() for i in infos for lp in i["loops"]]
         return {n: self.ranking.incore[n] for n in dict.fromkeys(names) if n in self.ranking.incore}
 
     def loops(self) -> dict[str, list[dict]]:
-        """The variant's fused sweep parts -> the loops each runs over a tile (model.loops), per
-        regime its data takes: the regime, each loop's name, weight and analysed cycles per line
-        of work of the sweep, their sum, and the cycles the sweep is priced with (after its
-        measurement's factor); empty where it has no such part."""
-        src = self.ranking._source
-        if src is None:
-            return {}
-        from autotune.model.regime import code_regime
-        lv = src.priced.batch.placed.lv
-        out: dict[str, list[dict]] = {}
-        for part, code, result, _ in src.work(self.name):
-            if not result.get("loops"):
-                continue
-            mine = out.setdefault(part.name, [])
-            label = code_regime(code, lv).label
-            if all(i["regime"] != label for i in mine):
-                mine.append({"regime": label, "loops": result["loops"],
-                             "sum_cy_per_cl": sum(lp["cy_per_cl"] for lp in result["loops"]),
-                             "priced_cy_per_cl": result["cy_per_cl"]})
-        return out
+        """The variant's fused sweep parts -> the loops each runs over a tile (results.workparts)."""
+        return workparts.loops(self.ranking._source, self.name)
 
     def sweeps(self) -> dict[str, list[dict]]:
-        """The variant's fused sweep parts -> how each is priced against its sweep measured as the
-        solver runs it (model.sweeps: source, why, measured and analysed seconds, factor, size,
-        level): one pricing per measurement its data takes (a part whose data comes from L3 and
-        memory: L2's and memory's), the shallowest first; empty where none is measured."""
-        src = self.ranking._source
-        if src is None:
-            return {}
-        out: dict[str, list[dict]] = {}
-        for part, _, result, _ in src.work(self.name):
-            info = result.get("sweep")
-            mine = out.setdefault(part.name, []) if info else None
-            if info and all((i["level"], i["n"]) != (info["level"], info["n"]) for i in mine):
-                mine.append(info)
-        return {name: sorted(infos, key=lambda i: i["level"]) for name, infos in out.items() if infos}
+        """The variant's fused sweep parts -> how each is priced against its measured sweep
+        (results.workparts)."""
+        return workparts.sweeps(self.ranking._source, self.name)
 
     def traffic(self) -> dict[str, dict[str, float]]:
         """The variant's kernel parts -> the bytes a step moves across each interface below L1
-        ("L1-L2", ..., "L3-MEM") on one node, as the model prices the part's data: the lines
-        kerncraft's cache predictor counted per line of work (with the streamed stores and the
-        tile's F as the model prices them), times the lines of work of each level the data comes
-        from.  A part whose analyses keep no line counts (stored before they were kept) is left out."""
-        src = self.ranking._source
-        if src is None:
-            return {}
-        line = self.ranking.scenario.machine.cacheline
-        out: dict[str, dict[str, float]] = {}
-        missing = set()
-        for part, _, result, work in src.work(self.name):
-            if not result.get("ok"):
-                continue                # a failed analysis: the variant has no prediction to explain
-            if not result.get("lines"):
-                missing.add(part.name)
-                continue
-            mine = out.setdefault(part.name, {})
-            for iface, n in result["lines"].items():
-                mine[iface] = mine.get(iface, 0.0) + n * line * work
-        return {name: v for name, v in out.items() if name not in missing}
+        (results.workparts)."""
+        return workparts.traffic(self.ranking._source, self.name, self.ranking.scenario.machine.cacheline)
 
     def to_frame(self):
         """One row per kernel part."""
