@@ -63,8 +63,8 @@ def combined(terms: dict[str, float]) -> float:
 
 
 def memory_term(terms: dict[str, float]) -> float:
-    """The transfer kerncraft's scaling counts as the memory interface's (its last, cycles[-1]),
-    summed over the loops a result sums: they share that interface."""
+    """The transfer kerncraft's scaling counts as the memory interface's: its last (cycles[-1]);
+    of terms of several loops, the sum of each loop's (recombine takes each loop's apart)."""
     last = []
     for group in loop_groups(terms):
         transfers = [v for t, v in group.items() if transfer_interface(t)]
