@@ -27,8 +27,8 @@ from __future__ import annotations
 from autotune.arith import ordered_sum
 from autotune.model.learned import LOOP_MARK, recombine, transfer_interface
 from autotune.model.regime import Regime
-from autotune.model.streaming import MEMORY, memory_rate
-from autotune.specs.machine import NT_SUFFIX, StreamingStores
+from autotune.model.streaming import MEMORY, nt_priced, rescaled
+from autotune.specs.machine import StreamingStores
 from autotune.specs.parts import KernelPart, TileLoop
 
 
@@ -110,37 +110,23 @@ def interface_ratios(loop: TileLoop, home: int, names: tuple[str, ...],
 def in_tile(result: dict, loop: TileLoop, home: int, names: tuple[str, ...], numa_cores: int,
             socket_cores: int, stores: tuple[StreamingStores, ...] = ()) -> dict:
     """A loop's analysis as it runs over tiles: each transfer term (and the lines counted at its
-    interface) scaled by interface_ratios; where it streams rows out, its memory transfer at the
-    machine's measured rate of non-temporal stores, as model.streaming prices a streamed part (a
-    failed analysis, or one without terms, as it is)."""
-    terms = result.get("terms")
-    if not result.get("ok") or not terms:
+    interface) scaled by interface_ratios; where it streams rows out, priced as model.streaming
+    prices streamed stores (its memory transfer at the machine's measured rate of non-temporal
+    stores) (a failed analysis, or one without terms, as it is)."""
+    if not result.get("ok") or not result.get("terms"):
         return result
     ratio = interface_ratios(loop, home, names, result.get("lines"))
-    kernel = str(result.get("memory_bandwidth_kernel") or "")
-    rate = (memory_rate(stores, kernel, numa_cores) if kernel else None) if loop.streams else None
-    scaled = {}
-    for term, value in terms.items():
-        where = transfer_interface(term)
-        if where is None:
-            scaled[term] = value
-            continue
-        scaled[term] = value * ratio.get(where, 1.0) * ((rate or 1.0) if where.endswith("-MEM") else 1.0)
-    out = recombine(result, scaled, numa_cores, socket_cores)
-    if result.get("lines"):
-        out["lines"] = {iface: n * ratio.get(iface, 1.0) for iface, n in result["lines"].items()}
-    if loop.streams and kernel:
-        out["memory_bandwidth_kernel"] = f"{kernel}{NT_SUFFIX}"
-        out["nt_memory"] = {"rate": "measured" if rate else "assumed", "factor": rate or 1.0}
-    return out
+    scale = lambda iface: ratio.get(iface, 1.0)     # noqa: E731
+    if loop.streams:
+        return nt_priced(result, scale, stores, numa_cores, socket_cores)
+    return rescaled(result, scale, numa_cores, socket_cores)
 
 
 def summed(loops: list[tuple[TileLoop, dict]], numa_cores: int, socket_cores: int) -> dict:
     """The sweep's result from its loops' (each as it runs: in_tile): per line of work of the
     sweep, each loop's terms times its weight, marked with the loop, recombined loop by loop
-    (model.learned.recombine);
-    the in-core cycles, the lines at each interface summed likewise; `loops` lists each loop's
-    name, weight and cycles.  A failed loop fails the sweep, named."""
+    (model.learned.recombine); the in-core cycles, the lines at each interface summed likewise;
+    `loops` lists each loop's name, weight and cycles.  A failed loop fails the sweep, named."""
     for loop, r in loops:
         if not r.get("ok"):
             return dict(r, error=f"{loop.part.name}: {r.get('error', 'failed')}")
@@ -158,7 +144,8 @@ def summed(loops: list[tuple[TileLoop, dict]], numa_cores: int, socket_cores: in
     base = {"ok": True, "t_comp": ordered_sum(float(r.get("t_comp") or 0.0) * lp.weight for lp, r in loops),
             "t_regl1": ordered_sum(float(r.get("t_regl1") or 0.0) * lp.weight for lp, r in loops),
             "memory_bandwidth_kernel": heaviest.get("memory_bandwidth_kernel", ""),
-            "scaling_cy_per_cl": list(heaviest.get("scaling_cy_per_cl") or []), "loops": entries,
+            # kerncraft's curve's length (recombine fills it in)
+            "scaling_cy_per_cl": list(loops[0][1].get("scaling_cy_per_cl") or []), "loops": entries,
             "loop_bandwidth_kernels": [str(r.get("memory_bandwidth_kernel") or "") for _, r in loops]}
     if all(r.get("lines") for _, r in loops):
         base["lines"] = lines

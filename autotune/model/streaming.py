@@ -78,22 +78,38 @@ def streamed(result: dict, part: KernelPart, streams: tuple[str, ...], numa_core
     """The part's ECM result with its streams' write-allocate traffic removed, its memory transfer
     at the measured rate of non-temporal stores where `stores` (the machine's) has it (a failed
     analysis, or one without terms, as it is)."""
-    terms = result.get("terms")
-    if not result.get("ok") or not terms or not streams:
+    if not result.get("ok") or not result.get("terms") or not streams:
         return result
     inner, memory = line_ratios(*stream_counts(part, streams))
+    return nt_priced(result, lambda iface: memory if iface.endswith("-MEM") else inner, stores, numa_cores,
+                     socket_cores)
+
+
+def nt_priced(result: dict, ratio, stores: tuple[StreamingStores, ...], numa_cores: int,
+              socket_cores: int) -> dict:
+    """A result (with terms) of code that stores rows non-temporally, rescaled by ratio (its lines
+    as it runs over those the analysis counted, per interface), its memory transfer also by
+    memory_rate where the machine measured one; that transfer named "<kernel>_nt" and `nt_memory`
+    saying which rate it moves at (model.loops prices a fused sweep's streaming copy by it too)."""
     kernel = str(result.get("memory_bandwidth_kernel") or "")
     rate = memory_rate(stores, kernel, numa_cores) if kernel else None
-    scaled = {}
-    for term, value in terms.items():
-        where = transfer_interface(term)
-        scaled[term] = value if where is None else \
-            value * (memory * (rate or 1.0) if where.endswith("-MEM") else inner)
-    out = recombine(result, scaled, numa_cores, socket_cores)
-    if result.get("lines"):     # the lines each interface moves, as the terms are scaled
-        out["lines"] = {iface: n * (memory if iface.endswith("-MEM") else inner)
-                        for iface, n in result["lines"].items()}
+    out = rescaled(result, ratio, numa_cores, socket_cores, rate or 1.0)
     if kernel:      # a memory transfer of its own kind: its factor is learned apart
         out["memory_bandwidth_kernel"] = f"{kernel}{NT_SUFFIX}"
         out["nt_memory"] = {"rate": "measured" if rate else "assumed", "factor": rate or 1.0}
+    return out
+
+
+def rescaled(result: dict, ratio, numa_cores: int, socket_cores: int, memory: float = 1.0) -> dict:
+    """A result (with terms) with each transfer term and the lines counted at its interface scaled
+    by ratio(interface), the memory transfer also by `memory`, recombined as kerncraft combines
+    them (model.learned.recombine)."""
+    scaled = {}
+    for term, value in result["terms"].items():
+        where = transfer_interface(term)
+        scaled[term] = value if where is None else \
+            value * ratio(where) * (memory if where.endswith("-MEM") else 1.0)
+    out = recombine(result, scaled, numa_cores, socket_cores)
+    if result.get("lines"):     # the lines each interface moves, as the terms are scaled
+        out["lines"] = {iface: n * ratio(iface) for iface, n in result["lines"].items()}
     return out
