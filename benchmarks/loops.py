@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"({min(v):.2f}-{max(v):.2f}, {len(v)})", flush=True)
         tmp.cleanup()
     if a.json:
-        write_text(a.json, json.dumps(result, indent=1))
+        write_text(Path(a.json), json.dumps(result, indent=1) + "\n", "--json")
     return 0
 
 

@@ -27,3 +27,14 @@ def test_the_loop_pair_runs_each_form(tmp_path):
     assert len(out) == 4 and all(float(x) > 0 for x in out)
     bad = subprocess.run([str(exe), "4096", "512", "0", "2", "2e9"], capture_output=True, text=True)
     assert bad.returncode == 2 and "bad arguments" in bad.stderr
+
+
+def test_json_holds_what_was_printed(tmp_path, monkeypatch, capsys):
+    import json
+
+    import benchmarks.loops as loops
+    rows = [{"K": 8, "threads": 1, "where": "L1", "tile": 512, **dict.fromkeys(loops.PAIR_COLUMNS, 12.5)}]
+    monkeypatch.setattr(loops, "pair", lambda clock, ks, tiles, cc: rows)   # the runs: the test above
+    out = tmp_path / "pair.json"
+    assert loops.main(["--pair", "--ks", "8", "--tiles", "512", "--json", str(out)]) == 0
+    assert json.loads(out.read_text()) == rows and "12.5" in capsys.readouterr().out
