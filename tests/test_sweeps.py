@@ -248,7 +248,8 @@ def test_explain_lists_each_sweep_with_both_figures_and_the_one_used():
     class Explained:
         def sweeps(self):
             return {"rhslc.heat2d.interior": [
-                {"analysed_s": 2.9e-05, "measured_s": 3.7e-05, "factor": 1.28, "n": 11664, "level": 1,
+                {"analysed_s": 2.9e-05, "measured_s": 3.766e-05, "region_s": 6.6e-07, "factor": 1.28, "n": 11664,
+                 "level": 1,
                  "level_name": "L2", "source": swmod.MEASURED,
                  "why": "measured +28 % off the analysed loops (tolerance 10 %)"},
                 {"analysed_s": 5.0e-03, "measured_s": 5.2e-03, "factor": 1.0, "n": 1265625, "level": 3,
@@ -256,9 +257,10 @@ def test_explain_lists_each_sweep_with_both_figures_and_the_one_used():
     lines = _sweep_lines(Explained())
     assert lines[1].split()[:3] == ["fused", "sweep,", "s"]
     row = lines[2].split()
-    assert row[:4] == ["rhslc.heat2d.interior", "2.900e-05", "3.700e-05", "1.28"] and "measured" in row
+    # the region: in the measured time, priced as a barrier, not by k; a record without one: "-"
+    assert row[:5] == ["rhslc.heat2d.interior", "2.900e-05", "3.766e-05", "6.60e-07", "1.28"] and "measured" in row
     # a part whose data comes from L3 and memory: a row for each measurement it takes
-    assert lines[3].split()[:5] == ["5.000e-03", "5.200e-03", "1.00", "n=1265625", "MEM"]
+    assert lines[3].split()[:6] == ["5.000e-03", "5.200e-03", "-", "1.00", "n=1265625", "MEM"]
     assert _sweep_lines(type("None", (), {"sweeps": lambda self: {}})()) == []
 
 
@@ -342,12 +344,16 @@ def test_a_sweep_measured_in_memory_is_priced_as_the_pool_is_and_scales_every_te
     assert info["level_name"] == "MEM" and info["n"] == n
     assert info["analysed_s"] == pytest.approx(as_run["scaling_cy_per_cl"][threads - 1] * lines / machine.clock_hz)
     assert info["analysed_s"] == pytest.approx(rate.alpha * lines / rate.divisor)
-    assert info["source"] == swmod.MEASURED and info["factor"] == pytest.approx(0.004 / info["analysed_s"])
+    # the sweep's region: its start and end, priced as one of the step's barriers, not in the factor
+    from autotune.model.comm import barrier_seconds
+    region = barrier_seconds(threads, machine.barrier["per_doubling_s"])
+    assert threads > 1 and region > 0 and info["region_s"] == pytest.approx(region)
+    assert info["source"] == swmod.MEASURED and info["factor"] == pytest.approx((0.004 - region) / info["analysed_s"])
     # priced at 8e6 in memory: the measured seconds per component, every term scaled (memory's too)
     priced = price(batch, result_of, session, measured)
     per_exec = priced.slot_seconds[next(i for i, s in enumerate(layout.slots) if s.unit == corr)] / next(
         s.executions for s in layout.slots if s.unit == corr)
-    assert per_exec == pytest.approx(0.004 * 8_000_000 / n, rel=1e-6)
+    assert per_exec == pytest.approx((0.004 - region) * 8_000_000 / n, rel=1e-6)
     kept = priced.results[priced.key(corr, next(c for _, _, _, cs in batch.placed.levels[corr] for c in cs))]
     # every term of each of the sweep's loops (model.loops) scaled, memory's too
     assert kept["terms"].keys() == as_run["terms"].keys() and any("T_L3MEM" in t for t in kept["terms"])

@@ -3,13 +3,17 @@ model.sweeps): per measured level, the model's seconds for the sweep at the meas
 threads against the measured ones, the source chosen and the factor; and which measurement
 prices a result whose data comes from a given level.  In a cache level the model's figure is the
 sweep's in-cache terms; in memory it is the sweep as the pool is priced there, every term and
-the node's saturation (model.steptime), and the factor scales every term."""
+the node's saturation (model.steptime), and the factor scales every term.  A measured sweep is
+one parallel region of the solver: its time holds the region's start and end, which the model
+prices on its own as the step's barriers (model.steptime), so the factor is taken over the
+measured time less that (docs/node-model.md, "What a sweep costs beyond its loops")."""
 from __future__ import annotations
 
 import math
 
 from autotune.model import regime as regmod
 from autotune.model import sweeps as swmod
+from autotune.model.comm import barrier_seconds
 from autotune.model.ecm import ecm_numbers
 from autotune.model.steptime import regime_rate
 from autotune.model.streaming import stream_counts
@@ -33,6 +37,7 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
         return {}
     from autotune.pipeline.incore import one_core_clock
     sc, layout, placed = batch.first, batch.layout, batch.placed
+    per_doubling = float(sc.machine.barrier.get("per_doubling_s") or 0.0)
     clock, per_line = one_core_clock(sc.machine), sc.machine.cacheline / DOUBLE
     names = placed.lv.names
     sweeps: dict[tuple, list[int]] = {}
@@ -78,14 +83,17 @@ def sweep_factors(batch, result_of, measured: dict, as_run) -> dict[int, tuple[d
                 # batch whose data is memory's (or with a failed analysis in it) there is none, and
                 # the data that memory serves keeps the factor from L2 (at_level)
                 continue
-            source, why = swmod.choose(got.seconds, model_s)
-            k = got.seconds / model_s if source == swmod.MEASURED and model_s else 1.0
+            # the region's start and end: priced as one of the step's barriers, not by the factor
+            region = min(barrier_seconds(got.threads, per_doubling), got.seconds / 2)
+            loops_s = got.seconds - region
+            source, why = swmod.choose(loops_s, model_s)
+            k = loops_s / model_s if source == swmod.MEASURED and model_s else 1.0
             if got.group == PIPE:
                 why = f"the pipelined step, its levels timed together: {why}"
             if got.form:
                 why = f"{why}; timed in the run of the form with {differing(got.variant, got.form)}, whose sweeps are the same"
             infos.append({"source": source, "why": why if not got.error else f"not measured: {got.error}",
-                          "measured_s": got.seconds, "analysed_s": model_s, "factor": k, "n": got.n,
+                          "measured_s": got.seconds, "region_s": region, "analysed_s": model_s, "factor": k, "n": got.n,
                           "level": got.level, "level_name": names[min(got.level, len(names) - 1)],
                           "threads": got.threads, "variant": got.variant, "group": got.group})
         out.update({u: tuple(infos) for u in members})

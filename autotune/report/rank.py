@@ -170,16 +170,19 @@ def _window_lines(w: dict | None) -> list[str]:
 
 def _sweep_lines(ex: ExplainResult) -> list[str]:
     """Each fused sweep's part: the sweep measured as the solver runs it against its analysed
-    loops, and which the prediction used (model.sweeps)."""
+    loops, and which the prediction used (model.sweeps); `region`: the start and end of the
+    sweep's parallel region, in the measured time and priced as a barrier, not by k."""
     entries = ex.sweeps()
     if not entries:
         return []
-    out = ["", f"{'fused sweep, s':26} {'analysed':>10} {'measured':>10} {'k':>5} {'at':>12} {'used':9} why"]
+    out = ["", f"{'fused sweep, s':26} {'analysed':>10} {'measured':>10} {'region':>9} {'k':>5} {'at':>12} "
+               f"{'used':9} why"]
     for name, infos in entries.items():
         for i, e in enumerate(infos):      # one row per measurement its data takes
-            an, meas = e.get("analysed_s"), e.get("measured_s")
+            an, meas, region = e.get("analysed_s"), e.get("measured_s"), e.get("region_s")
             out.append(f"{name if i == 0 else '':26} {'-' if an is None else f'{an:.3e}':>10} "
-                       f"{'-' if meas is None else f'{meas:.3e}':>10} {e['factor']:5.2f} "
+                       f"{'-' if meas is None else f'{meas:.3e}':>10} "
+                       f"{'-' if region is None else f'{region:.2e}':>9} {e['factor']:5.2f} "
                        f"{'n=' + str(e['n']) + ' ' + e['level_name']:>12} {e['source']:9} {e['why']}")
     return out
 
