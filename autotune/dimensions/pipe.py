@@ -7,9 +7,6 @@ from autotune.specs.dimension import Dimension, PayFacts, values
 from autotune.specs.step import Block, Event, Group, Kind, Sweep, barrier
 from autotune.specs.window import ghost_distances, in_registers, window_bytes
 
-MAX_EXTRA = 0.25    # the neighbours' share a thread may compute again before the form cannot pay
-
-
 def _ring(level: int, s: int) -> tuple[str, ...]:
     """The rows of the ring that level `level` - 1 writes: argument vectors Y^(level)."""
     return tuple(f"P{level}_{l}" for l in range(1, s + 1))
@@ -70,10 +67,8 @@ def _pays(value: str, f: PayFacts) -> str | None:
     if window > f.llc_bytes:
         return (f"{'' if walk else 'in row order, '}the threads' windows ({window / 2**20:.3g} MiB at access distance "
                 f"{walk.distance if walk else f.distance}) exceed the last-level cache ({f.llc_bytes / 2**20:.3g} MiB)")
-    extra = f.iterations * f.distance / max(1.0, f.region)    # (m / 2) d either side, on average
-    if extra > MAX_EXTRA:
-        return (f"a thread's region ({f.region:.0f} components) is short for the {f.iterations} x "
-                f"{f.distance} components its levels compute again for the neighbours ({extra:.0%})")
+    # the neighbours' share its levels compute again is priced (specs.window.extra_share), not a
+    # reason to leave the form out: a short region costs more, and the ranking weighs it
     return None
 
 
