@@ -31,67 +31,63 @@ from pathlib import Path
 
 from autotune.storage.atomic import write_text
 
-KINDS = ("pred", "corr", "final")
-
-
-def _fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
-    """(intercept, slope) of the least-squares line."""
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sxx = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
-    return my - slope * mx, slope
-
-
-def per_kind(run: dict[str, float]) -> dict[str, float]:
-    """Seconds per execution of each sweep kind of one run (the corrector's sweeps averaged)."""
-    out = {}
-    for kind in KINDS:
-        got = [v for k, v in run.items() if re.fullmatch(rf"sweep\.{kind}\d*", k)]
-        if got:
-            out[kind] = statistics.fmean(got)
-    return out
+KINDS = ("pred", "corr", "final")     # specs.step.SWEEP_TIMER's names of the fused groups
 
 
 def form_of(ivp, nt: bool):
+    """The first fused block=l1 form of the IVP's pool, no pipelined step, no overlap, with
+    streaming stores (nt) or without."""
     from autotune.specs.variants import enumerate_variants
     return next(v for v in enumerate_variants(ivp.comm)
-                if "fuse=rhs-lc" in v.name and "block=l1" in v.name and "pipe=" not in v.name
-                and "overlap=" not in v.name and ("store=nt" in v.name) == nt)
+                if v.fuse == "rhs-lc" and v.block == "l1" and v.pipe == "none" and v.overlap == "none"
+                and (v.store == "nt") == nt)
 
 
 def measure(machine, ivp_name: str, nt: bool, tiles: list[int], fractions: list[float], rounds: int) -> dict:
     """The runs of one IVP's form: its name, the L2 size, and per point ("tile T" at that size,
-    "n N" at the form's tile) n, tile and the median seconds per sweep kind."""
+    "n N" at the form's tile) n, tile and the median seconds per sweep kind (the corrector's
+    sweeps averaged: pipeline.sweeps.per_execution)."""
     from autotune.codegen.solver import solver_source
     from autotune.pipeline.layout import tile_of
-    from autotune.pipeline.sweeps import measure_sizes, run_flags, step_vectors
+    from autotune.pipeline.sweeps import measure_sizes, per_execution, run_flags, step_vectors
     from autotune.request.defaults import DEFAULT_METHOD
     from autotune.specs.ivp import load_ivp
     from autotune.specs.method import load_method
+    from autotune.specs.step import SWEEP_TIMER
     from autotune.specs.stepvalues import step_form
-    from autotune.tools.build import build, find_mpicc
-    from autotune.tools.sweep_bench import run_once
+    from autotune.tools.sweep_bench import build_all, time_all
     ivp, method = load_ivp(ivp_name), load_method(DEFAULT_METHOD)
     variant = form_of(ivp, nt)
+    step = step_form(method, variant)
     own = tile_of((("block", variant.block),), machine, method.stages)
-    sizes = [s for s in measure_sizes(ivp, machine, step_vectors(step_form(method, variant)), own) if s[1] == 1]
+    sizes = [s for s in measure_sizes(ivp, machine, step_vectors(step), own) if s[1] == 1]
     if not sizes:
         raise SystemExit(f"{ivp_name}: the model measures no sweep in L2 on this machine file")
     n0, _, threads = sizes[0]
     points: dict[str, tuple[int, int]] = {f"tile {t}": (n0, t) for t in tiles}
     points.update({f"n {ivp.nearest_n(int(f * n0))}": (ivp.nearest_n(int(f * n0)), own) for f in fractions})
-    cc, flags, exes = find_mpicc(), run_flags(machine), {}
+    sources = {key: re.sub(r"#define TILE \d+", f"#define TILE {tile}", solver_source(ivp, method, variant, n, machine),
+                           count=1) for key, (n, tile) in points.items()}
+    exes, failed = build_all(sources, run_flags(machine))
+    runs, failed_runs = time_all({k: (exes[k], n, ivp.size_value(n), 1e-9, threads, False)
+                                  for k, (n, _) in points.items() if k in exes}, rounds)
+    if failed or failed_runs:
+        raise SystemExit(f"{ivp_name}: " + "; ".join(f"{k}: {why}" for k, why in {**failed, **failed_runs}.items()))
+    kinds = {str(group): SWEEP_TIMER[group] for _, group in step.timers}
+    out = {}
     for key, (n, tile) in points.items():
-        source = solver_source(ivp, method, variant, n, machine)
-        exes[key] = build(re.sub(r"#define TILE \d+", f"#define TILE {tile}", source, count=1), flags, cc)
-    runs: dict[str, list[dict]] = {k: [] for k in points}
-    for _ in range(rounds):
-        for key, (n, _tile) in points.items():
-            runs[key].append(per_kind(run_once(exes[key], n, ivp.size_value(n), 1e-9, threads=threads)))
-    return {"variant": variant.name, "n_l2": n0, "threads": threads, "tile": own,
-            "points": {k: {"n": points[k][0], "tile": points[k][1],
-                           **{kind: statistics.median(r[kind] for r in v) for kind in KINDS if kind in v[0]}}
-                       for k, v in runs.items()}}
+        per = per_execution(runs[key], step.timers)
+        out[key] = {"n": n, "tile": tile, **{kinds[g]: seconds for g, seconds in per.items()}}
+    return {"variant": variant.name, "n_l2": n0, "threads": threads, "tile": own, "points": out}
+
+
+def _line(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """(slope, intercept) of the least-squares line; NaN where the xs are all alike (tiles that
+    come to the same count a thread runs)."""
+    try:
+        return statistics.linear_regression(xs, ys)
+    except statistics.StatisticsError:
+        return math.nan, math.nan
 
 
 def fits(m: dict, clock: float, region_s: float, cacheline_doubles: int = 8) -> dict[str, dict]:
@@ -103,8 +99,8 @@ def fits(m: dict, clock: float, region_s: float, cacheline_doubles: int = 8) -> 
     for kind in KINDS:
         if not all(kind in p for p in tile_pts + size_pts):
             continue
-        _, per_tile = _fit([math.ceil(p["n"] / th / p["tile"]) for p in tile_pts], [p[kind] for p in tile_pts])
-        fixed, per_n = _fit([p["n"] for p in size_pts], [p[kind] for p in size_pts])
+        per_tile, _ = _line([math.ceil(p["n"] / th / p["tile"]) for p in tile_pts], [p[kind] for p in tile_pts])
+        per_n, fixed = _line([p["n"] for p in size_pts], [p[kind] for p in size_pts])
         out[kind] = {"cycles_per_tile": per_tile * clock, "fixed_s": fixed, "region_s": region_s,
                      "cycles_per_line": per_n * th * cacheline_doubles * clock}
     return out

@@ -157,13 +157,10 @@ def recombine(result: dict, terms: dict, numa_cores: int, socket_cores: int, cor
     threads run their tiles' loops in step: each loop meets the others' demand on memory alone),
     the first core count at which a loop saturates."""
     t_ecm = combined(terms)
-    groups = loop_groups(terms)
-    if len(groups) == 1:
-        saturated, curve = scaling(t_ecm, memory_term(terms), numa_cores, socket_cores)
-    else:   # a sweep's loops (model.loops): the cores run each loop together, each saturates alone
-        each = [scaling(combined(g), memory_term(g), numa_cores, socket_cores) for g in groups]
-        curve = [ordered_sum(c[k] for _, c in each) for k in range(socket_cores)]
-        saturated = min(sat for sat, _ in each)
+    # each loop's curve (one loop: the result's own); the cores run each loop together
+    each = [scaling(combined(g), memory_term(g), numa_cores, socket_cores) for g in loop_groups(terms)]
+    curve = [ordered_sum(c[k] for _, c in each) for k in range(socket_cores)]
+    saturated = min(sat for sat, _ in each)
     out = dict(result, terms=dict(terms), cy_per_cl=t_ecm, saturation_cores=saturated,
                t_comp=float(result.get("t_comp") or 0.0) * core)
     if result.get("scaling_cy_per_cl"):
