@@ -1,20 +1,40 @@
 """report.sweep.sweep_csv writes what csv.writer writes for every row of a sweep (its fast path
-formats a scenario's first fields once and each float's repr once per scenario): rows of one
+formats a scenario's first fields once and a column of seconds at a time): rows of one
 scenario that share a value, 0.0 beside -0.0, a failed prediction, and a name that needs quoting."""
 import csv
 import io
 
+from autotune.report import sweep as rendering
 from autotune.report.sweep import sweep_csv
 from autotune.results.frames import configuration
-from autotune.results.sweep import FIELDS
+from autotune.results.rank import Columns
+from autotune.results.sweep import FIELDS, Block
+
+
+class _Variant:
+    def __init__(self, name):
+        self.name, self.comm = name, configuration(name)["comm"]
+
+    def fields(self):
+        return configuration(self.name)
 
 
 class _Sweep:
+    """A sweep's blocks as SweepResult.column_blocks gives them: a scenario's rows as columns
+    where every row has a prediction and the pre-selected rows come first."""
+
     def __init__(self, blocks):
         self._blocks = blocks
+        self.columned = 0
 
-    def blocks(self):
-        return iter(self._blocks)
+    def column_blocks(self):
+        for head, tails in self._blocks:
+            cols = None
+            pre = [t[7] for t in tails]
+            if all(t[3] is not None for t in tails) and pre == sorted(pre, reverse=True):
+                cols = Columns([_Variant(t[1]) for t in tails], *([t[k] for t in tails] for k in range(3, 7)), sum(pre))
+                self.columned += 1
+            yield Block(head, cols, lambda scheme: "datasheet", tails[0][11], False, lambda tails=tails: tails)
 
 
 def _dims(name):
@@ -26,7 +46,7 @@ def _row(rank, name, total, comm, barrier=1.5e-06, bound=0.00125, pre=True):
             "datasheet", False, "", bound, total / bound if bound else None)
 
 
-def test_the_csv_is_what_csv_writer_writes():
+def test_the_csv_is_what_csv_writer_writes(monkeypatch):
     a = ("heat2d", "radauIIA7", "haswell", 1000000, 999999, 2, 8)
     b = ("wave1d", "radauIIA7", "a machine, mine", 4000, 4000, 1, 2)     # quoted by csv.writer
     blocks = [
@@ -40,6 +60,10 @@ def test_the_csv_is_what_csv_writer_writes():
                                             _row(3, "lc=lj,comm=neighbour", float("inf"), 0.0, barrier=float("-inf"))]),
         (b, [_row(1, "lc=jli,comm=neighbour", 0.004, 0.0), _row(2, 'lc=jl,comm="odd"', 0.004, 0.0)]),
         (a[:3] + (4000000, 4000000, 1, 8), [_row(1, "lc=jli,comm=neighbour", 0.25, 0.0, bound=0.0)]),
+        (a[:3] + (8000000, 8000000, 1, 8), [_row(1, "lc=jli,comm=neighbour", 0.5, 0.0, barrier=-0.0),
+                                            _row(2, "lc=jl,comm=allgather", 0.5, -0.0, barrier=0.0),
+                                            _row(3, "lc=ij,comm=neighbour", 0.75, 0.0, pre=False),
+                                            _row(4, "lc=lj,comm=neighbour", 1.0 / 3, 0.1, pre=False)]),
     ]
     expected = io.StringIO()
     w = csv.writer(expected, lineterminator="\n")
@@ -47,7 +71,14 @@ def test_the_csv_is_what_csv_writer_writes():
     for head, tails in blocks:
         for t in tails:
             w.writerow((*head, *t[:2], *t[2], *t[3:]))      # a row: the variant's dimensions after its name
-    assert sweep_csv(_Sweep(blocks)) == expected.getvalue()
+    fast = []
+    lines = rendering._csv_lines
+    monkeypatch.setattr(rendering, "_csv_lines", lambda *a: fast.append(lines(*a)) or fast[-1])
+    sweep = _Sweep(blocks)
+    assert sweep_csv(sweep) == expected.getvalue()
+    # four scenarios come as columns; one of them is written a column at a time, the others
+    # (quoting, no bound) and the one with a failed row through csv.writer
+    assert sweep.columned == 4 and sum(x is not None for x in fast) == 1
     assert "-0.0" in expected.getvalue() and '"lc=jl,comm=""odd"""' in expected.getvalue()
     assert ",nan," in expected.getvalue() and ",-inf," in expected.getvalue()
     assert ',"lc=jl,comm=""odd""",jl,"""odd""",' in expected.getvalue()      # a dimension value quoted too

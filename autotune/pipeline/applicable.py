@@ -148,18 +148,36 @@ def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], E
     """The variants less those with a value that does not pay here, and why per value (none
     dropped: no exclusions).  Where nothing else is left (a selection of such variants only),
     all are kept that can run at all: never one whose order has no geometry here (a walk hook's
-    None: strips of an IVP without a grid), which could be neither priced nor generated."""
-    kept, why, shared, runnable = [], NONE, _ScenarioFacts(sc), []
-    for v in variants:
+    None: strips of an IVP without a grid), which could be neither priced nor generated.  Only
+    the variants with a value that may be refused are asked (a few of a pool)."""
+    why, shared, dropped, unrunnable = NONE, _ScenarioFacts(sc), set(), set()
+    for i, v in _refusable_positions(variants):
         reasons = unpaid(shared, v)
         if reasons is not NONE:           # (unpaid returns NONE itself for nothing refused)
             why = reasons.merged(why)
-            if not walking(v) or _Facts(shared, v).walk is not None:
-                runnable.append(v)
-        else:
-            kept.append(v)
-            runnable.append(v)
-    return (kept, why) if why and kept else (runnable, why if len(runnable) < len(variants) else NONE)
+            dropped.add(i)
+            if walking(v) and _Facts(shared, v).walk is None:
+                unrunnable.add(i)
+    if not dropped:
+        return list(variants), NONE
+    if len(dropped) < len(variants):
+        return [v for i, v in enumerate(variants) if i not in dropped], why
+    runnable = [v for i, v in enumerate(variants) if i not in unrunnable]
+    return runnable, why if len(runnable) < len(variants) else NONE
+
+
+_POSITIONS: dict[int, tuple[list, list]] = {}
+
+
+def _refusable_positions(variants: list[Variant]) -> list[tuple[int, Variant]]:
+    """(index, variant) of the variants with a value a scenario may refuse (_refusable), kept
+    per list (a sweep hands the same list for every scenario it applies to)."""
+    got = _POSITIONS.get(id(variants))
+    if got is None or got[0] is not variants:
+        if len(_POSITIONS) > 256:
+            _POSITIONS.clear()
+        got = _POSITIONS[id(variants)] = (variants, [(i, v) for i, v in enumerate(variants) if _refusable(v)])
+    return got[1]
 
 
 def applicable_pool(sc: Scenario, wanted: list[str] | None = None, select: Filter | None = None

@@ -9,7 +9,7 @@ from autotune.model.ops import SCALAR
 from autotune.model.steptime import rank_one, regime_rate
 from autotune.model.preselect import Rule
 from autotune.pipeline.pricebatch import Priced
-from autotune.results.rank import VariantResult
+from autotune.results.rank import Columns, VariantResult
 from autotune.specs.parts import DOUBLE
 
 
@@ -81,6 +81,19 @@ class ScenarioRows:
             out.append((rank_no, v, None, None, None, None, rank_no <= self.chosen, parts) if bad else
                        (rank_no, v, t, n, c, b, rank_no <= self.chosen, parts))
         return out
+
+    def columns(self, selected_only: bool) -> Columns | None:
+        """brief() as columns, or None where a row failed (brief() then says which parts)."""
+        variants = self.priced.batch.layout.variants
+        if selected_only and self.lead is not None:
+            idx, total, node, comm, barrier, failed = self.lead
+        else:
+            idx = _list(self.order[:self.chosen] if selected_only else self.order)
+            failed = _pick(self.failed_variant, idx)
+            total, node, comm, barrier = (_pick(v, idx) for v in self.values[:4])
+        if any(failed):
+            return None
+        return Columns([variants[j] for j in idx], total, node, comm, barrier, min(self.chosen, len(idx)))
 
     def ordered(self) -> list[VariantResult]:
         layout = self.priced.batch.layout

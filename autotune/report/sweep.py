@@ -12,7 +12,7 @@ from autotune.report.registry import renderer
 from autotune.report.text import name_width
 from autotune.results.frames import DIMENSION_KEYS
 from autotune.results.sweep import FIELDS as SWEEP_FIELDS
-from autotune.results.sweep import SweepResult
+from autotune.results.sweep import Block, SweepResult
 
 # a scenario's first fields formatted once, then one f-string per row, with each float's repr
 # made once per scenario (a sweep's bound, barrier and most communication seconds repeat in every
@@ -57,30 +57,70 @@ def _collector_paused():
 @renderer(SweepResult, "csv")
 @_collector_paused()
 def sweep_csv(res: SweepResult) -> str:
+    """The long format as CSV, a scenario's rows a column at a time: each column of seconds
+    formatted by one repr of its list (Python's own float repr, in C), each row joined by
+    str.join.  A scenario with a row that failed, or text that would need quoting, goes through
+    csv.writer row by row."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(SWEEP_FIELDS)
     out = [buf.getvalue()]
-    joined: dict[int, str | None] = {}        # a variant's dimension values as CSV text (None: needs quoting)
-    for head, tails in res.blocks():
-        plain = not any(_SPECIAL.search(x) for x in head[:3])
-        lead, r = _HEAD % head, _Reprs()
-        for t in tails:
-            rank, name, dims, total, node, comm_s, barrier, pre, basis, beyond, failed, bound, ratio = t
-            text = joined.get(id(dims), False)        # the tuples are the variants' own (SweepResult.blocks)
-            if text is False:
-                text = joined[id(dims)] = None if any(_SPECIAL.search(x) for x in dims) else ",".join(dims)
-            if plain and ratio is not None and not failed and '"' not in name and text is not None:
-                out.append(f'{lead}{rank},"{name}",{text},{r[total] if total else repr(total)},'
-                           f'{r[node] if node else repr(node)},{r[comm_s] if comm_s else repr(comm_s)},'
-                           f'{r[barrier] if barrier else repr(barrier)},{pre},{basis},{beyond},,'
-                           f'{r[bound] if bound else repr(bound)},{ratio!r}\n')
-            else:
-                buf.seek(0)
-                buf.truncate()
-                w.writerow((*head, *t[:2], *dims, *t[3:]))
-                out.append(buf.getvalue())
+    named: dict[int, str | None] = {}     # a variant's name and dimension values as CSV text (None: needs quoting)
+    ranks: list[str] = []
+    for block in res.column_blocks():
+        lines = _csv_lines(block, named, ranks)
+        if lines is not None:
+            out.append(lines)
+            continue
+        for t in block.tails():
+            buf.seek(0)
+            buf.truncate()
+            w.writerow((*block.head, *t[:2], *t[2], *t[3:]))
+            out.append(buf.getvalue())
     return "".join(out)
+
+
+def _reprs(values: list[float]) -> list[str]:
+    """repr of each float of the list: one repr of the list, split (a float's repr has no ', ')."""
+    return repr(values)[1:-1].split(", ") if values else []
+
+
+def _repeated_reprs(values: list[float]) -> list[str]:
+    """_reprs of a list whose values repeat (a scenario's barrier and most of its communication
+    seconds): each distinct value's made once.  A zero is repr'ed where it stands (0.0 and -0.0
+    are one key)."""
+    distinct = list(set(values))
+    text = dict(zip(distinct, _reprs(distinct)))
+    return [text[x] if x else repr(x) for x in values]
+
+
+def _csv_lines(block: Block, named: dict, ranks: list) -> str | None:
+    """One scenario's CSV lines, or None where its rows need csv.writer (a failed row, no bound,
+    text that would need quoting)."""
+    head, cols, bound = block.head, block.columns, block.bound_s
+    if cols is None or not bound or any(_SPECIAL.search(x) for x in head[:3]):
+        return None
+    texts = []
+    for v in cols.variants:
+        text = named.get(id(v), False)         # the variants are the layout's own: one text each
+        if text is False:
+            dims = v.fields().values()
+            text = named[id(v)] = None if '"' in v.name or any(_SPECIAL.search(x) for x in dims) else \
+                f'"{v.name}",' + ",".join(dims)
+        if text is None:
+            return None
+        texts.append(text)
+    k = len(texts)
+    while len(ranks) < k:
+        ranks.append(str(len(ranks) + 1))
+    lead = _HEAD % head
+    tail = f",{block.beyond},,{bound!r}"
+    pre = ["True"] * cols.chosen + ["False"] * (k - cols.chosen)
+    schemes = [block.basis(v.comm) for v in cols.variants]
+    ratio = _reprs([t / bound for t in cols.total])
+    cells = zip([lead + r for r in ranks[:k]], texts, _reprs(cols.total), _reprs(cols.node), _repeated_reprs(cols.comm),
+                _repeated_reprs(cols.barrier), pre, [b + tail for b in schemes], ratio)
+    return "\n".join(map(",".join, cells)) + "\n"
 
 
 @renderer(SweepResult, "json")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from autotune.model.bound import Bound
 from autotune.model.compare import predicted_phases, predicted_sweeps
@@ -85,6 +85,18 @@ class VariantResult:
         }
 
 
+class Columns(NamedTuple):
+    """A ranked scenario's rows as columns, best first, where every row has a prediction: the
+    variants, their total, node, comm and barrier seconds, and how many of the first are
+    pre-selected (what a sweep's CSV is written from, a column at a time)."""
+    variants: list[Variant]
+    total: list[float]
+    node: list[float]
+    comm: list[float]
+    barrier: list[float]
+    chosen: int
+
+
 class RowSource(Protocol):
     """What builds a ranked scenario's rows when they are first read (a sweep reads a few rows
     of each scenario): pipeline.scenariorows.ScenarioRows."""
@@ -93,6 +105,7 @@ class RowSource(Protocol):
     def preselected(self) -> set[str]: ...
     def predicted_any(self) -> bool: ...
     def brief(self, selected_only: bool) -> list[tuple]: ...
+    def columns(self, selected_only: bool) -> Columns | None: ...
     def work(self, name: str) -> list[tuple]: ...
 
 
@@ -151,6 +164,17 @@ class RankResult:
             out.append((i, r.variant) + ((p.total_s, p.node_s, p.comm_s, p.barrier_s) if p else (None,) * 4)
                        + (r.variant.name in pre, r.failed_parts))
         return out
+
+    def columns(self, selected_only: bool = False) -> Columns | None:
+        """brief() as columns (Columns), or None where a row has no prediction."""
+        if self._source is not None and self._ordered is None and self._preselected is None:
+            return self._source.columns(selected_only)
+        rows = self.brief(selected_only)
+        pre = [r[6] for r in rows]
+        chosen = sum(pre)
+        if any(r[2] is None for r in rows) or pre != [True] * chosen + [False] * (len(rows) - chosen):
+            return None      # a failed row, or pre-selected rows that are not the first
+        return Columns([r[1] for r in rows], *([r[k] for r in rows] for k in range(2, 6)), chosen)
 
     @property
     def predicted_any(self) -> bool:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections import namedtuple
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator, NamedTuple
 
 from autotune.model.comm import comm_basis
 from autotune.model.preselect import Rule
 from autotune.results.frames import DIMENSION_KEYS, frame
-from autotune.results.rank import RankResult
+from autotune.results.rank import Columns, RankResult
 from autotune.results.registry import result_type
 from autotune.specs.scenario import comm_context
 from autotune.specs.schemes import PhaseContext
@@ -21,6 +21,19 @@ FIELDS = ("ivp", "method", "machine", "n", "n_requested", "nodes", "threads", "r
           "predicted_s", "node_s", "comm_s", "barrier_s", "preselected", "comm_basis", "beyond_machine",
           "failed_kernels", "bound_s", "bound_ratio")
 SweepRow = namedtuple("SweepRow", FIELDS)
+
+
+class Block(NamedTuple):
+    """One scenario of a sweep: its head (a row's first fields, ivp to threads), its rows as
+    Columns (None where a row has no prediction), the communication basis of a scheme (by its
+    name), the step's floor and whether the nodes exceed the machine's, and its rows as
+    blocks() gives them, made when asked (tails())."""
+    head: tuple
+    columns: Columns | None
+    basis: Callable[[str], str]
+    bound_s: float | None
+    beyond: bool
+    tails: Callable[[], list[tuple]]
 
 
 
@@ -45,28 +58,32 @@ class SweepResult:
         threads) and its rows' other fields (rank, name, the tuple of the variant's dimension values,
         then predicted_s to bound_ratio), best first.  What rows() and the renderers are made from:
         a sweep of millions of rows need not build a tuple of 30 fields for each."""
-        bases: dict[tuple, str] = {}    # comm_basis by network, scheme and context: scenarios share them
-        distances: dict[tuple, int] = {}
-        dims: dict[int, tuple] = {}     # a variant's dimension values, by the variant (shared by scenarios)
+        shared = _Shared()
+        for res, n_req in zip(self.results, self.requested_n):
+            yield self._head(res, n_req), self._tails(res, shared)
+
+    def column_blocks(self) -> Iterator["Block"]:
+        """The long format by scenario, as columns where it can be (Block)."""
+        shared = _Shared()
         for res, n_req in zip(self.results, self.requested_n):
             sc = res.scenario
-            ctx = None
-            basis: dict[str, str] = {}
-            bound, beyond = res.bound_s, sc.beyond_machine
-            tails = []
-            for i, v, total, node, comm, barrier, pre, failed in res.brief(self.selected_only):
-                if v.comm not in basis:
-                    ctx = ctx or _context(sc, distances)
-                    key = (sc.machine, v.comm, ctx)
-                    if key not in bases:
-                        bases[key] = comm_basis(sc.machine.network, v.comm, ctx)
-                    basis[v.comm] = bases[key]
-                d = dims.get(id(v))
-                if d is None:
-                    d = dims[id(v)] = tuple(v.fields().values())
-                tails.append((i, v.name, d, total, node, comm, barrier, pre, basis[v.comm], beyond,
-                              ";".join(failed), bound, total / bound if total is not None and bound else None))
-            yield (sc.ivp.name, sc.method.name, sc.machine.name, sc.n, n_req, sc.nodes, sc.threads), tails
+            yield Block(self._head(res, n_req), res.columns(self.selected_only), shared.basis_of(sc),
+                        res.bound_s, sc.beyond_machine, lambda res=res: self._tails(res, shared))
+
+    @staticmethod
+    def _head(res: RankResult, n_req: int) -> tuple:
+        sc = res.scenario
+        return sc.ivp.name, sc.method.name, sc.machine.name, sc.n, n_req, sc.nodes, sc.threads
+
+    def _tails(self, res: RankResult, shared: "_Shared") -> list[tuple]:
+        sc = res.scenario
+        basis = shared.basis_of(sc)
+        bound, beyond = res.bound_s, sc.beyond_machine
+        tails = []
+        for i, v, total, node, comm, barrier, pre, failed in res.brief(self.selected_only):
+            tails.append((i, v.name, shared.dims(v), total, node, comm, barrier, pre, basis(v.comm), beyond,
+                          ";".join(failed), bound, total / bound if total is not None and bound else None))
+        return tails
 
     def meta(self) -> dict:
         first = self.results[0]
@@ -82,9 +99,41 @@ class SweepResult:
         return frame(self.rows(), FIELDS)
 
 
-def _context(sc, distances: dict) -> PhaseContext:
-    """comm_context, the access distance computed once per IVP and size."""
-    key = (sc.ivp, sc.n)
-    if key not in distances:
-        distances[key] = comm_context(sc).distance
-    return PhaseContext(sc.n, sc.nodes, distances[key], sc.ivp.sparse_halo)
+class _Shared:
+    """What the scenarios of a sweep share, worked out once: the communication basis by network,
+    scheme and context, the access distance by IVP and size, a variant's dimension values (by
+    the variant)."""
+
+    def __init__(self) -> None:
+        self.bases: dict[tuple, str] = {}
+        self.distances: dict[tuple, int] = {}
+        self.values: dict[int, tuple] = {}
+
+    def dims(self, v) -> tuple:
+        d = self.values.get(id(v))
+        if d is None:
+            d = self.values[id(v)] = tuple(v.fields().values())
+        return d
+
+    def basis_of(self, sc) -> Callable[[str], str]:
+        """The comm_basis of a scheme in scenario sc (model.comm), each worked out once."""
+        ctx, mine = None, {}
+
+        def basis(scheme: str) -> str:
+            nonlocal ctx
+            got = mine.get(scheme)
+            if got is None:
+                ctx = ctx or self._context(sc)
+                key = (sc.machine, scheme, ctx)
+                if key not in self.bases:
+                    self.bases[key] = comm_basis(sc.machine.network, scheme, ctx)
+                got = mine[scheme] = self.bases[key]
+            return got
+        return basis
+
+    def _context(self, sc) -> PhaseContext:
+        """comm_context, the access distance computed once per IVP and size."""
+        key = (sc.ivp, sc.n)
+        if key not in self.distances:
+            self.distances[key] = comm_context(sc).distance
+        return PhaseContext(sc.n, sc.nodes, self.distances[key], sc.ivp.sparse_halo)

@@ -15,9 +15,10 @@ from autotune.specs.variants import DIMENSIONS, Variant
 HOOK_ORDER = step_order(DIMENSIONS.values())
 
 
+@lru_cache(maxsize=1)
 def step_keys() -> tuple[str, ...]:
     """The dimensions that shape the step, in position order (the others change only the code
-    around it)."""
+    around it; DIMENSIONS is fixed once discovered)."""
     return tuple(k for k, d in DIMENSIONS.items() if d.step)
 
 
