@@ -26,13 +26,17 @@ class _Sweep:
     def __init__(self, blocks):
         self._blocks = blocks
         self.columned = 0
+        self._variants = {}       # one object per variant, as a sweep's layouts hold them
+
+    def _variant(self, name):
+        return self._variants.setdefault(name, _Variant(name))
 
     def column_blocks(self):
         for head, tails in self._blocks:
             cols = None
             pre = [t[7] for t in tails]
             if all(t[3] is not None for t in tails) and pre == sorted(pre, reverse=True):
-                cols = Columns([_Variant(t[1]) for t in tails], *([t[k] for t in tails] for k in range(3, 7)), sum(pre))
+                cols = Columns([self._variant(t[1]) for t in tails], *([t[k] for t in tails] for k in range(3, 7)), sum(pre))
                 self.columned += 1
             yield Block(head, cols, lambda scheme: "datasheet", tails[0][11], False, lambda tails=tails: tails)
 
@@ -75,10 +79,38 @@ def test_the_csv_is_what_csv_writer_writes(monkeypatch):
     lines = rendering._csv_lines
     monkeypatch.setattr(rendering, "_csv_lines", lambda *a: fast.append(lines(*a)) or fast[-1])
     sweep = _Sweep(blocks)
-    assert sweep_csv(sweep) == expected.getvalue()
+    assert "".join(sweep_csv(sweep)) == expected.getvalue()
     # four scenarios come as columns; one of them is written a column at a time, the others
     # (quoting, no bound) and the one with a failed row through csv.writer
     assert sweep.columned == 4 and sum(x is not None for x in fast) == 1
     assert "-0.0" in expected.getvalue() and '"lc=jl,comm=""odd"""' in expected.getvalue()
     assert ",nan," in expected.getvalue() and ",-inf," in expected.getvalue()
     assert ',"lc=jl,comm=""odd""",jl,"""odd""",' in expected.getvalue()      # a dimension value quoted too
+
+
+def test_a_renderer_that_yields_pieces_is_written_as_it_makes_them(capsys):
+    """A renderer registered with chunks=True (a sweep's CSV) is joined by render() and streamed by
+    render_chunks(); the command line writes each piece as it comes and ends on one newline."""
+    from autotune.cli.commands import emit, emit_chunks
+    from autotune.report.registry import renderer
+    from autotune.report.render import render, render_chunks
+
+    class Pieces:
+        pass
+
+    made = []
+
+    @renderer(Pieces, "csv", chunks=True)
+    def pieces(result):
+        for text in ("a,b\n", "", "1,2"):
+            made.append(text)
+            yield text
+
+    stream = render_chunks(Pieces(), "csv")
+    assert next(stream) == "a,b\n" and made == ["a,b\n"]          # the rest not made yet
+    assert list(stream) == ["", "1,2"]
+    assert render(Pieces(), "csv") == "a,b\n1,2"
+    emit_chunks(render_chunks(Pieces(), "csv"))
+    emit(render(Pieces(), "csv"))
+    out = capsys.readouterr().out
+    assert out == "a,b\n1,2\n" * 2

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from autotune.errors import InputError
 from autotune.pipeline import entry
-from autotune.report.render import plot, render
+from autotune.report.render import plot, render, render_chunks
 from autotune.request.commands import RankRequest, TuneRequest
 from autotune.request.scenario import ScenarioRequest
 from autotune.request.selection import selection
@@ -18,6 +18,17 @@ from autotune.storage.store import Store
 def emit(text: str) -> None:
     """A report on stdout, ending in exactly one newline."""
     print(text, end="" if text.endswith("\n") else "\n")
+
+
+def emit_chunks(chunks) -> None:
+    """emit() of a report made in pieces (report.render.render_chunks), each written as made."""
+    ends = False
+    for text in chunks:
+        if text:
+            sys.stdout.write(text)
+            ends = text.endswith("\n")
+    if not ends:
+        sys.stdout.write("\n")
 
 
 def request_of(kind, args):
@@ -46,7 +57,7 @@ def cmd_rank(args, progress) -> int:
                          "variant)", field="all")
     with open_store(args) as store:
         res = entry.rank(req.scenario, req.rule, store, progress, args.jobs, req.selected_only)
-    emit(render(res, args.format, **table))
+    emit_chunks(render_chunks(res, args.format, **table))
     return 0
 
 

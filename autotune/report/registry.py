@@ -8,15 +8,19 @@ from __future__ import annotations
 from typing import Callable
 
 RENDERERS: dict[tuple[type, str], Callable] = {}
+CHUNKED: set[tuple[type, str]] = set()     # renderers that yield their text in pieces
 
 
-def renderer(result_type: type, fmt: str):
-    """Register fn(result) -> str as the `fmt` rendering of `result_type`."""
+def renderer(result_type: type, fmt: str, chunks: bool = False):
+    """Register fn(result) -> str as the `fmt` rendering of `result_type`; chunks: fn yields the
+    text in pieces instead (a sweep's CSV of millions of rows, written as it is made)."""
     def deco(fn: Callable) -> Callable:
         key = (result_type, fmt)
         if key in RENDERERS:
             raise ValueError(f"duplicate renderer for {result_type.__name__} as {fmt}")
         RENDERERS[key] = fn
+        if chunks:
+            CHUNKED.add(key)
         return fn
     return deco
 

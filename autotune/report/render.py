@@ -8,7 +8,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from autotune.report.registry import RENDERERS
+from typing import Iterator
+
+from autotune.report.registry import CHUNKED, RENDERERS
 
 
 def _modules(first: str = "") -> list[str]:
@@ -66,15 +68,32 @@ def render(result, fmt: str, **options) -> str:
     """The result as text in format fmt (table, csv, json, ...); options go to its renderer (a
     ranking's table: every_row=True lists every variant).  A JSON document starts with its
     `meta` (report.meta)."""
-    fn = _renderer(type(result), fmt)
-    if fn is None:
-        raise ValueError(f"no {fmt} rendering of {type(result).__name__} (have: "
-                         f"{', '.join(formats(type(result)))})")
+    fn = _lookup(result, fmt)
     text = fn(result, **options)
+    if (type(result), fmt) in CHUNKED:
+        text = "".join(text)
     if fmt == "json":
         from autotune.report.meta import with_meta
         text = with_meta(text, result)
     return text
+
+
+def render_chunks(result, fmt: str, **options) -> Iterator[str]:
+    """render()'s text in pieces, made as they are written where the renderer yields them (a
+    sweep's CSV: one scenario at a time, never the whole text in memory), else in one."""
+    fn = _lookup(result, fmt)
+    if (type(result), fmt) in CHUNKED and fmt != "json":
+        yield from fn(result, **options)
+    else:
+        yield render(result, fmt, **options)
+
+
+def _lookup(result, fmt: str):
+    fn = _renderer(type(result), fmt)
+    if fn is None:
+        raise ValueError(f"no {fmt} rendering of {type(result).__name__} (have: "
+                         f"{', '.join(formats(type(result)))})")
+    return fn
 
 
 def plot(result, path) -> None:

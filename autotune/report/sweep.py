@@ -7,6 +7,7 @@ import io
 import json
 import re
 from contextlib import contextmanager
+from typing import Iterator
 
 from autotune.report.registry import renderer
 from autotune.report.text import name_width
@@ -54,30 +55,30 @@ def _collector_paused():
             gc.enable()
 
 
-@renderer(SweepResult, "csv")
-@_collector_paused()
-def sweep_csv(res: SweepResult) -> str:
-    """The long format as CSV, a scenario's rows a column at a time: each column of seconds
-    formatted by one repr of its list (Python's own float repr, in C), each row joined by
-    str.join.  A scenario with a row that failed, or text that would need quoting, goes through
-    csv.writer row by row."""
+@renderer(SweepResult, "csv", chunks=True)
+def sweep_csv(res: SweepResult) -> Iterator[str]:
+    """The long format as CSV, a scenario at a time, a scenario's rows a column at a time: each
+    column of seconds formatted by one repr of its list (Python's own float repr, in C), each row
+    joined by str.join.  A scenario with a row that failed, or text that would need quoting,
+    goes through csv.writer row by row."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(SWEEP_FIELDS)
-    out = [buf.getvalue()]
+    yield buf.getvalue()
     named: dict[int, str | None] = {}     # a variant's name and dimension values as CSV text (None: needs quoting)
     ranks: list[str] = []
     for block in res.column_blocks():
-        lines = _csv_lines(block, named, ranks)
-        if lines is not None:
-            out.append(lines)
-            continue
-        for t in block.tails():
-            buf.seek(0)
-            buf.truncate()
-            w.writerow((*block.head, *t[:2], *t[2], *t[3:]))
-            out.append(buf.getvalue())
-    return "".join(out)
+        with _collector_paused():
+            lines = _csv_lines(block, named, ranks)
+            if lines is None:
+                out = []
+                for t in block.tails():
+                    buf.seek(0)
+                    buf.truncate()
+                    w.writerow((*block.head, *t[:2], *t[2], *t[3:]))
+                    out.append(buf.getvalue())
+                lines = "".join(out)
+        yield lines
 
 
 def _reprs(values: list[float]) -> list[str]:
