@@ -1,0 +1,136 @@
+"""specs.interleave: a blocked IVP of two coupled blocks as its interleaved twin.  The twin of
+string-row is string-mix (stored interleaved by hand); every twin's right-hand side is the blocked
+one's in the other order (numpy, here), and its generated solvers compute the blocked IVP's numbers
+at 1 x 1, 2 x 1, 1 x 2 and 3 x 1 (compiled and run)."""
+import numpy as np
+import pytest
+
+from autotune.errors import CannotRun
+from autotune.specs.interleave import interleaved, unfit
+from autotune.specs.ivp import load_ivp, parse_ivp
+
+
+def test_the_twin_of_string_row_is_string_mix():
+    twin, mix = interleaved(load_ivp("string-row")), load_ivp("string-mix")
+    assert twin.name == "string-row.interleaved"
+    assert [(p.name, p.start, p.step, p.expr) for p in twin.rhs] == [(p.name, p.start, p.step, p.expr) for p in mix.rhs]
+    assert twin.access_distance(200) == mix.access_distance(200) == 3
+    assert twin.halo(200) == 3 and twin.comm == ("allgather", "neighbour")
+    assert interleaved(twin) is twin and unfit(twin) is None
+
+
+def test_a_coordinate_becomes_the_block_index_and_reaches_follow_the_offsets():
+    twin = interleaved(load_ivp("medakzo"))
+    u, v = twin.rhs
+    assert "(j/2)*dz" in u.expr and "y[j-2] - 2.0*y[j] + y[j+2]" in u.expr and u.expr.endswith("y[j] * y[j+1]")
+    assert v.expr == "-k * y[j-1] * y[j]"
+    assert (twin.part_halo(u, 200), twin.part_halo(v, 200), twin.access_distance(200)) == (2, 1, 2)
+    odd = _blocked(u="y[j] - w[j]", v="j * (w[j-1] - y[j+1])")
+    assert interleaved(odd).rhs[1].expr == "((j-1)/2) * (y[j-3] - y[j+2])"
+
+
+@pytest.mark.parametrize("name", ["heat2d", "heat3d", "wave1d", "inverterchain", "string-mix"])
+def test_an_ivp_without_two_coupled_blocks_has_no_twin(name):
+    ivp = load_ivp(name)
+    assert unfit(ivp)
+    with pytest.raises(CannotRun, match="no two coupled blocks"):
+        interleaved(ivp)
+
+
+@pytest.mark.parametrize("parts,why", [
+    ({"u": "w[j]", "v": "y[j-N]"}, r"reads \[j-N\], not j plus or minus a number"),
+    ({"u": "w[j] + x[j]", "v": "y[j]"}, "arrays other than y and w"),
+    ({"u": "w[j]", "v": "y[j]", "v_components": "N + 1"}, "differ in size"),
+])
+def test_what_cannot_be_interleaved_says_why(parts, why):
+    ivp = _blocked(parts["u"], parts["v"], parts.get("v_components", "N"))
+    assert unfit(ivp)
+    with pytest.raises(CannotRun, match=why):
+        interleaved(ivp)
+
+
+@pytest.mark.parametrize("name", ["string-row", "medakzo"])
+def test_the_twins_right_hand_side_is_the_blocked_one_in_the_other_order(name):
+    ivp = load_ivp(name)
+    twin, n = interleaved(ivp), 40
+    y = np.random.default_rng(7).standard_normal(n)
+    order = np.empty(n, dtype=int)
+    order[0::2], order[1::2] = np.arange(n // 2), np.arange(n // 2, n)     # twin position -> blocked index
+    assert np.array_equal(_rhs(twin, n, y[order]), _rhs(ivp, n, y)[order])
+
+
+def _blocked(u: str, v: str, v_components: str = "N"):
+    return parse_ivp({"name": "pair", "size_parameter": "N", "n": "2*N", "access_distance": "N",
+                      "default_n": 200, "comm": ["allgather", "sparse"], "sparse_halo": 1,
+                      "initial": "j", "step_size": "0.1",
+                      "rhs": [{"name": "u", "components": "N", "halo": "1", "expr": u},
+                              {"name": "v", "components": v_components, "halo": "1", "expr": v}]}, "pair.yaml")
+
+
+def _rhs(ivp, n, y):
+    """f(y) in numpy, as tests.test_solver's reference evaluates it: a part over its block (or,
+    stored interleaved, over the whole vector from its start by its step), zeros beyond the ends."""
+    consts, halo = ivp.constant_values(n), 4
+    blocked = all(p.step == 1 for p in ivp.rhs)
+    sizes = [ivp.part_components(p, n) for p in ivp.rhs] if blocked else [n]
+    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+
+    class Padded:
+        def __init__(self, a):
+            self.a = np.concatenate([np.zeros(halo), a, np.zeros(halo)])
+
+        def __getitem__(self, idx):
+            return self.a[idx + halo]
+
+    out = np.zeros(n)
+    for i, part in enumerate(ivp.rhs):
+        b = i if blocked else 0
+        own = Padded(y[offsets[b]:offsets[b] + sizes[b]])
+        other = Padded(y[offsets[1 - b]:offsets[1 - b] + sizes[1 - b]]) if blocked else None
+        js = np.arange(part.start, sizes[b], part.step)
+        env = dict(consts, y=own, w=other, j=js, fmax=np.maximum, fmin=np.minimum)
+        env[ivp.size_parameter] = ivp.size_value(n)
+        out[offsets[b] + js] = eval(part.expr, {"__builtins__": {}}, env)
+    return out
+
+
+TWIN_VARIANTS = ["lc=ijl,comm=allgather",
+                 "lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,overlap=halo",
+                 "lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1,store=nt",
+                 "lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1,"
+                 "pipe=wavefront"]
+
+
+@pytest.mark.parametrize("name,h", [("string-row", 1e-4), ("medakzo", 1e-6)])
+def test_the_twins_solvers_compute_the_blocked_numbers(name, h, tmp_path, private_builds):
+    """The paper's form and the fused, streaming and pipelined forms of the twin, at 1 x 1, 2 x 1,
+    1 x 2 and 3 x 1, against the blocked IVP's paper form: the same numbers in the other order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from autotune.codegen.solver import solver_source
+    from autotune.request.run import RunOptions
+    from autotune.specs.method import load_method
+    from autotune.specs.variants import parse_variant
+    from autotune.tools.build import build, run
+    from autotune.tools.launcher import parse_launcher
+
+    ivp, n, steps, method, flags = load_ivp(name), 200, 3, load_method("radauIIA7"), RunOptions().plan(1.0).flags
+    twin = interleaved(ivp)
+    jobs = [(ivp, parse_variant("lc=ijl,comm=allgather", ivp.comm))]
+    jobs += [(twin, parse_variant(v, twin.comm)) for v in TWIN_VARIANTS]
+    with ThreadPoolExecutor(2) as pool:
+        exes = list(pool.map(lambda job: build(solver_source(job[0], method, job[1], n), flags), jobs))
+
+    def solve(exe, procs, threads, label, steps=steps):
+        path = tmp_path / f"{label}-{procs}-{threads}.bin"
+        run(exe, parse_launcher(None), procs, threads, n, ivp.size_value(n), steps, h, 0, path)
+        return np.fromfile(path)
+
+    ref = solve(exes[0], 1, 1, "blocked")
+    assert np.max(np.abs(ref - solve(exes[0], 1, 1, "start", 0))) > 1e-8       # the solution moved
+    back = np.empty(n, dtype=int)                  # blocked index -> twin position
+    back[:n // 2], back[n // 2:] = np.arange(0, n, 2), np.arange(1, n, 2)
+    for (_, v), exe in zip(jobs[1:], exes[1:]):
+        for procs, threads in ((1, 1), (2, 1), (1, 2), (3, 1)):
+            y = solve(exe, procs, threads, v.name.replace(",", "_"))
+            assert np.max(np.abs(y[back] - ref)) <= 1e-12 * np.max(np.abs(ref)), (v.name, procs, threads)
