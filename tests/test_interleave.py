@@ -19,6 +19,32 @@ def test_the_twin_of_string_row_is_string_mix():
     assert interleaved(twin) is twin and unfit(twin) is None
 
 
+def test_an_ivp_name_or_path_with_interleaved_after_it_is_the_twin(tmp_path):
+    """--ivp string-row.interleaved, and a twin's own path (what a plan records) read back."""
+    twin = load_ivp("string-row.interleaved")
+    assert twin == interleaved(load_ivp("string-row")) and twin.path.endswith("string-row.yaml.interleaved")
+    assert load_ivp(twin.path) == twin
+    with pytest.raises(CannotRun, match="heat2d.yaml: cannot store heat2d's blocks interleaved"):
+        load_ivp("heat2d.interleaved")
+
+
+def test_generate_writes_the_twins_solvers_and_refuses_an_ivp_without_one(tmp_path):
+    import json
+    import subprocess
+    import sys
+    ok = subprocess.run([sys.executable, "-m", "autotune", "generate", "--ivp", "medakzo.interleaved", "--n", "200",
+                         "--out", str(tmp_path / "twin"), "--format", "json"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    doc = json.loads(ok.stdout)
+    assert doc["ivp"] == "medakzo.interleaved" and doc["solvers"] > 200
+    assert "(j/2)*dz" in (tmp_path / "twin" / "variants.json").read_text() or any(
+        "(j/2)*dz" in f.read_text() for f in (tmp_path / "twin").rglob("*.c"))
+    bad = subprocess.run([sys.executable, "-m", "autotune", "generate", "--ivp", "heat2d.interleaved", "--n", "200",
+                          "--out", str(tmp_path / "none")], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1
+    assert "the IVP declares no two coupled blocks" in bad.stderr and not (tmp_path / "none").exists()
+
+
 def test_a_coordinate_becomes_the_block_index_and_reaches_follow_the_offsets():
     twin = interleaved(load_ivp("medakzo"))
     u, v = twin.rhs
@@ -115,7 +141,7 @@ def test_the_twins_solvers_compute_the_blocked_numbers(name, h, tmp_path, privat
     from autotune.tools.launcher import parse_launcher
 
     ivp, n, steps, method, flags = load_ivp(name), 200, 3, load_method("radauIIA7"), RunOptions().plan(1.0).flags
-    twin = interleaved(ivp)
+    twin = load_ivp(f"{name}.interleaved")
     jobs = [(ivp, parse_variant("lc=ijl,comm=allgather", ivp.comm))]
     jobs += [(twin, parse_variant(v, twin.comm)) for v in TWIN_VARIANTS]
     with ThreadPoolExecutor(2) as pool:

@@ -54,8 +54,8 @@ def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required
                    nodes_default: str = "the machine's") -> None:
     num = str if sweep else _int_arg
     more = SWEEP_HELP if sweep else ""
-    p.add_argument("--ivp", required=ivp_required, help="shipped IVP name (autotune list ivps) or a YAML path"
-                   + (" (comma-separated, or 'all')" if sweep else ""))
+    p.add_argument("--ivp", required=ivp_required, help="shipped IVP name (autotune list ivps) or a YAML path; "
+                   "NAME.interleaved: its two coupled blocks stored interleaved" + (" (comma-separated, or 'all')" if sweep else ""))
     p.add_argument("--nodes", type=num, help=f"cluster nodes, one MPI rank each (default: {nodes_default})" + more)
     p.add_argument("--threads", type=num, help="OpenMP threads per node (default: all cores)" + more)
     p.add_argument("--n", type=num, help="system size (default: the IVP's default)" + more)

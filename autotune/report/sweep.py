@@ -160,9 +160,10 @@ def sweep_json(res: SweepResult) -> str:
 def sweep_table(res: SweepResult) -> str:
     meta, rows = res.meta(), [r._asdict() for r in res.rows()]
     w = name_width(r["name"] for r in rows if r["rank"] == 1)
+    iw = max([14] + [len(r["ivp"]) for r in rows if r["rank"] == 1])      # a twin's name is longer
     lines = [f"sweep on machine {meta['machine']}: {meta['scenarios']} scenarios, {len(rows)} predictions, "
              f"selection {meta['selection']}, {meta['analyses_run']} kerncraft analyses run", "",
-             f"{'ivp':14} {'n':>11} {'nodes':>5} {'thr':>3}  {'best variant':{w}} {'s/step':>11} {'sel':>3}  comm model"]
+             f"{'ivp':{iw}} {'n':>11} {'nodes':>5} {'thr':>3}  {'best variant':{w}} {'s/step':>11} {'sel':>3}  comm model"]
     best: dict[tuple, dict] = {}
     count: dict[tuple, int] = {}
     for r in rows:
@@ -172,7 +173,7 @@ def sweep_table(res: SweepResult) -> str:
             best[key] = r
     for key, r in best.items():
         s = "failed" if r["predicted_s"] is None else f"{r['predicted_s']:.4e}"
-        lines.append(f"{r['ivp']:14} {r['n']:>11,} {r['nodes']:>5} {r['threads']:>3}  {r['name']:{w}} {s:>11} "
+        lines.append(f"{r['ivp']:{iw}} {r['n']:>11,} {r['nodes']:>5} {r['threads']:>3}  {r['name']:{w}} {s:>11} "
                      f"{count[key]:>3}  {r['comm_basis']}")
     for s in meta["skipped"]:
         lines.append(f"skipped {s['ivp']} n={s['n']} nodes={s['nodes']} threads={s['threads']}: {s['reason']}")

@@ -8,7 +8,8 @@ u_1, v_1, ...; string-mix by hand) the same system reads at most 2 h + 1 away (h
 reach), and a rank's block holds both halves of each point.
 
 `interleaved(ivp)` is that system as an IVP of its own (docs/method.md "Coupled blocks stored
-interleaved"), whose solvers compute the blocked IVP's numbers in the other order:
+interleaved"; `--ivp string-row.interleaved`), whose solvers compute the blocked IVP's numbers in
+the other order:
 
 - part b runs over j = b, b + 2, ... (start b, step 2), and j is now the global index;
 - y[j + d] becomes y[j + 2d], w[j + d] becomes y[j + 2d + 1 - 2b];
@@ -26,9 +27,9 @@ from functools import lru_cache
 
 from autotune.errors import CannotRun, InputError
 from autotune.specs.formula import to_c
-from autotune.specs.ivp import IVP, parse_ivp
+from autotune.specs.ivp import IVP, TWIN, parse_ivp
 
-SUFFIX = ".interleaved"      # the twin's name: its kernel parts and store keys are its own
+SUFFIX = TWIN      # after the twin's name (its kernel parts and store keys are its own) and path
 _REF = re.compile(r"\b([A-Za-z_]\w*)\s*\[([^\]]*)\]")
 _OFFSET = re.compile(r"^\s*j\s*(?:([+-])\s*(\d+)\s*)?$")
 _COORD = re.compile(r"\bj\b")
@@ -102,7 +103,7 @@ def _twin(ivp: IVP) -> IVP:
         data["initial"] = initial
     if ivp.step_size:
         data["step_size"] = ivp.step_size
-    return parse_ivp(data, ivp.path)
+    return parse_ivp(data, ivp.path + SUFFIX)     # load_ivp reads it back as the twin
 
 
 def _count(ivp: IVP, formula: str, size: int) -> int:

@@ -212,7 +212,16 @@ def parse_ivp(data: dict, path: Path | str) -> IVP:
                tuple(parts), str(path), data.get("initial", ""), str(data.get("step_size", "")), grid)
 
 
+TWIN = ".interleaved"      # an IVP's name or path with this after it: its twin (specs.interleave)
+
+
 def load_ivp(name_or_path: str) -> IVP:
+    """An IVP by name (shipped) or path; `<name or path>.interleaved` is its interleaved twin
+    (specs.interleave: an IVP of two coupled blocks stored interleaved)."""
+    name_or_path = str(name_or_path)
+    if name_or_path.endswith(TWIN) and len(name_or_path) > len(TWIN):
+        from autotune.specs.interleave import interleaved       # it builds on this module
+        return interleaved(load_ivp(name_or_path[:-len(TWIN)]))
     path = resolve(name_or_path, shipped_dir("ivps"), "IVP")
     return parse_ivp(read_yaml(path), path)
 
