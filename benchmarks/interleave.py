@@ -53,8 +53,7 @@ def main(argv=None) -> int:
     from autotune.codegen.solver import solver_source
     from autotune.errors import InputError
     from autotune.request.run import RunOptions
-    from autotune.specs.interleave import interleaved
-    from autotune.specs.ivp import load_ivp
+    from autotune.specs.ivp import interleaved, load_ivp
     from autotune.specs.machine import load_machine
     from autotune.specs.method import load_method
     from autotune.specs.variants import parse_variant

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from autotune.errors import CannotRun
-from autotune.specs.interleave import interleaved, unfit
+from autotune.specs.interleave import unfit
+from autotune.specs.ivp import interleaved
 from autotune.specs.ivp import load_ivp, parse_ivp
 
 

@@ -129,7 +129,6 @@ class ScenarioRows:
                 if (part.name, slot.executions, mix) in seen:
                     continue
                 seen.add((part.name, slot.executions, mix))
-            unit = layout.units[slot.unit]
             bad = [code for code, _ in mix if p.numbers[p.key(slot.unit, code)] is None]
             if bad:
                 r = p.results[p.key(slot.unit, bad[0])]

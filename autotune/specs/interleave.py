@@ -7,9 +7,9 @@ N rows, and a rank's block needs the partner rank's components.  Stored interlea
 u_1, v_1, ...; string-mix by hand) the same system reads at most 2 h + 1 away (h: the parts'
 reach), and a rank's block holds both halves of each point.
 
-`interleaved(ivp)` is that system as an IVP of its own (docs/method.md "Coupled blocks stored
-interleaved"; `--ivp string-row.interleaved`), whose solvers compute the blocked IVP's numbers in
-the other order:
+`twin_data(ivp)` is that system as an IVP file's data (specs.ivp.interleaved parses it: an IVP
+of its own, docs/method.md "Coupled blocks stored interleaved"; `--ivp string-row.interleaved`),
+whose solvers compute the blocked IVP's numbers in the other order:
 
 - part b runs over j = b, b + 2, ... (start b, step 2), and j is now the global index;
 - y[j + d] becomes y[j + 2d], w[j + d] becomes y[j + 2d + 1 - 2b];
@@ -23,21 +23,19 @@ the other order:
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from autotune.errors import CannotRun, InputError
-from autotune.specs.formula import to_c
-from autotune.specs.ivp import IVP, TWIN, parse_ivp
+from autotune.specs.formula import evaluate, to_c
 
-SUFFIX = TWIN      # after the twin's name (its kernel parts and store keys are its own) and path
+SUFFIX = ".interleaved"    # after the twin's name (its kernel parts and store keys are its own) and path
 _REF = re.compile(r"\b([A-Za-z_]\w*)\s*\[([^\]]*)\]")
 _OFFSET = re.compile(r"^\s*j\s*(?:([+-])\s*(\d+)\s*)?$")
 _COORD = re.compile(r"\bj\b")
 _SAMPLES = (1, 2, 7, 1000)
 
 
-def unfit(ivp: IVP) -> str | None:
-    """Why `ivp` has no interleaved twin (None: it has one)."""
+def unfit(ivp) -> str | None:
+    """Why `ivp` (a specs.ivp.IVP) has no interleaved twin (None: it has one)."""
     if ivp.name.endswith(SUFFIX):
         return None
     blocked = len(ivp.rhs) > 1 and all(p.step == 1 for p in ivp.rhs)
@@ -58,19 +56,12 @@ def unfit(ivp: IVP) -> str | None:
     return None
 
 
-def interleaved(ivp: IVP) -> IVP:
-    """The twin of a blocked IVP of two coupled blocks (CannotRun where unfit says why); a twin
-    is its own."""
-    if ivp.name.endswith(SUFFIX):
-        return ivp
+def twin_data(ivp) -> dict:
+    """The twin of a blocked IVP of two coupled blocks, as the data of an IVP file (CannotRun
+    where unfit says why)."""
     why = unfit(ivp)
     if why:
         raise CannotRun(f"{ivp.path}: cannot store {ivp.name}'s blocks interleaved: {why}")
-    return _twin(ivp)
-
-
-@lru_cache(maxsize=64)
-def _twin(ivp: IVP) -> IVP:
     parts, reach = [], 1
     for b, part in enumerate(ivp.rhs):
         offsets = []
@@ -103,9 +94,8 @@ def _twin(ivp: IVP) -> IVP:
         data["initial"] = initial
     if ivp.step_size:
         data["step_size"] = ivp.step_size
-    return parse_ivp(data, ivp.path + SUFFIX)     # load_ivp reads it back as the twin
+    return data
 
 
-def _count(ivp: IVP, formula: str, size: int) -> int:
-    from autotune.specs.formula import evaluate
+def _count(ivp, formula: str, size: int) -> int:
     return int(evaluate(formula, {ivp.size_parameter: size}))

@@ -9,6 +9,7 @@ from pathlib import Path
 from autotune.errors import InputError
 from autotune.specs.formula import FormulaError, evaluate
 from autotune.specs.grid import Grid, GridError, check as check_grid
+from autotune.specs.interleave import SUFFIX as TWIN, twin_data
 from autotune.specs.schemes import SCHEMES
 from autotune.specs.shipped import shipped_dir
 from autotune.specs.loading import read_yaml, resolve, shipped_names, validate
@@ -212,15 +213,22 @@ def parse_ivp(data: dict, path: Path | str) -> IVP:
                tuple(parts), str(path), data.get("initial", ""), str(data.get("step_size", "")), grid)
 
 
-TWIN = ".interleaved"      # an IVP's name or path with this after it: its twin (specs.interleave)
+def interleaved(ivp: IVP) -> IVP:
+    """The IVP's interleaved twin (specs.interleave: two coupled blocks stored interleaved;
+    CannotRun where it has none); a twin is its own.  Its path is the IVP's with TWIN after it,
+    which load_ivp reads back as the twin."""
+    return ivp if ivp.name.endswith(TWIN) else _twin(ivp)
+
+
+@lru_cache(maxsize=64)
+def _twin(ivp: IVP) -> IVP:
+    return parse_ivp(twin_data(ivp), ivp.path + TWIN)
 
 
 def load_ivp(name_or_path: str) -> IVP:
-    """An IVP by name (shipped) or path; `<name or path>.interleaved` is its interleaved twin
-    (specs.interleave: an IVP of two coupled blocks stored interleaved)."""
+    """An IVP by name (shipped) or path; `<name or path>.interleaved` is its interleaved twin."""
     name_or_path = str(name_or_path)
     if name_or_path.endswith(TWIN) and len(name_or_path) > len(TWIN):
-        from autotune.specs.interleave import interleaved       # it builds on this module
         return interleaved(load_ivp(name_or_path[:-len(TWIN)]))
     path = resolve(name_or_path, shipped_dir("ivps"), "IVP")
     return parse_ivp(read_yaml(path), path)
