@@ -7,8 +7,9 @@ import pytest
 
 from autotune.errors import CannotRun
 from autotune.specs.interleave import unfit
-from autotune.specs.ivp import interleaved
-from autotune.specs.ivp import load_ivp, parse_ivp
+from autotune.specs.ivp import interleaved, load_ivp, parse_ivp
+
+from .conftest import run_cli
 
 
 def test_the_twin_of_string_row_is_string_mix():
@@ -29,21 +30,17 @@ def test_an_ivp_name_or_path_with_interleaved_after_it_is_the_twin(tmp_path):
         load_ivp("heat2d.interleaved")
 
 
-def test_generate_writes_the_twins_solvers_and_refuses_an_ivp_without_one(tmp_path):
+def test_generate_writes_the_twins_solvers_and_refuses_an_ivp_without_one(tmp_path, capsys):
     import json
-    import subprocess
-    import sys
-    ok = subprocess.run([sys.executable, "-m", "autotune", "generate", "--ivp", "medakzo.interleaved", "--n", "200",
-                         "--out", str(tmp_path / "twin"), "--format", "json"], capture_output=True, text=True)
-    assert ok.returncode == 0, ok.stderr
-    doc = json.loads(ok.stdout)
+    code, out, err = run_cli(capsys, "generate", "--ivp", "medakzo.interleaved", "--n", "200",
+                             "--out", tmp_path / "twin", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
     assert doc["ivp"] == "medakzo.interleaved" and doc["solvers"] > 200
-    assert "(j/2)*dz" in (tmp_path / "twin" / "variants.json").read_text() or any(
-        "(j/2)*dz" in f.read_text() for f in (tmp_path / "twin").rglob("*.c"))
-    bad = subprocess.run([sys.executable, "-m", "autotune", "generate", "--ivp", "heat2d.interleaved", "--n", "200",
-                          "--out", str(tmp_path / "none")], capture_output=True, text=True)
-    assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1
-    assert "the IVP declares no two coupled blocks" in bad.stderr and not (tmp_path / "none").exists()
+    assert any("(j/2)*dz" in f.read_text() for f in (tmp_path / "twin").rglob("*.c"))
+    code, out, err = run_cli(capsys, "generate", "--ivp", "heat2d.interleaved", "--n", "200", "--out", tmp_path / "none")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "the IVP declares no two coupled blocks" in err and not (tmp_path / "none").exists()
 
 
 def test_a_coordinate_becomes_the_block_index_and_reaches_follow_the_offsets():
