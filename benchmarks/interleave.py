@@ -65,6 +65,9 @@ def main(argv=None) -> int:
             raise ValueError("--top, --rounds, --steps: expected at least 1")
         configs = [_config(c) for c in a.configs.split(",")]
         machine, method = load_machine(a.machine), load_method("radauIIA7")
+        twins = [name for name in a.ivps.split(",") if name.endswith(".interleaved")]
+        if twins:
+            raise ValueError(f"--ivps: {twins[0]} is a twin already: name the blocked IVP")
         ivps = [(load_ivp(name), interleaved(load_ivp(name))) for name in a.ivps.split(",")]
     except (ValueError, InputError) as e:
         print(f"benchmarks.interleave: {e}", file=sys.stderr)

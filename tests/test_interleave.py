@@ -158,3 +158,12 @@ def test_the_twins_solvers_compute_the_blocked_numbers(name, h, tmp_path, privat
         for procs, threads in ((1, 1), (2, 1), (1, 2), (3, 1)):
             y = solve(exe, procs, threads, v.name.replace(",", "_"))
             assert np.max(np.abs(y[back] - ref)) <= 1e-12 * np.max(np.abs(ref)), (v.name, procs, threads)
+
+
+def test_a_part_that_starts_late_or_a_name_that_only_looks_like_a_twin_is_not_taken_for_one():
+    late = _blocked("w[j]", "y[j]")
+    late = type(late)(**{**late.__dict__, "rhs": (late.rhs[0], type(late.rhs[1])(**{**late.rhs[1].__dict__, "start": 1}))})
+    assert "no two coupled blocks" in unfit(late)
+    mine = _blocked("w[j]", "y[j]")
+    mine = type(mine)(**{**mine.__dict__, "name": "mine.interleaved"})     # a user's file of that name
+    assert interleaved(mine) is not mine and interleaved(mine).rhs[0].step == 2

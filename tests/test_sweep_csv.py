@@ -4,6 +4,8 @@ scenario that share a value, 0.0 beside -0.0, a failed prediction, and a name th
 import csv
 import io
 
+import pytest
+
 from autotune.report import sweep as rendering
 from autotune.report.sweep import sweep_csv
 from autotune.results.frames import configuration
@@ -92,7 +94,7 @@ def test_a_renderer_that_yields_pieces_is_written_as_it_makes_them(capsys):
     """A renderer registered with chunks=True (a sweep's CSV) is joined by render() and streamed by
     render_chunks(); the command line writes each piece as it comes and ends on one newline."""
     from autotune.cli.commands import emit, emit_chunks
-    from autotune.report.registry import renderer
+    from autotune.report.registry import CHUNKED, RENDERERS, renderer
     from autotune.report.render import render, render_chunks
 
     class Pieces:
@@ -100,17 +102,37 @@ def test_a_renderer_that_yields_pieces_is_written_as_it_makes_them(capsys):
 
     made = []
 
-    @renderer(Pieces, "csv", chunks=True)
     def pieces(result):
         for text in ("a,b\n", "", "1,2"):
             made.append(text)
             yield text
 
-    stream = render_chunks(Pieces(), "csv")
-    assert next(stream) == "a,b\n" and made == ["a,b\n"]          # the rest not made yet
-    assert list(stream) == ["", "1,2"]
-    assert render(Pieces(), "csv") == "a,b\n1,2"
-    emit_chunks(render_chunks(Pieces(), "csv"))
-    emit(render(Pieces(), "csv"))
-    out = capsys.readouterr().out
-    assert out == "a,b\n1,2\n" * 2
+    try:
+        renderer(Pieces, "csv", chunks=True)(pieces)
+        stream = render_chunks(Pieces(), "csv")
+        assert next(stream) == "a,b\n" and made == ["a,b\n"]          # the rest not made yet
+        assert list(stream) == ["", "1,2"]
+        assert render(Pieces(), "csv") == "a,b\n1,2"
+        emit_chunks(render_chunks(Pieces(), "csv"))
+        emit(render(Pieces(), "csv"))
+        assert capsys.readouterr().out == "a,b\n1,2\n" * 2
+    finally:               # the registry is the process's: no other test may see this type
+        RENDERERS.pop((Pieces, "csv"), None)
+        CHUNKED.discard((Pieces, "csv"))
+
+
+@pytest.mark.parametrize("selected_only", [False, True])
+def test_a_real_sweeps_csv_is_what_csv_writer_writes_of_its_rows(replay_store, selected_only):
+    """SweepResult.column_blocks, RankResult.columns and ScenarioRows.columns on a real sweep:
+    the CSV is csv.writer's of blocks(), row for row."""
+    import autotune
+    res = autotune.sweep("heat2d,inverterchain", n="1e5:3.6e7:3log", nodes="1,8", store=replay_store,
+                         selected_only=selected_only)
+    expected = io.StringIO()
+    w = csv.writer(expected, lineterminator="\n")
+    w.writerow(FIELDS)
+    for head, tails in res.blocks():
+        for t in tails:
+            w.writerow((*head, *t[:2], *t[2], *t[3:]))
+    assert "".join(sweep_csv(res)) == expected.getvalue()
+    assert len(expected.getvalue().splitlines()) > 12 * (1 if selected_only else 100)

@@ -166,18 +166,20 @@ def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], E
     return runnable, why if len(runnable) < len(variants) else NONE
 
 
-_POSITIONS: dict[int, tuple[list, list]] = {}
+_POSITIONS: dict[int, tuple[list, int, list]] = {}
 
 
 def _refusable_positions(variants: list[Variant]) -> list[tuple[int, Variant]]:
     """(index, variant) of the variants with a value a scenario may refuse (_refusable), kept
-    per list (a sweep hands the same list for every scenario it applies to)."""
+    per list (a sweep hands the same list for every scenario it applies to; a list changed in
+    place since, to another length, is looked at again)."""
     got = _POSITIONS.get(id(variants))
-    if got is None or got[0] is not variants:
+    if got is None or got[0] is not variants or got[1] != len(variants):
         if len(_POSITIONS) > 256:
             _POSITIONS.clear()
-        got = _POSITIONS[id(variants)] = (variants, [(i, v) for i, v in enumerate(variants) if _refusable(v)])
-    return got[1]
+        got = _POSITIONS[id(variants)] = (variants, len(variants),
+                                          [(i, v) for i, v in enumerate(variants) if _refusable(v)])
+    return got[2]
 
 
 def applicable_pool(sc: Scenario, wanted: list[str] | None = None, select: Filter | None = None

@@ -101,6 +101,8 @@ def _csv_lines(block: Block, named: dict, ranks: list) -> str | None:
     head, cols, bound = block.head, block.columns, block.bound_s
     if cols is None or not bound or any(_SPECIAL.search(x) for x in head[:3]):
         return None
+    if not cols.variants:
+        return ""
     texts = []
     for v in cols.variants:
         text = named.get(id(v), False)         # the variants are the layout's own: one text each

@@ -172,8 +172,9 @@ class RankResult:
         rows = self.brief(selected_only)
         pre = [r[6] for r in rows]
         chosen = sum(pre)
-        if any(r[2] is None for r in rows) or pre != [True] * chosen + [False] * (len(rows) - chosen):
-            return None      # a failed row, or pre-selected rows that are not the first
+        if any(r[2] is None or r[7] for r in rows) or pre != [True] * chosen + [False] * (len(rows) - chosen) \
+                or [r[0] for r in rows] != list(range(1, len(rows) + 1)):
+            return None      # a failed row, pre-selected rows that are not the first, ranks not 1, 2, ...
         return Columns([r[1] for r in rows], *([r[k] for r in rows] for k in range(2, 6)), chosen)
 
     @property

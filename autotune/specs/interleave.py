@@ -34,11 +34,17 @@ _COORD = re.compile(r"\bj\b")
 _SAMPLES = (1, 2, 7, 1000)
 
 
+def is_twin(ivp) -> bool:
+    """Whether `ivp` is a twin made here (its name and path end in SUFFIX: a file of the user's
+    whose name only does is not)."""
+    return ivp.name.endswith(SUFFIX) and ivp.path.endswith(SUFFIX)
+
+
 def unfit(ivp) -> str | None:
     """Why `ivp` (a specs.ivp.IVP) has no interleaved twin (None: it has one)."""
-    if ivp.name.endswith(SUFFIX):
+    if is_twin(ivp):
         return None
-    blocked = len(ivp.rhs) > 1 and all(p.step == 1 for p in ivp.rhs)
+    blocked = len(ivp.rhs) > 1 and all(p.step == 1 and p.start == 0 for p in ivp.rhs)
     if not blocked or len(ivp.rhs) != 2 or not any("w" in p.arrays for p in ivp.rhs):
         return "the IVP declares no two coupled blocks (two RHS parts, one reading the other as w)"
     if ivp.grid is not None:

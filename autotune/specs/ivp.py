@@ -9,7 +9,7 @@ from pathlib import Path
 from autotune.errors import InputError
 from autotune.specs.formula import FormulaError, evaluate
 from autotune.specs.grid import Grid, GridError, check as check_grid
-from autotune.specs.interleave import SUFFIX as TWIN, twin_data
+from autotune.specs.interleave import SUFFIX as TWIN, is_twin, twin_data
 from autotune.specs.schemes import SCHEMES
 from autotune.specs.shipped import shipped_dir
 from autotune.specs.loading import read_yaml, resolve, shipped_names, validate
@@ -217,7 +217,7 @@ def interleaved(ivp: IVP) -> IVP:
     """The IVP's interleaved twin (specs.interleave: two coupled blocks stored interleaved;
     CannotRun where it has none); a twin is its own.  Its path is the IVP's with TWIN after it,
     which load_ivp reads back as the twin."""
-    return ivp if ivp.name.endswith(TWIN) else _twin(ivp)
+    return ivp if is_twin(ivp) else _twin(ivp)
 
 
 @lru_cache(maxsize=64)
