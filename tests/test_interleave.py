@@ -9,7 +9,7 @@ from autotune.errors import CannotRun
 from autotune.specs.interleave import unfit
 from autotune.specs.ivp import interleaved, load_ivp, parse_ivp
 
-from .conftest import run_cli
+from .conftest import numpy_rhs, run_cli
 
 
 def test_the_twin_of_string_row_is_string_mix():
@@ -80,7 +80,7 @@ def test_the_twins_right_hand_side_is_the_blocked_one_in_the_other_order(name):
     y = np.random.default_rng(7).standard_normal(n)
     order = np.empty(n, dtype=int)
     order[0::2], order[1::2] = np.arange(n // 2), np.arange(n // 2, n)     # twin position -> blocked index
-    assert np.array_equal(_rhs(twin, n, y[order]), _rhs(ivp, n, y)[order])
+    assert np.array_equal(numpy_rhs(twin, n, y[order]), numpy_rhs(ivp, n, y)[order])
 
 
 def _blocked(u: str, v: str, v_components: str = "N"):
@@ -89,33 +89,6 @@ def _blocked(u: str, v: str, v_components: str = "N"):
                       "initial": "j", "step_size": "0.1",
                       "rhs": [{"name": "u", "components": "N", "halo": "1", "expr": u},
                               {"name": "v", "components": v_components, "halo": "1", "expr": v}]}, "pair.yaml")
-
-
-def _rhs(ivp, n, y):
-    """f(y) in numpy, as tests.test_solver's reference evaluates it: a part over its block (or,
-    stored interleaved, over the whole vector from its start by its step), zeros beyond the ends."""
-    consts, halo = ivp.constant_values(n), 4
-    blocked = all(p.step == 1 for p in ivp.rhs)
-    sizes = [ivp.part_components(p, n) for p in ivp.rhs] if blocked else [n]
-    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
-
-    class Padded:
-        def __init__(self, a):
-            self.a = np.concatenate([np.zeros(halo), a, np.zeros(halo)])
-
-        def __getitem__(self, idx):
-            return self.a[idx + halo]
-
-    out = np.zeros(n)
-    for i, part in enumerate(ivp.rhs):
-        b = i if blocked else 0
-        own = Padded(y[offsets[b]:offsets[b] + sizes[b]])
-        other = Padded(y[offsets[1 - b]:offsets[1 - b] + sizes[1 - b]]) if blocked else None
-        js = np.arange(part.start, sizes[b], part.step)
-        env = dict(consts, y=own, w=other, j=js, fmax=np.maximum, fmin=np.minimum)
-        env[ivp.size_parameter] = ivp.size_value(n)
-        out[offsets[b] + js] = eval(part.expr, {"__builtins__": {}}, env)
-    return out
 
 
 TWIN_VARIANTS = ["lc=ijl,comm=allgather",

@@ -17,6 +17,8 @@ from autotune.specs.method import load_method
 from autotune.specs.variants import (DIMENSIONS, Variant, enumerate_variants, pairwise_cover, parse_variant,
                                      value_cover)
 
+from .conftest import numpy_rhs
+
 LAUNCHER = parse_launcher(None)
 FLAGS = RunOptions().plan(1.0).flags   # the default compiler flags, as tune uses them
 METHOD = load_method("radauIIA7")
@@ -74,33 +76,9 @@ def test_every_variant_computes_the_same_numbers(name, n, h, tmp_path, request):
 
 
 def _reference(ivp, n, y0, T):
-    """The same ODE in numpy: each part's interior expression over its block (or, interleaved,
-    the whole vector), zeros beyond the block ends; integrated tightly with scipy."""
-    N = ivp.size_value(n)
-    consts = ivp.constant_values(n)
-    halo = max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
-    blocked = len(ivp.rhs) > 1 and all(p.step == 1 for p in ivp.rhs)
-    sizes = [ivp.part_components(p, n) for p in ivp.rhs] if blocked else [n]
-    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
-
-    class Padded:
-        def __init__(self, a):
-            self.a = np.concatenate([np.zeros(halo), a, np.zeros(halo)])
-
-        def __getitem__(self, idx):
-            return self.a[idx + halo]
-
+    """The same ODE in numpy (conftest.numpy_rhs), integrated tightly with scipy."""
     def f(t, y):
-        F = np.zeros(n)
-        for i, part in enumerate(ivp.rhs):
-            b = i if blocked else 0
-            own = Padded(y[offsets[b]:offsets[b] + sizes[b]])
-            other = Padded(y[offsets[1 - b]:offsets[1 - b] + sizes[1 - b]]) if blocked and len(sizes) == 2 else None
-            js = np.arange(part.start, sizes[b], part.step)
-            env = dict(consts, y=own, w=other, j=js, fmax=np.maximum, fmin=np.minimum)
-            env[ivp.size_parameter] = N
-            F[offsets[b] + js] = eval(part.expr, {"__builtins__": {}}, env)
-        return F
+        return numpy_rhs(ivp, n, y)
 
     return solve_ivp(f, (0, T), y0, method="DOP853", rtol=1e-13, atol=1e-13).y[:, -1]
 
