@@ -17,11 +17,12 @@ from autotune.storage.store import Store
 
 def emit(text: str) -> None:
     """A report on stdout, ending in exactly one newline."""
-    print(text, end="" if text.endswith("\n") else "\n")
+    emit_chunks((text,))
 
 
 def emit_chunks(chunks) -> None:
-    """emit() of a report made in pieces (report.render.render_chunks), each written as made."""
+    """A report made in pieces (report.render.render_chunks) on stdout, each written as made,
+    ending in exactly one newline."""
     ends = False
     for text in chunks:
         if text:

@@ -144,14 +144,16 @@ def unpaid(sc: Scenario | _ScenarioFacts, variant: Variant) -> Exclusions:
     return Exclusions(out) if out else NONE
 
 
-def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], Exclusions]:
+def drop_unpaid(sc: Scenario, variants: list[Variant], refusable: list[tuple[int, Variant]] | None = None
+                ) -> tuple[list[Variant], Exclusions]:
     """The variants less those with a value that does not pay here, and why per value (none
     dropped: no exclusions).  Where nothing else is left (a selection of such variants only),
     all are kept that can run at all: never one whose order has no geometry here (a walk hook's
     None: strips of an IVP without a grid), which could be neither priced nor generated.  Only
-    the variants with a value that may be refused are asked (a few of a pool)."""
+    the variants with a value that may be refused are asked (a few of a pool): refusable, where
+    the caller keeps them for many scenarios of one list (refusable_positions)."""
     why, shared, dropped, unrunnable = NONE, _ScenarioFacts(sc), set(), set()
-    for i, v in _refusable_positions(variants):
+    for i, v in refusable_positions(variants) if refusable is None else refusable:
         reasons = unpaid(shared, v)
         if reasons is not NONE:           # (unpaid returns NONE itself for nothing refused)
             why = reasons.merged(why)
@@ -166,20 +168,9 @@ def drop_unpaid(sc: Scenario, variants: list[Variant]) -> tuple[list[Variant], E
     return runnable, why if len(runnable) < len(variants) else NONE
 
 
-_POSITIONS: dict[int, tuple[list, int, list]] = {}
-
-
-def _refusable_positions(variants: list[Variant]) -> list[tuple[int, Variant]]:
-    """(index, variant) of the variants with a value a scenario may refuse (_refusable), kept
-    per list (a sweep hands the same list for every scenario it applies to; a list changed in
-    place since, to another length, is looked at again)."""
-    got = _POSITIONS.get(id(variants))
-    if got is None or got[0] is not variants or got[1] != len(variants):
-        if len(_POSITIONS) > 256:
-            _POSITIONS.clear()
-        got = _POSITIONS[id(variants)] = (variants, len(variants),
-                                          [(i, v) for i, v in enumerate(variants) if _refusable(v)])
-    return got[2]
+def refusable_positions(variants: list[Variant]) -> list[tuple[int, Variant]]:
+    """(index, variant) of the variants with a value a scenario may refuse (_refusable)."""
+    return [(i, v) for i, v in enumerate(variants) if _refusable(v)]
 
 
 def applicable_pool(sc: Scenario, wanted: list[str] | None = None, select: Filter | None = None

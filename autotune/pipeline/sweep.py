@@ -16,7 +16,7 @@ from autotune.errors import InputError
 from autotune.model.preselect import Rule
 from autotune.model.scaling import Point, analyse
 from autotune.model.scaling import Rule as ScaleRule
-from autotune.pipeline.applicable import drop_unpaid
+from autotune.pipeline.applicable import drop_unpaid, refusable_positions
 from autotune.pipeline.predict import rank_many, require_predictions
 from autotune.request.scenario import SweepSpec
 from autotune.results.rankset import RankSet
@@ -45,6 +45,7 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
         pool = selected_variants(ivp.comm, spec.comm, spec.variant_filter, ivp.name)   # bad input stops the sweep
         schemes = sorted({v.comm for v in pool})
         applicable: dict[tuple, list] = {}    # applicable_variants, one list per set of schemes that apply
+        refusable: dict[tuple, list] = {}     # the variants of each that a scenario may refuse, by position
         sizes = [(ivp.nearest_n(n_req), n_req) for n_req in spec.ns or [ivp.default_n]]
         for (n, n_req), p, t in product(sizes, spec.nodes or [machine.nodes], threads):
             try:
@@ -54,7 +55,8 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
                 variants = applicable.get(tuple(ok))
                 if variants is None:
                     variants = applicable[tuple(ok)] = applicable_variants(sc, spec.comm, spec.variant_filter)[0]
-                kept, why = drop_unpaid(sc, variants)     # values that pay only at some sizes
+                    refusable[tuple(ok)] = refusable_positions(variants)
+                kept, why = drop_unpaid(sc, variants, refusable[tuple(ok)])     # values that pay only at some sizes
                 if why:      # one list per set of schemes and of variants dropped
                     names = {v.name for v in kept}
                     dropped = tuple(v.name for v in variants if v.name not in names)
