@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     from autotune.specs.ivp import interleaved, load_ivp
     from autotune.specs.machine import load_machine
     from autotune.specs.method import load_method
-    from autotune.specs.variants import parse_variant
+    from autotune.specs.variants import parse_variant, spaces
     from autotune.tools.build import build, run
     from autotune.tools.launcher import parse_launcher
 
@@ -81,7 +81,7 @@ def main(argv=None) -> int:
             ranked = {ivp.name: autotune.rank(ivp.path, n=n, nodes=cfg[0], threads=cfg[1], machine=a.machine)
                       for ivp in (blocked, twin)}
             chosen = [(ivp, v) for ivp in (blocked, twin) for v in picks(ranked[ivp.name], a.top)]
-            exes = {(ivp.name, v): build(solver_source(ivp, method, parse_variant(v, ivp.comm), n, machine), flags)
+            exes = {(ivp.name, v): build(solver_source(ivp, method, parse_variant(v, spaces(ivp)), n, machine), flags)
                     for ivp, v in chosen}
             times: dict[tuple, list[float]] = {k: [] for k in exes}
             for r in range(a.rounds):

@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     from autotune.specs.method import load_method
     from autotune.specs.parts import DOUBLE
     from autotune.specs.stepvalues import step_form
-    from autotune.specs.variants import parse_variant
+    from autotune.specs.variants import parse_variant, spaces
     from autotune.specs.window import extra_share
     from autotune.pipeline.applicable import window_of
     from autotune.specs.scenario import Scenario
@@ -113,7 +113,7 @@ def main(argv=None) -> int:
             if a.strips:        # today's pipelined forms are the before; the strips the after
                 before |= after
                 after = {FUSED.format(comm=comm, block="l2") + ",pipe=wavefront,traversal=strips"}
-            exes = {v: build(solver_source(ivp, method, parse_variant(v, ivp.comm), n, machine), flags)
+            exes = {v: build(solver_source(ivp, method, parse_variant(v, spaces(ivp)), n, machine), flags)
                     for v in sorted(before | after)}
             got = _measure(exes, cfg, ivp, n, a.steps, a.rounds, f"{name} {cfg[0]}x{cfg[1]}")
             best_before = min(before, key=got.__getitem__)
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
             pick = min((v for v in got if v in by_name), key=lambda v: by_name[v].prediction.total_s)
             row["model_pick"], row["top1_loss_pct"] = pick, 100 * (got[pick] / min(got.values()) - 1)
             # the traffic of one pipelined step, by level, against the floor's
-            v = parse_variant(best_after, ivp.comm)
+            v = parse_variant(best_after, spaces(ivp))
             step = step_form(method, v)
             threads = min(machine.cores, cfg[1])
             reach = level_reach(machine, threads)
@@ -170,14 +170,14 @@ def _small(name, ivp, method, machine, flags, a) -> dict:
     """The top-1 loss at a small n with and without the pipelined values, on the first config."""
     import autotune
     from autotune.codegen.solver import solver_source
-    from autotune.specs.variants import parse_variant
+    from autotune.specs.variants import parse_variant, spaces
     from autotune.tools.build import build
     cfg = _config(a.configs.split(",")[0])
     n = ivp.nearest_n(a.small_n)
     full = autotune.rank(name, n=n, nodes=cfg[0], threads=cfg[1], machine=a.machine)
     old = autotune.rank(name, n=n, nodes=cfg[0], threads=cfg[1], machine=a.machine, variant_filter="pipe=none")
     tops = [[r.variant.name for r in res.ordered[:3]] for res in (full, old)]
-    exes = {v: build(solver_source(ivp, method, parse_variant(v, ivp.comm), n, machine), flags)
+    exes = {v: build(solver_source(ivp, method, parse_variant(v, spaces(ivp)), n, machine), flags)
             for v in dict.fromkeys(tops[0] + tops[1])}
     got = _measure(exes, cfg, ivp, n, 200, a.rounds, f"{name} n={n}")
     best = min(got.values())

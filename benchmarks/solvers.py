@@ -42,9 +42,9 @@ from autotune.codegen.solver import solver_source
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
-from autotune.specs.variants import parse_variant
+from autotune.specs.variants import parse_variant, spaces
 ivp = load_ivp(sys.argv[1])
-sys.stdout.write(solver_source(ivp, load_method("radauIIA7"), parse_variant(sys.argv[3], ivp.comm), int(sys.argv[2]),
+sys.stdout.write(solver_source(ivp, load_method("radauIIA7"), parse_variant(sys.argv[3], spaces(ivp)), int(sys.argv[2]),
                                load_machine(sys.argv[4])))
 """
 

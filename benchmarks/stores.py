@@ -44,7 +44,7 @@ def main(argv=None) -> int:
     from autotune.specs.machine import load_machine
     from autotune.specs.method import load_method
     from autotune.specs.stepvalues import step_form
-    from autotune.specs.variants import parse_variant
+    from autotune.specs.variants import parse_variant, spaces
     from autotune.tools.build import build, run
     from autotune.tools.hostprobe import build_stream, stream_gbps
     from autotune.tools.launcher import parse_launcher
@@ -57,9 +57,9 @@ def main(argv=None) -> int:
     ranked = autotune.rank(a.ivp, n=n, nodes=a.nodes, threads=a.threads, machine=a.machine, variant_filter=None)
     by_name = {r.variant.name: r for r in ranked.ordered}
     flags = list(RunOptions().plan(1.0, machine.isa_flags).flags)
-    exes = {k: build(solver_source(ivp, method, parse_variant(v, ivp.comm), n, machine), flags)
+    exes = {k: build(solver_source(ivp, method, parse_variant(v, spaces(ivp)), n, machine), flags)
             for k, v in names.items()}
-    exes["none, no timers"] = build(solver_source(ivp, method, parse_variant(base, ivp.comm), n, machine),
+    exes["none, no timers"] = build(solver_source(ivp, method, parse_variant(base, spaces(ivp)), n, machine),
                                     flags + ["-DAUTOTUNE_NO_TIMERS"])
     with tempfile.TemporaryDirectory() as tmp:
         stream = build_stream(Path(tmp))

@@ -190,13 +190,17 @@ def ranked_size(ivp: str = "heat2d", excluded: tuple = ()) -> int:
     from itertools import product
 
     from autotune.specs.ivp import load_ivp
-    from autotune.specs.variants import DIMENSIONS, broken_rule
-    allowed = load_ivp(ivp).comm
+    from autotune.specs.variants import DIMENSIONS, broken_rule, spaces
     keys = list(DIMENSIONS)
-    values = [[v for v in DIMENSIONS[k].values if k != "comm" or v in allowed] for k in keys]
     drop = [{tuple(one.split("=")) for one in item.split("+")} for item in excluded]
-    return sum(1 for combo in product(*values) if broken_rule(dict(zip(keys, combo))) is None
-               and not any(d <= set(zip(keys, combo)) for d in drop))
+    total = 0
+    for way in spaces(load_ivp(ivp)):      # each way the IVP can be stored, with the schemes it allows so
+        fixed = dict(way.fixed)
+        values = [[fixed[k]] if k in fixed else [v for v in DIMENSIONS[k].values if k != "comm" or v in way.comm]
+                  for k in keys]
+        total += sum(1 for combo in product(*values) if broken_rule(dict(zip(keys, combo))) is None
+                     and not any(d <= set(zip(keys, combo)) for d in drop))
+    return total
 
 
 def free_factor() -> int:

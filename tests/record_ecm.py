@@ -37,13 +37,14 @@ def _parts() -> dict[str, object]:
     from autotune.pipeline.layout import Session
     from autotune.specs.ivp import ivp_names, load_ivp
     from autotune.specs.method import load_method, method_names
-    from autotune.specs.variants import enumerate_variants
+    from autotune.specs.variants import enumerate_variants, spaces, stored
     session, parts = Session(), {}
     for name in ivp_names():
-        ivp = load_ivp(name)
-        for method in map(load_method, method_names()):
-            for unit in session.layout(ivp, method, enumerate_variants(ivp.comm)).units:
-                parts.setdefault(unit.part.code, unit.part)
+        for way in spaces(load_ivp(name)):        # each way the IVP can be stored: its own kernel parts
+            ivp = stored(load_ivp(name), way.fixed)
+            for method in map(load_method, method_names()):
+                for unit in session.layout(ivp, method, enumerate_variants((way,))).units:
+                    parts.setdefault(unit.part.code, unit.part)
     return parts
 
 

@@ -49,11 +49,14 @@ def test_list_and_generate(capsys, tmp_path):
         line.split()[0] for line in out.splitlines()}
     code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "medakzo", "--format", "json")
     space = json.loads(out)["medakzo"]
-    assert space["variants"][-1].startswith("lc=jl-onepass,comm=sparse,au=fused,pred=direct,buf=ghost,rhs=onepass,"
-                                            "fuse=rhs-lc,block=l2")
+    separate = [v for v in space["variants"] if "blocks=" not in v]     # its blocks as its file stores them
+    assert separate[-1].startswith("lc=jl-onepass,comm=sparse,au=fused,pred=direct,buf=ghost,rhs=onepass,"
+                                   "fuse=rhs-lc,block=l2")
+    assert space["variants"][-1].startswith("lc=jl-onepass,comm=neighbour,") and \
+        space["variants"][-1].endswith(",blocks=interleaved")       # the twin's schemes: neighbour, not sparse
     assert space["count"] == len(space["variants"]) == pool_size("medakzo")
     dims = {d["key"]: d for d in space["dimensions"]}
-    assert dims["comm"]["values"] == ["allgather", "sparse"] and dims["overlap"]["rules"] == {
+    assert dims["comm"]["values"] == ["allgather", "neighbour", "sparse"] and dims["overlap"]["rules"] == {
         "halo": {"comm": ["neighbour"]}} and dims["au"]["default"] == "split"
     code, out, _ = run_cli(capsys, "list", "variants", "--ivp", "heat2d")
     assert out.startswith(f"heat2d: {pool_size()} variants") and "fuse       none rhs-lc" in out

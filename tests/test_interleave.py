@@ -101,20 +101,23 @@ TWIN_VARIANTS = ["lc=ijl,comm=allgather",
 @pytest.mark.parametrize("name,h", [("string-row", 1e-4), ("medakzo", 1e-6)])
 def test_the_twins_solvers_compute_the_blocked_numbers(name, h, tmp_path, private_builds):
     """The paper's form and the fused, streaming and pipelined forms of the twin, at 1 x 1, 2 x 1,
-    1 x 2 and 3 x 1, against the blocked IVP's paper form: the same numbers in the other order."""
+    1 x 2 and 3 x 1, against the blocked IVP's paper form: the same numbers, in the other order
+    from the twin by name, in the IVP's own from the IVP's variants that store it interleaved
+    (blocks=interleaved: the solver puts its result back)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from autotune.codegen.solver import solver_source
     from autotune.request.run import RunOptions
     from autotune.specs.method import load_method
-    from autotune.specs.variants import parse_variant
+    from autotune.specs.variants import parse_variant, spaces
     from autotune.tools.build import build, run
     from autotune.tools.launcher import parse_launcher
 
     ivp, n, steps, method, flags = load_ivp(name), 200, 3, load_method("radauIIA7"), RunOptions().plan(1.0).flags
     twin = load_ivp(f"{name}.interleaved")
     jobs = [(ivp, parse_variant("lc=ijl,comm=allgather", ivp.comm))]
-    jobs += [(twin, parse_variant(v, twin.comm)) for v in TWIN_VARIANTS]
+    jobs += [(twin, parse_variant(TWIN_VARIANTS[0], twin.comm))]
+    jobs += [(ivp, parse_variant(v + ",blocks=interleaved", spaces(ivp))) for v in TWIN_VARIANTS]
     with ThreadPoolExecutor(2) as pool:
         exes = list(pool.map(lambda job: build(solver_source(job[0], method, job[1], n), flags), jobs))
 
@@ -127,10 +130,11 @@ def test_the_twins_solvers_compute_the_blocked_numbers(name, h, tmp_path, privat
     assert np.max(np.abs(ref - solve(exes[0], 1, 1, "start", 0))) > 1e-8       # the solution moved
     back = np.empty(n, dtype=int)                  # blocked index -> twin position
     back[:n // 2], back[n // 2:] = np.arange(0, n, 2), np.arange(1, n, 2)
-    for (_, v), exe in zip(jobs[1:], exes[1:]):
+    for (stored, v), exe in zip(jobs[1:], exes[1:]):
+        order = back if stored is twin else slice(None)
         for procs, threads in ((1, 1), (2, 1), (1, 2), (3, 1)):
-            y = solve(exe, procs, threads, v.name.replace(",", "_"))
-            assert np.max(np.abs(y[back] - ref)) <= 1e-12 * np.max(np.abs(ref)), (v.name, procs, threads)
+            y = solve(exe, procs, threads, f"{stored.name}-{v.name}".replace(",", "_"))
+            assert np.max(np.abs(y[order] - ref)) <= 1e-12 * np.max(np.abs(ref)), (stored.name, v.name, procs, threads)
 
 
 def test_a_part_that_starts_late_or_a_name_that_only_looks_like_a_twin_is_not_taken_for_one():

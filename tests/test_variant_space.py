@@ -15,7 +15,8 @@ from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.shipped import shipped_dir
 from autotune.specs.step import FUSED_GROUPS
-from autotune.specs.variants import DIMENSIONS, broken_rule, enumerate_variants, parse_filter, parse_variant, matches
+from autotune.specs.variants import (DIMENSIONS, broken_rule, enumerate_variants, ivp_for, parse_filter, parse_variant,
+                                     matches, spaces)
 
 from .conftest import free_factor, pool_size
 from .forms import form, parts
@@ -28,8 +29,9 @@ FUSED = "lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass
 def test_pool_is_large_and_every_value_occurs(ivp):
     pool = enumerate_variants(load_ivp(ivp).comm)
     assert len(pool) == pool_size(ivp) and len({v.name for v in pool}) == len(pool)
-    for key, dim in DIMENSIONS.items():
-        assert {getattr(v, key) for v in pool} == set(dim.values) - ({"sparse"} if key == "comm" else set()), key
+    for key, dim in DIMENSIONS.items():      # (neither IVP can be stored another way: an ivp hook's default)
+        want = {dim.default} if dim.ivp else set(dim.values) - ({"sparse"} if key == "comm" else set())
+        assert {getattr(v, key) for v in pool} == want, key
     assert all(broken_rule(v.fields()) is None for v in pool)
     # fused: block l1 or l2, on two schemes of which one overlaps, stores through the caches or
     # streaming, the argument vectors packed or in their buffers; and pipelined: block l1 or l2 on
@@ -67,6 +69,30 @@ def test_rules_keep_combinations_that_cannot_run_out():
     assert len([v for v in enumerate_variants(heat.comm) if matches(v, flt)]) == (4 * 2 * 2 + 3) * free_factor()
 
 
+def test_an_ivp_of_two_coupled_blocks_has_the_variants_of_both_ways_of_storing_them():
+    """string-row's pool: its variants as its file stores the blocks (its schemes: allgather,
+    sparse), and those of its twin (allgather, neighbour), each priced with the IVP it stores."""
+    row = load_ivp("string-row")
+    pool = enumerate_variants(spaces(row))
+    hooked = [k for k, d in DIMENSIONS.items() if d.ivp]
+    assert len(pool) == pool_size("string-row") == len(enumerate_variants(row.comm)) + pool_size("string-mix") \
+        and len({v.name for v in pool}) == len(pool)       # (string-mix: string-row's twin written by hand)
+    ways = {}
+    for v in pool:
+        ways.setdefault(tuple(getattr(v, k) for k in hooked), set()).add(v.comm)
+    stored = {w: ivp_for(row, next(v for v in pool if tuple(getattr(v, k) for k in hooked) == w)) for w in ways}
+    assert sorted(ivp.name for ivp in stored.values()) == ["string-row", "string-row.interleaved"]
+    for w, ivp in stored.items():
+        assert ways[w] == set(ivp.comm)
+    twin = next(v for v in pool if ivp_for(row, v).name != "string-row")
+    assert ivp_for(ivp_for(row, twin), twin) == ivp_for(row, twin)          # a stored IVP is its own
+    assert parse_variant(twin.name, spaces(row)) == twin
+    with pytest.raises(InputError, match="cannot be stored so"):
+        parse_variant(twin.name, spaces(load_ivp("heat2d")))
+    with pytest.raises(InputError, match="comm=neighbour not applicable"):
+        parse_variant("lc=jli,comm=neighbour", spaces(row))
+
+
 def _missing_code(dim, value) -> list[str]:
     """The names in a value's `renders` that are no template file under variants/, and in it no
     macro it defines nor a variable it reads that the dimension's render hook gives for that
@@ -81,7 +107,7 @@ def _missing_code(dim, value) -> list[str]:
     text = file.read_text()
     reads = meta.find_undeclared_variables(Environment().parse(text))
     macros = set(re.findall(r"{%-?\s*macro\s+(\w+)\s*\(", text))
-    pool = enumerate_variants(("allgather", "neighbour"))
+    pool = enumerate_variants(("allgather", "neighbour")) + enumerate_variants(spaces(load_ivp("string-row")))
     variant = next((v for v in pool if getattr(v, dim.key) == value.name), None)
     given = set(dimension_context(load_ivp("heat2d"), METHOD, variant, None, 40000)) if variant and dim.render else set()
     return [n for n in filter(None, names.split(",")) if not (n in macros or (n in reads and n in given))]

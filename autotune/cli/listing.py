@@ -13,11 +13,11 @@ def cmd_list(args) -> int:
         from autotune.specs.ivp import ivp_names, load_ivp
     if args.what == "variants":
         from autotune.report.space import space_text
-        from autotune.specs.variants import describe_space
+        from autotune.specs.variants import describe_space, spaces
         if args.ivp is not None and not args.ivp.strip():
             raise InputError(f": expected a value, got {args.ivp!r}", field="ivp")
         names = [args.ivp] if args.ivp is not None else ivp_names()
-        spaces = {ivp.name: describe_space(ivp.comm) for ivp in map(load_ivp, names)}
+        spaces = {ivp.name: describe_space(spaces(ivp)) for ivp in map(load_ivp, names)}
         if args.format == "json":
             print(json.dumps(spaces, indent=2))
         elif args.format == "csv":

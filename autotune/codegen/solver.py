@@ -14,7 +14,7 @@ from autotune.specs.method import Method
 from autotune.specs.schemes import SCHEMES
 from autotune.specs.shipped import shipped_dir
 from autotune.specs.stepvalues import step_form
-from autotune.specs.variants import DIMENSIONS, Variant
+from autotune.specs.variants import DIMENSIONS, Variant, ivp_for
 
 
 
@@ -46,6 +46,7 @@ def variant_module(ivp: IVP, method: Method, variant: Variant, n: int, machine: 
     if variant.comm not in generated_schemes():
         raise InputError(f"variant {variant.name}: the solver for comm={variant.comm} is not generated yet "
                          f"(available: {', '.join(generated_schemes())})")
+    ivp = ivp_for(ivp, variant)       # the IVP as the variant stores it (a stored one is its own)
     parts = kmod.rhs_parts(ivp)
     blocked = len(parts) > 1 and all(p.step == 1 for p in parts)
     if blocked and len(parts) != 2 and any("w" in p.arrays for p in ivp.rhs):
@@ -107,6 +108,7 @@ SOLVER_KEYS = frozenset({"ivp_name", "method_name", "variant", "values", "S", "i
                          "initial", "symbol", "part", "candidates", "online", "likwid"})
 PREAMBLE = "preamble"          # lines before the solver's code: every dimension may add to them
 BODIES_ALL = "rhs_bodies_all"  # per RHS part of the IVP, its body over all s argument vectors
+OUTPUT_ORDER = "output_order"  # C that puts the driver's result back in the IVP's own order (None: it is)
 
 
 def dimension_context(ivp: IVP, method: Method, variant: Variant, machine: Machine | None, n: int) -> dict:

@@ -16,7 +16,7 @@ from autotune.specs.exclusion import Exclusion, Exclusions
 from autotune.specs.parts import DOUBLE
 from autotune.specs.scenario import Scenario, applicable_variants
 from autotune.specs.stepvalues import form_of, step_keys
-from autotune.specs.variants import DIMENSIONS, Filter, Variant
+from autotune.specs.variants import DIMENSIONS, Filter, Variant, ivp_for, spaces, stored_as
 
 
 @lru_cache(maxsize=256)
@@ -29,6 +29,7 @@ class _ScenarioFacts:
 
     def __init__(self, sc: Scenario) -> None:
         self.sc = sc
+        self._distances: dict = {}
 
     @cached_property
     def vector_bytes(self) -> float:
@@ -38,9 +39,17 @@ class _ScenarioFacts:
     def llc_bytes(self) -> float:
         return reuse.level_reach(self.sc.machine, self.sc.node_threads)[-1]
 
+    def distance(self, ivp) -> int:
+        """The access distance of the IVP as a variant stores it (specs.variants.ivp_for)."""
+        got = self._distances.get(ivp.name)
+        if got is None:
+            got = self._distances[ivp.name] = window.reach(ivp, self.sc.n)
+        return got
+
     @cached_property
-    def distance(self) -> int:
-        return window.reach(self.sc.ivp, self.sc.n)
+    def stored_ways(self) -> bool:
+        """Whether the IVP can be stored more than one way (an exclusion then says which it holds for)."""
+        return len(spaces(self.sc.ivp)) > 1
 
 
 class _Facts:
@@ -68,7 +77,7 @@ class _Facts:
 
     @property
     def distance(self) -> int:
-        return self._shared.distance
+        return self._shared.distance(self.ivp)
 
     @property
     def threads(self) -> int:
@@ -84,12 +93,13 @@ class _Facts:
 
     @cached_property
     def walk(self):
-        return walk_for(walking(self._variant), self.values, self._sc.ivp, self._sc.n, self._sc.method,
+        return walk_for(walking(self._variant), self.values, self.ivp, self._sc.n, self._sc.method,
                         self._sc.machine)
 
-    @property
+    @cached_property
     def ivp(self):
-        return self._sc.ivp
+        """The scenario's IVP as the variant stores it."""
+        return ivp_for(self._sc.ivp, self._variant)
 
     @property
     def machine(self):
@@ -135,12 +145,14 @@ def unpaid(sc: Scenario | _ScenarioFacts, variant: Variant) -> Exclusions:
     refusable = _refusable(variant)
     if not refusable:
         return NONE
-    facts = _Facts(sc if isinstance(sc, _ScenarioFacts) else _ScenarioFacts(sc), variant)
+    shared = sc if isinstance(sc, _ScenarioFacts) else _ScenarioFacts(sc)
+    facts = _Facts(shared, variant)
+    where = stored_as(variant) if shared.stored_ways else ()
     out = []
     for k, d in refusable:
         value = getattr(variant, k)
         if why := d.pays(value, facts):
-            out.append(Exclusion(k, value, why))
+            out.append(Exclusion(k, value, why, where))
     return Exclusions(out) if out else NONE
 
 
@@ -162,6 +174,8 @@ def drop_unpaid(sc: Scenario, variants: list[Variant], refusable: list[tuple[int
                 unrunnable.add(i)
     if not dropped:
         return list(variants), NONE
+    if shared.stored_ways:
+        why = why.collapsed(len(spaces(sc.ivp)))
     if len(dropped) < len(variants):
         return [v for i, v in enumerate(variants) if i not in dropped], why
     runnable = [v for i, v in enumerate(variants) if i not in unrunnable]

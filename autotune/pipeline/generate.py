@@ -14,7 +14,7 @@ from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.stepvalues import step_form
-from autotune.specs.variants import Variant, enumerate_variants
+from autotune.specs.variants import Variant, enumerate_variants, ivp_for, spaces
 from autotune.storage.atomic import make_folder, write_json, write_text
 
 
@@ -49,11 +49,11 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
                               "(rhs, lc, au, copy, wavefront, sweep.*); measure one rank with: likwid-perfctr "
                               "-C 0-<threads - 1> -g MEM -m ./<variant> n size_parameter steps h warmup")
     can_build = set(generated_schemes())
-    for v in enumerate_variants(ivp.comm):
+    for v in enumerate_variants(spaces(ivp)):
         step = step_form(method, v)
         counts = step.counts
         executions = dict(counts.executions, PACK=counts.comm_phases)
-        parts = method_parts(step) + step_rhs_parts(ivp, method, step)
+        parts = method_parts(step) + step_rhs_parts(ivp_for(ivp, v), method, step)   # the IVP as v stores it
         for p in parts:
             if p.name not in written:
                 write_text(out / "kernels" / f"{p.name}.c", p.code, "out")

@@ -29,7 +29,7 @@ from autotune.specs.machine import Machine
 from autotune.specs.method import load_method, method_names
 from autotune.specs.scenario import Scenario
 from autotune.specs.step import SWEEP_PREFIX, SWEEP_TIMER
-from autotune.specs.variants import parse_variant
+from autotune.specs.variants import parse_variant, spaces
 from autotune.storage.store import Store
 from autotune.tools.toolchain import package_version
 
@@ -158,7 +158,7 @@ def price_groups(runs: list[Run], machine: Machine, store: Store,
         variants, kept = [], []
         for r in mine:
             try:
-                variants.append(parse_variant(r.variant, ivp.comm))
+                variants.append(parse_variant(r.variant, spaces(ivp)))
                 kept.append(r)
             except InputError:
                 dropped += 1

@@ -22,7 +22,7 @@ from autotune.pipeline.runners import LaunchRunner, run_key_of
 from autotune.request.run import RunPlan
 from autotune.results.online import OnlineCandidate, OnlineResult, OnlineSourceResult
 from autotune.results.rank import RankResult, VariantResult
-from autotune.specs.variants import Variant
+from autotune.specs.variants import Variant, stored_as
 from autotune.storage.store import Store
 from autotune.tools.toolchain import package_version
 
@@ -137,6 +137,7 @@ def tune_online(ranked: RankResult, chosen: list[Variant], plan: RunPlan, store:
     """Build the online solver of the chosen variants (the model's order), run it once for the
     plan's steps, store its trial."""
     sc = ranked.scenario
+    chosen = one_way(chosen, progress)
     if not 1 <= len(chosen) <= MAX_CANDIDATES:
         raise InputError(f"{len(chosen)} variants chosen: the online solver carries 1 to {MAX_CANDIDATES} "
                          f"(give --top K or fewer --variants)", field="online")
@@ -166,12 +167,25 @@ def tune_online(ranked: RankResult, chosen: list[Variant], plan: RunPlan, store:
 
 
 def chosen_of(ranked: RankResult, progress: Progress) -> list[VariantResult]:
-    """The pre-selected variants' rankings in the model's order, at most MAX_CANDIDATES (the rest
-    said)."""
+    """The pre-selected variants' rankings in the model's order, those that store the IVP as the
+    first does (one_way), at most MAX_CANDIDATES (the rest said)."""
     chosen = [r for r in ranked.ordered if r.variant.name in ranked.preselected and r.prediction]
+    kept = {v.name for v in one_way([r.variant for r in chosen], progress)}
+    chosen = [r for r in chosen if r.variant.name in kept]
     if len(chosen) > MAX_CANDIDATES:
         progress.say(f"{len(chosen)} variants pre-selected: the online solver carries the first {MAX_CANDIDATES}")
     return chosen[:MAX_CANDIDATES]
+
+
+def one_way(variants: list[Variant], progress: Progress) -> list[Variant]:
+    """The variants that store the IVP as the first does (specs.variants.stored_as; the others
+    said): one solver holds its vector one way, and its driver gives every candidate the same."""
+    way = stored_as(variants[0]) if variants else ()
+    kept = [v for v in variants if stored_as(v) == way]
+    if len(kept) < len(variants):
+        progress.say(f"the online solver holds the IVP's vector as {variants[0].name} stores it: "
+                     f"{len(variants) - len(kept)} variants that store it otherwise are left out")
+    return kept
 
 
 def generate_online(ranked: RankResult, out: Path, progress: Progress, recheck: int = 0) -> OnlineSourceResult:

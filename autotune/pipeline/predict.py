@@ -17,6 +17,7 @@ from autotune.model.ops import SCALAR
 from autotune.model.preselect import Rule
 from autotune.pipeline.incore import Builds, apply as apply_incore, by_part as incore_by_part, ensure_incore
 from autotune.pipeline.layout import Session
+from autotune.pipeline.mergedrows import merged, split
 from autotune.pipeline.pricebatch import Batch, place, price
 from autotune.pipeline.scenariorows import rank_priced
 from autotune.pipeline.sweeps import finish_sweeps, plan_sweeps, start_builds
@@ -121,7 +122,21 @@ def rank_many(items: list[tuple[Scenario, list[Variant], Exclusions | None]], ru
     (each kernel part at most once per memory regime), then the model for every scenario that
     shares IVP, method, machine, threads and variant pool at once.  Without detail the
     predictions carry no per-kernel breakdown (a sweep of thousands of scenarios needs only the
-    times)."""
+    times).  A scenario whose variants store its IVP in more than one way is ranked as one
+    scenario per way, with the IVP stored so, and merged (pipeline.mergedrows)."""
+    flat, ways = [], []
+    for sc, variants, excluded in items:
+        subs = split(sc, variants)
+        start = len(flat)
+        flat += [(s, vs, excluded) for s, vs in subs] if subs else [(sc, variants, excluded)]
+        ways.append((start, len(flat), subs is not None))
+    ranked = _rank_flat(flat, rule, store, progress, jobs, detail)
+    return [merged(items[i][0], rule, ranked[a:b], items[i][2], ranked[a].analyses_run) if subs else ranked[a]
+            for i, (a, b, subs) in enumerate(ways)]
+
+
+def _rank_flat(items: list[tuple[Scenario, list[Variant], Exclusions | None]], rule: Rule, store: Store,
+               progress: Progress, jobs: int | None, detail: bool) -> list[RankResult]:
     session = Session(store)
     batches: dict[tuple, tuple[list[int], list[Scenario], list[Variant]]] = {}
     for i, (sc, variants, _) in enumerate(items):

@@ -114,6 +114,9 @@ class ScenarioRows:
                                      form.counts.comm_phases, layout.barriers[j]))
         return out
 
+    def rows_of(self, name: str) -> "ScenarioRows":
+        return self
+
     def failures(self) -> dict[str, dict]:
         """Per failed part: the analysis' error and log, and where its data came from."""
         p, layout = self.priced, self.priced.batch.layout

@@ -25,8 +25,9 @@ from autotune.results.sweep import SweepResult
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
-from autotune.specs.scenario import Scenario, applicable_schemes, applicable_variants, check_scenario, check_threads
-from autotune.specs.variants import selected_variants
+from autotune.specs.scenario import (Scenario, applicable_variants, check_scenario, check_threads, offers,
+                                     scheme_checks)
+from autotune.specs.variants import selected_variants, spaces
 from autotune.storage.store import Store
 
 
@@ -42,8 +43,8 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
     items, requested, skipped = [], [], []
     for name in spec.ivps:
         ivp = load_ivp(name)
-        pool = selected_variants(ivp.comm, spec.comm, spec.variant_filter, ivp.name)   # bad input stops the sweep
-        schemes = sorted({v.comm for v in pool})
+        pool = selected_variants(spaces(ivp), spec.comm, spec.variant_filter, ivp.name)   # bad input stops the sweep
+        offered = offers(ivp, pool)
         applicable: dict[tuple, list] = {}    # applicable_variants, one list per set of schemes that apply
         refusable: dict[tuple, list] = {}     # the variants of each that a scenario may refuse, by position
         sizes = [(ivp.nearest_n(n_req), n_req) for n_req in spec.ns or [ivp.default_n]]
@@ -51,16 +52,16 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
             try:
                 check_scenario(ivp, n, p, t, machine)
                 sc = Scenario(ivp, method, machine, n, p, t)
-                ok, excluded = applicable_schemes(sc, schemes)
-                variants = applicable.get(tuple(ok))
+                ok, excluded = scheme_checks(sc, offered)
+                variants = applicable.get(ok)
                 if variants is None:
-                    variants = applicable[tuple(ok)] = applicable_variants(sc, spec.comm, spec.variant_filter)[0]
-                    refusable[tuple(ok)] = refusable_positions(variants)
-                kept, why = drop_unpaid(sc, variants, refusable[tuple(ok)])     # values that pay only at some sizes
+                    variants = applicable[ok] = applicable_variants(sc, spec.comm, spec.variant_filter)[0]
+                    refusable[ok] = refusable_positions(variants)
+                kept, why = drop_unpaid(sc, variants, refusable[ok])     # values that pay only at some sizes
                 if why:      # one list per set of schemes and of variants dropped
                     names = {v.name for v in kept}
                     dropped = tuple(v.name for v in variants if v.name not in names)
-                    variants = applicable.setdefault((tuple(ok), dropped), kept)
+                    variants = applicable.setdefault((ok, dropped), kept)
                     excluded = excluded.merged(why)
             except InputError as e:
                 skipped.append({"ivp": ivp.name, "n": n, "nodes": p, "threads": t, "reason": str(e)})

@@ -107,6 +107,7 @@ class RowSource(Protocol):
     def brief(self, selected_only: bool) -> list[tuple]: ...
     def columns(self, selected_only: bool) -> Columns | None: ...
     def work(self, name: str) -> list[tuple]: ...
+    def rows_of(self, name: str) -> "RowSource": ...
 
 
 @result_type
@@ -373,19 +374,24 @@ class ExplainResult:
         names += [lp["part"] for infos in loops.values() for i in infos for lp in i["loops"]]
         return {n: self.ranking.incore[n] for n in dict.fromkeys(names) if n in self.ranking.incore}
 
+    def _rows(self):
+        """The row source that priced this variant (None: a result read back from JSON)."""
+        src = self.ranking._source
+        return src.rows_of(self.name) if src is not None else None
+
     def loops(self) -> dict[str, list[dict]]:
         """The variant's fused sweep parts -> the loops each runs over a tile (results.workparts)."""
-        return workparts.loops(self.ranking._source, self.name)
+        return workparts.loops(self._rows(), self.name)
 
     def sweeps(self) -> dict[str, list[dict]]:
         """The variant's fused sweep parts -> how each is priced against its measured sweep
         (results.workparts)."""
-        return workparts.sweeps(self.ranking._source, self.name)
+        return workparts.sweeps(self._rows(), self.name)
 
     def traffic(self) -> dict[str, dict[str, float]]:
         """The variant's kernel parts -> the bytes a step moves across each interface below L1
         (results.workparts)."""
-        return workparts.traffic(self.ranking._source, self.name, self.ranking.scenario.machine.cacheline)
+        return workparts.traffic(self._rows(), self.name, self.ranking.scenario.machine.cacheline)
 
     def to_frame(self):
         """One row per kernel part."""

@@ -27,6 +27,12 @@ one of its values (docs/design.md#variant-dimensions):
            pays hook says why); asked only of values other than the default (row order)
 - pays:    why a value does not pay in a scenario (None: it may), from facts the pipeline offers;
            asked only of values other than the default
+- ivp:     the IVP as a value stores it, where the value changes how the components are
+           stored (blocks=interleaved: the IVP's twin, specs.interleave): the IVP the pipeline
+           prices, checks and generates that variant with (specs.variants.ivp_for), or None
+           where the value cannot store this IVP (the pool then has none of its variants); asked
+           only of values other than the default, and a value that returns the IVP unchanged
+           is not a storage of its own (the IVP already is stored that way)
 - paper:   the values of the paper's form (the baseline of the fast forms)
 """
 from __future__ import annotations
@@ -111,6 +117,7 @@ class Dimension:
     overlaps: Callable[[str], bool] | None = None
     walk: Callable[..., Any] | None = None
     pays: Callable[[str, PayFacts], str | None] | None = None
+    ivp: Callable[[str, Any], Any] | None = None
     paper: tuple[str, ...] | None = None   # None: the default (every value where it has none)
 
     def __post_init__(self):

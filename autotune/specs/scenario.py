@@ -2,6 +2,7 @@
 variants that can run in it.  Pure."""
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -11,7 +12,7 @@ from autotune.specs.ivp import IVP
 from autotune.specs.machine import Machine
 from autotune.specs.method import Method
 from autotune.specs.schemes import SCHEMES, PhaseContext
-from autotune.specs.variants import Filter, Variant, selected_variants
+from autotune.specs.variants import Filter, Variant, selected_variants, spaces, stored, stored_as
 
 
 @dataclass(frozen=True)
@@ -56,13 +57,17 @@ def check_scenario(ivp: IVP, n: int, nodes: int, threads: int, machine: Machine)
         raise InputError(f"{n}: fewer components than nodes ({nodes})", field="n")
 
 
-def comm_context(sc: Scenario) -> PhaseContext:
-    return PhaseContext(sc.n, sc.nodes, sc.ivp.access_distance(sc.n), sc.ivp.sparse_halo)
+def comm_context(sc: Scenario, ivp: IVP | None = None) -> PhaseContext:
+    """What a scheme's check reads: the scenario's numbers and its IVP (or the IVP as a variant
+    stores it: specs.variants.ivp_for)."""
+    ivp = ivp or sc.ivp
+    return PhaseContext(sc.n, sc.nodes, ivp.access_distance(sc.n), ivp.sparse_halo)
 
 
-def applicable_schemes(sc: Scenario, schemes: list[str]) -> tuple[list[str], Exclusions]:
-    """The schemes that can exchange in this scenario, and the others, each with why."""
-    ctx = comm_context(sc)
+def applicable_schemes(sc: Scenario, schemes: list[str], ivp: IVP | None = None) -> tuple[list[str], Exclusions]:
+    """The schemes that can exchange in this scenario (its IVP stored as `ivp`), and the others,
+    each with why."""
+    ctx = comm_context(sc, ivp)
     ok, excluded = [], []
     for s in schemes:
         why = SCHEMES[s].check(ctx)
@@ -73,13 +78,49 @@ def applicable_schemes(sc: Scenario, schemes: list[str]) -> tuple[list[str], Exc
     return ok, Exclusions(excluded)
 
 
+Offer = tuple[tuple[tuple[str, str], ...], IVP, list[str]]
+
+
+def offers(ivp: IVP, pool: list[Variant]) -> list[Offer]:
+    """Per way of storing the IVP that the pool has variants of (specs.variants.spaces): its
+    values, the IVP stored so, and the pool's schemes there (sorted)."""
+    out = []
+    for sp in spaces(ivp):
+        mine = sorted({v.comm for v in pool if stored_as(v) == sp.fixed})
+        if mine:
+            out.append((sp.fixed, stored(ivp, sp.fixed), mine))
+    return out
+
+
+def scheme_checks(sc: Scenario, offered: list[Offer]) -> tuple[tuple, Exclusions]:
+    """The schemes that can exchange in this scenario, per way of storing its IVP ((values,
+    schemes) each), and the others, each with why: a scheme that every way offering it excludes
+    once, without where; one that some way runs, per way that excludes it (Exclusion.where)."""
+    ok, found = [], {}
+    for fixed, ivp, schemes in offered:
+        runs, out = applicable_schemes(sc, schemes, ivp)
+        ok.append((fixed, tuple(runs)))
+        for e in out:
+            found.setdefault(e.value, []).append((fixed, e.why))
+    offering = Counter(c for _, _, schemes in offered for c in schemes)
+    excluded = []
+    for scheme, hits in found.items():
+        if len(hits) == offering[scheme]:
+            excluded.append(Exclusion(COMM, scheme, hits[0][1]))
+        else:
+            excluded += [Exclusion(COMM, scheme, why, fixed) for fixed, why in hits]
+    return tuple(ok), Exclusions(excluded)
+
+
 def applicable_variants(sc: Scenario, wanted: list[str] | None = None,
                         select: Filter | None = None) -> tuple[list[Variant], Exclusions]:
     """The variants (of those `select` keeps) whose communication scheme can run at this n and
-    node count, and why the others cannot; InputError if none can."""
-    variants = selected_variants(sc.ivp.comm, wanted, select, sc.ivp.name)
-    ok, excluded = applicable_schemes(sc, sorted({v.comm for v in variants}))
-    if not ok:
+    node count (the IVP stored as each variant stores it), and why the others cannot;
+    InputError if none can."""
+    variants = selected_variants(spaces(sc.ivp), wanted, select, sc.ivp.name)
+    ok, excluded = scheme_checks(sc, offers(sc.ivp, variants))
+    runs = {(fixed, c) for fixed, schemes in ok for c in schemes}
+    if not runs:
         raise InputError(f"{sc.n} with {sc.nodes} nodes: no communication scheme applies "
                          f"({'; '.join(e.why for e in excluded)})", field="n")
-    return [v for v in variants if v.comm in ok], excluded
+    return [v for v in variants if (stored_as(v), v.comm) in runs], excluded

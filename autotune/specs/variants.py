@@ -10,12 +10,12 @@ paper's 12 variants keep exactly their names and new forms add keys:
 """
 from __future__ import annotations
 
-from dataclasses import field, make_dataclass
+from dataclasses import dataclass, field, make_dataclass
 from functools import cached_property, lru_cache
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from autotune.dimensions import discover
-from autotune.errors import InputError
+from autotune.errors import CannotRun, InputError
 from autotune.specs.dimension import Dimension
 from autotune.specs.schemes import SCHEMES
 
@@ -63,6 +63,76 @@ def _named_values(name: str) -> tuple[str, ...]:
     return tuple(given.get(k, d.default) for k, d in DIMENSIONS.items())
 
 
+@dataclass(frozen=True)
+class Space:
+    """The variants of an IVP stored one way: the values of the dimensions with an `ivp` hook
+    (specs.dimension) that store it so, and the schemes the IVP stored that way allows."""
+    fixed: tuple[tuple[str, str], ...]
+    comm: tuple[str, ...]
+
+
+Allowed = Sequence[str] | tuple[Space, ...]    # an IVP's schemes (stored as its file says), or its spaces
+
+
+def _hooked() -> list[tuple[str, object]]:
+    return [(k, d) for k, d in DIMENSIONS.items() if d.ivp is not None]
+
+
+@lru_cache(maxsize=64)
+def spaces(ivp) -> tuple[Space, ...]:
+    """Every way the IVP can be stored (its file's first), each with the schemes it allows there:
+    the variant pool is their union (enumerate_variants, parse_variant and the rest take it)."""
+    found = [((), ivp)]
+    for k, d in _hooked():
+        grown = []
+        for fixed, stored in found:
+            grown.append((fixed + ((k, d.default),), stored))
+            for v in d.values:
+                got = d.ivp(v, stored) if v != d.default else None
+                if got is not None and got != stored:      # unchanged: the IVP already is stored so
+                    grown.append((fixed + ((k, v),), got))
+        found = grown
+    return tuple(Space(fixed, tuple(stored.comm)) for fixed, stored in found)
+
+
+def ivp_for(ivp, variant):
+    """The IVP a variant is priced, checked and generated with: the IVP as its values of the
+    dimensions with an `ivp` hook store it (itself at their defaults; a stored one is its own)."""
+    return stored(ivp, stored_as(variant))
+
+
+def stored_as(variant) -> tuple[tuple[str, str], ...]:
+    """The variant's values of the dimensions with an `ivp` hook (a Space's fixed)."""
+    return tuple((k, getattr(variant, k)) for k, _ in _hooked())
+
+
+@lru_cache(maxsize=256)
+def stored(ivp, fixed: tuple[tuple[str, str], ...]):
+    """The IVP stored as these values of the dimensions with an `ivp` hook say (ivp_for)."""
+    for k, v in fixed:
+        d = DIMENSIONS[k]
+        if v == d.default:
+            continue
+        got = d.ivp(v, ivp)
+        if got is None:
+            raise CannotRun(f"{k}={v} cannot store {ivp.name}")
+        ivp = got
+    return ivp
+
+
+def _spaces(allowed: Allowed) -> tuple[Space, ...]:
+    """allowed as spaces: a list of schemes is the IVP stored as its file says (every dimension
+    with an `ivp` hook at its default)."""
+    allowed = tuple(allowed)
+    if allowed and all(isinstance(a, Space) for a in allowed):
+        return allowed
+    return (Space(tuple((k, d.default) for k, d in _hooked()), allowed),)
+
+
+def _schemes(spaces: tuple[Space, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(c for sp in spaces for c in sp.comm))
+
+
 def broken_rule(fields: dict[str, str]) -> str | None:
     """Why a combination of values is not a variant ("fuse=rhs-lc needs lc=jl-onepass"), or None."""
     for key, dim in DIMENSIONS.items():
@@ -73,13 +143,15 @@ def broken_rule(fields: dict[str, str]) -> str | None:
     return None
 
 
-def enumerate_variants(allowed_comm, comm_filter=None) -> list[Variant]:
-    return list(_variants(tuple(allowed_comm), None if comm_filter is None else tuple(comm_filter)))
+def enumerate_variants(allowed: Allowed, comm_filter=None) -> list[Variant]:
+    """The pool: every variant of the schemes allowed (an IVP's comm, or its spaces: each way it
+    can be stored, in turn) that breaks no rule, of those comm_filter keeps."""
+    return list(_variants(_spaces(allowed), None if comm_filter is None else tuple(comm_filter)))
 
 
 @lru_cache(maxsize=256)
-def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, ...]:
-    schemes = [c for c in allowed_comm if comm_filter is None or c in comm_filter]
+def _variants(spaces: tuple[Space, ...], comm_filter: tuple | None) -> tuple[Variant, ...]:
+    allowed_comm = _schemes(spaces)
     if comm_filter is not None:
         bad = [c for c in comm_filter if c not in allowed_comm]
         if bad:
@@ -87,8 +159,13 @@ def _variants(allowed_comm: tuple, comm_filter: tuple | None) -> tuple[Variant, 
     # the communication scheme outermost, the LC form innermost, the other dimensions between
     # (the highest position outermost); combinations that break a value's rule are left out
     keys = ["comm"] + [k for k in reversed(DIMENSIONS) if k not in ("comm", "lc")] + ["lc"]
-    values = [schemes if k == "comm" else DIMENSIONS[k].values for k in keys]
-    return tuple(Variant(**f) for f in _unbroken(keys, values) if broken_rule(f) is None)
+    out: list[Variant] = []
+    for sp in spaces:
+        fixed = dict(sp.fixed)
+        schemes = [c for c in sp.comm if comm_filter is None or c in comm_filter]
+        values = [schemes if k == "comm" else (fixed[k],) if k in fixed else DIMENSIONS[k].values for k in keys]
+        out += [Variant(**f) for f in _unbroken(keys, values) if broken_rule(f) is None]
+    return tuple(out)
 
 
 def _unbroken(keys: list[str], values: list) -> Iterator[dict[str, str]]:
@@ -115,7 +192,7 @@ def _unbroken(keys: list[str], values: list) -> Iterator[dict[str, str]]:
     return extend(0)
 
 
-def _example(allowed_comm) -> str:
+def _example(allowed_comm: tuple[str, ...]) -> str:
     """A name of the paper's form: each always-named dimension at its first value of the paper's
     (the scheme: one the IVP allows)."""
     return ",".join(f"{k}={next(v for v in d.values if v in d.paper_values and (k != 'comm' or v in allowed_comm))}"
@@ -126,9 +203,12 @@ def _optional() -> list[str]:
     return [f"{k}=..." for k, d in DIMENSIONS.items() if d.default is not None]
 
 
-def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
-    """Parse "lc=jil,comm=neighbour[,au=fused][,pred=direct]" (any order); unknown or missing
-    parts are InputError."""
+def parse_variant(text: str, allowed: Allowed, field: str = "variant") -> Variant:
+    """Parse "lc=jil,comm=neighbour[,au=fused][,pred=direct]" (any order) as a variant of the
+    schemes allowed (an IVP's comm, or its spaces); unknown or missing parts, or a variant the
+    IVP has not, are InputError."""
+    spaces = _spaces(allowed)
+    allowed_comm = _schemes(spaces)
     fields = {}
     for item in text.split(","):
         key, sep, value = item.partition("=")
@@ -145,9 +225,13 @@ def parse_variant(text: str, allowed_comm, field: str = "variant") -> Variant:
     for key, value in fields.items():
         if value not in DIMENSIONS[key].values:
             raise InputError(f"{text!r}: {key} must be one of {', '.join(DIMENSIONS[key].values)}", field=field)
-    if fields["comm"] not in allowed_comm:
-        raise InputError(f"{text!r}: comm={fields['comm']} not applicable (allowed: {', '.join(allowed_comm)})", field=field)
     full = {k: fields.get(k, d.default) for k, d in DIMENSIONS.items()}
+    space = next((sp for sp in spaces if all(full[k] == v for k, v in sp.fixed)), None)
+    if space is None:
+        stored = ", ".join(f"{k}={full[k]}" for k, _ in spaces[0].fixed if full[k] != DIMENSIONS[k].default)
+        raise InputError(f"{text!r}: {stored}: the IVP cannot be stored so", field=field)
+    if fields["comm"] not in space.comm:
+        raise InputError(f"{text!r}: comm={fields['comm']} not applicable (allowed: {', '.join(space.comm)})", field=field)
     why = broken_rule(full)
     if why:
         raise InputError(f"{text!r}: not a variant: {why}", field=field)
@@ -223,28 +307,34 @@ def matches(v: Variant, flt: Filter | None) -> bool:
     return all(v.is_paper_form if key == "paper" else getattr(v, key) in allowed for key, allowed in flt)
 
 
-def selected_variants(allowed_comm, comm_filter=None, select: Filter | None = None,
+def selected_variants(allowed: Allowed, comm_filter=None, select: Filter | None = None,
                       ivp_name: str = "this IVP") -> list[Variant]:
     """enumerate_variants narrowed to those `select` keeps (computed once per combination: a sweep
     asks for thousands of scenarios); InputError if it keeps none."""
-    out = _selected(tuple(allowed_comm), None if comm_filter is None else tuple(comm_filter), select)
+    out = _selected(_spaces(allowed), None if comm_filter is None else tuple(comm_filter), select)
     if not out:
         raise InputError(f": no variant of {ivp_name} matches", field="variant-filter")
     return list(out)
 
 
 @lru_cache(maxsize=256)
-def _selected(allowed_comm: tuple, comm_filter: tuple | None, select: Filter | None) -> tuple[Variant, ...]:
-    return tuple(v for v in _variants(allowed_comm, comm_filter) if matches(v, select))
+def _selected(spaces: tuple[Space, ...], comm_filter: tuple | None, select: Filter | None) -> tuple[Variant, ...]:
+    return tuple(v for v in _variants(spaces, comm_filter) if matches(v, select))
 
 
-def describe_space(allowed_comm) -> dict:
+def describe_space(allowed: Allowed) -> dict:
     """The variant space of an IVP as data: each dimension with its values (those the IVP allows
-    for comm), default, rules and description; the count; the names."""
-    pool = enumerate_variants(allowed_comm)
+    for comm and the ways it can be stored), default, rules and description; the count; the
+    names."""
+    spaces = _spaces(allowed)
+    pool = enumerate_variants(spaces)
+    taken = {"comm": set(_schemes(spaces))}
+    for sp in spaces if spaces == tuple(allowed) else ():    # schemes alone: every way of storing
+        for k, v in sp.fixed:
+            taken.setdefault(k, set()).add(v)
     dims = []
     for key, d in DIMENSIONS.items():
-        values = [v for v in d.choices if key != "comm" or v.name in allowed_comm]
+        values = [v for v in d.choices if key not in taken or v.name in taken[key]]
         dims.append({"key": key, "values": [v.name for v in values], "default": d.default,
                      "rules": {v.name: {k: list(a) for k, a in v.requires} for v in values if v.requires},
                      "description": d.description})

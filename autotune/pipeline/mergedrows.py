@@ -1,0 +1,87 @@
+"""One scenario ranked over the ways its IVP can be stored (specs.variants.spaces: string-row's
+blocks one after the other, and interleaved): the variants of each way are priced with the IVP
+stored so, as a scenario of their own (pipeline.predict), and merged here into the one ranking
+the scenario's result reads.  The order is model.preselect's (time, then name; failed last by
+name), and the pre-selection is made again over all of them.  Pure."""
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cached_property
+
+from autotune.model.preselect import Rule, preselect, rank
+from autotune.results.rank import Columns, RankResult, VariantResult
+from autotune.specs.exclusion import Exclusions
+from autotune.specs.scenario import Scenario
+from autotune.specs.variants import Variant, ivp_for, stored_as
+
+
+def split(sc: Scenario, variants: list[Variant]) -> list[tuple[Scenario, list[Variant]]] | None:
+    """The variants by the way each stores the scenario's IVP, each way's scenario with the IVP
+    stored so (None: all store it as it is, the scenario needs no split)."""
+    ways: dict[tuple, list[Variant]] = {}
+    for v in variants:
+        ways.setdefault(stored_as(v), []).append(v)
+    subs = [(replace(sc, ivp=ivp_for(sc.ivp, vs[0])), vs) for vs in ways.values()]
+    if len(subs) == 1 and subs[0][0].ivp == sc.ivp:
+        return None
+    return subs
+
+
+def merged(sc: Scenario, rule: Rule, parts: list[RankResult], excluded: Exclusions | None,
+           analyses_run: int) -> RankResult:
+    """The scenario's result from its ways' results: their rows merged (MergedRows), their
+    failures and in-core times together, and the lowest of their floors (the step cannot be
+    faster than the best way's; None where no way has one)."""
+    failures, incore = {}, {}
+    for p in parts:
+        failures.update(p.failures)
+        incore.update(p.incore)
+    bounds = [p.bound for p in parts if p.bound is not None]
+    bound = min(bounds, key=lambda b: b.total_s) if bounds else None
+    return RankResult(sc, rule, excluded=excluded, analyses_run=analyses_run, failures=failures, bound=bound,
+                      source=MergedRows(parts, rule), incore=incore)
+
+
+class MergedRows:
+    """The rows of several results of one scenario as one RowSource (results.rank)."""
+
+    def __init__(self, parts: list[RankResult], rule: Rule) -> None:
+        self.parts, self.rule = parts, rule
+
+    @cached_property
+    def _rows(self) -> list[tuple]:
+        rows = {r[1].name: r for p in self.parts for r in p.brief(False)}
+        order = rank([(name, r[2]) for name, r in rows.items()])
+        chosen = preselect(order, self.rule)
+        return [(i, rows[name][1], *rows[name][2:6], name in chosen, rows[name][7])
+                for i, (name, _) in enumerate(order, 1)]
+
+    def _part(self, name: str) -> RankResult:
+        return next(p for p in self.parts if any(r[1].name == name for r in p.brief(False)))
+
+    def ordered(self) -> list[VariantResult]:
+        got = {r.variant.name: r for p in self.parts for r in p.ordered}
+        return [got[r[1].name] for r in self._rows]
+
+    def preselected(self) -> set[str]:
+        return {r[1].name for r in self._rows if r[6]}
+
+    def predicted_any(self) -> bool:
+        return any(p.predicted_any for p in self.parts)
+
+    def brief(self, selected_only: bool) -> list[tuple]:
+        return [r for r in self._rows if r[6]] if selected_only else list(self._rows)
+
+    def columns(self, selected_only: bool) -> Columns | None:
+        rows = self.brief(selected_only)
+        if any(r[2] is None or r[7] for r in rows):
+            return None
+        return Columns([r[1] for r in rows], *([r[k] for r in rows] for k in range(2, 6)),
+                       sum(r[6] for r in rows))
+
+    def work(self, name: str) -> list[tuple]:
+        return self._part(name).work(name)
+
+    def rows_of(self, name: str):
+        """The row source that priced the variant (what explain's breakdowns read)."""
+        return self._part(name)._source
