@@ -144,3 +144,63 @@ def test_a_part_that_starts_late_or_a_name_that_only_looks_like_a_twin_is_not_ta
     mine = _blocked("w[j]", "y[j]")
     mine = type(mine)(**{**mine.__dict__, "name": "mine.interleaved"})     # a user's file of that name
     assert interleaved(mine) is not mine and interleaved(mine).rhs[0].step == 2
+
+
+def test_one_ranking_holds_both_ways_of_storing_the_blocks(replay_store):
+    """string-row's ranking is its variants stored as its file says and those stored interleaved
+    (each priced with the IVP it stores: the twin's as the twin's own ranking prices them), in
+    one order, with the pre-selection over all and the lower floor; what one way excludes is
+    named with that way."""
+    import autotune
+    from autotune.specs.variants import ivp_for
+
+    row = load_ivp("string-row")
+    whole = autotune.rank("string-row", nodes=8, top=3, store=replay_store)
+    separate = autotune.rank("string-row", nodes=8, top=3, variant_filter="blocks=separate", store=replay_store)
+    twin = autotune.rank("string-row.interleaved", nodes=8, top=3, store=replay_store)
+    assert whole.scenario.ivp == row and whole.analyses_run == 0
+    times = {r.variant.name: r.predicted_s for r in whole.ordered}
+    alone = {r.variant.name: r.predicted_s for r in separate.ordered}
+    # the twin's variants by its own names are the IVP's with blocks=interleaved
+    by_twin = {r.variant.name: r.predicted_s for r in twin.ordered}
+    assert {k: v for k, v in times.items() if ivp_for(row, whole.variant(k).variant) == row} == alone
+    stored = {k: v for k, v in times.items() if ivp_for(row, whole.variant(k).variant) != row}
+    assert sorted(stored.values()) == sorted(by_twin.values()) and len(stored) == len(by_twin)
+    ok = [t for t in times.values() if t is not None]
+    assert list(times.values())[:len(ok)] == sorted(ok)              # one order, best first
+    assert whole.best.predicted_s == min(twin.best.predicted_s, separate.best.predicted_s) == twin.best.predicted_s
+    assert whole.preselected == {r.variant.name for r in whole.ordered[:3]}
+    assert whole.bound_s == min(twin.bound_s, separate.bound_s)
+    assert [b[1].name for b in whole.brief()] == [r.variant.name for r in whole.ordered]
+    cols = whole.columns(selected_only=True)
+    assert [v.name for v in cols.variants] == [r.variant.name for r in whole.ordered[:3]] and cols.chosen == 3
+    # the pipelined step does not pay N away; interleaved it does, and ranks first
+    items = {e.item for e in whole.excluded}
+    assert "pipe=wavefront,blocks=separate" in items and "pipe=wavefront" not in items
+    assert whole.best.variant.pipe == "wavefront"
+    ex = whole.explain(whole.best.variant.name)
+    assert ex.traffic() and all(".interleaved." in part for part in ex.traffic())   # the twin's kernel parts
+
+
+def test_an_online_solver_holds_the_vector_one_way():
+    from autotune.codegen.online import online_source
+    from autotune.errors import InputError
+    from autotune.pipeline.online import one_way
+    from autotune.progress import Progress
+    from autotune.specs.method import load_method
+    from autotune.specs.variants import parse_variant, spaces
+
+    row = load_ivp("string-row")
+    mixed = [parse_variant(v, spaces(row)) for v in ("lc=ijl,comm=neighbour,blocks=interleaved", "lc=ijl,comm=sparse",
+                                                      "lc=jli,comm=allgather,blocks=interleaved")]
+    said = []
+
+    class Told(Progress):
+        def say(self, message: str) -> None:
+            said.append(message)
+    assert one_way(mixed, Told()) == [mixed[0], mixed[2]]
+    assert said and "1 variants that store it otherwise are left out" in said[0]
+    with pytest.raises(InputError, match="store string-row in different ways"):
+        online_source(row, load_method("radauIIA7"), mixed, 200, None, {}, [12.7], 5.0)
+    src = online_source(row, load_method("radauIIA7"), [mixed[0], mixed[2]], 200, None, {}, [12.7], 5.0)
+    assert "blocked[(j % 2) * (n / 2) + j / 2] = all[j];" in src.source     # its result in the IVP's order

@@ -125,11 +125,12 @@ def explain_table(ex: ExplainResult) -> str:
         return "\n".join(lines) + "\n"
     total = r.prediction.total_s
     learned = ex.ecm is not None
-    lines.append(f"{'kernel part':26} {'regime':12} {'alpha cy/CL':>11} {'sigma':>6} {'beta':>12} "
+    w, rw = _width(ex), max([12] + [len(k["regime"]) for k in ex.kernel_rows()])
+    lines.append(f"{'kernel part':{w}} {'regime':{rw}} {'alpha cy/CL':>11} {'sigma':>6} {'beta':>12} "
                  f"{'exec':>5} {'seconds':>11} {'share':>6}" + (f" {'ECM alone':>11}" if learned else ""))
     for k in ex.kernel_rows():
         sig = "-" if k["sigma"] is None else f"{k['sigma']:g}"
-        lines.append(f"{k['name']:26} {k['regime']:12} {k['alpha']:11.2f} {sig:>6} {k['beta']:12.4g} "
+        lines.append(f"{k['name']:{w}} {k['regime']:{rw}} {k['alpha']:11.2f} {sig:>6} {k['beta']:12.4g} "
                      f"{k['executions']:>5} {k['seconds']:11.4e} {100 * k['seconds'] / total:5.1f}%"
                      + (f" {k['ecm_s']:11.4e}" if learned else ""))
     lines += _incore_lines(ex)
@@ -172,19 +173,25 @@ def _sweep_lines(ex: ExplainResult) -> list[str]:
     """Each fused sweep's part: the sweep measured as the solver runs it against its analysed
     loops, and which the prediction used (model.sweeps); `region`: the start and end of the
     sweep's parallel region, in the measured time and priced as a barrier, not by k."""
+    w = _width(ex)
     entries = ex.sweeps()
     if not entries:
         return []
-    out = ["", f"{'fused sweep, s':26} {'analysed':>10} {'measured':>10} {'region':>9} {'k':>5} {'at':>12} "
+    out = ["", f"{'fused sweep, s':{w}} {'analysed':>10} {'measured':>10} {'region':>9} {'k':>5} {'at':>12} "
                f"{'used':9} why"]
     for name, infos in entries.items():
         for i, e in enumerate(infos):      # one row per measurement its data takes
             an, meas, region = e.get("analysed_s"), e.get("measured_s"), e.get("region_s")
-            out.append(f"{name if i == 0 else '':26} {'-' if an is None else f'{an:.3e}':>10} "
+            out.append(f"{name if i == 0 else '':{w}} {'-' if an is None else f'{an:.3e}':>10} "
                        f"{'-' if meas is None else f'{meas:.3e}':>10} "
                        f"{'-' if region is None else f'{region:.2e}':>9} {e['factor']:5.2f} "
                        f"{'n=' + str(e['n']) + ' ' + e['level_name']:>12} {e['source']:9} {e['why']}")
     return out
+
+
+def _width(ex: ExplainResult) -> int:
+    """The name column of explain's tables: the longest kernel part's name (26 at least)."""
+    return max([26] + [len(k["name"]) + 1 for k in ex.kernel_rows()])
 
 
 def _loop_lines(ex: ExplainResult) -> list[str]:
@@ -208,17 +215,18 @@ def _loop_lines(ex: ExplainResult) -> list[str]:
 def _traffic_lines(ex: ExplainResult) -> list[str]:
     """The bytes each kernel part moves across each interface in a step, as predicted: what
     likwid-perfctr -m measures per region of a solver generate --likwid made."""
+    w = _width(ex)
     traffic = ex.traffic()
     names = list(dict.fromkeys(row["name"] for row in ex.kernel_rows()))
     if not traffic:
         return ["", "predicted traffic: the stored analyses keep no line counts (analyses stored before "
                     "they were kept; a new store runs them again)"] if names else []
     ifaces = list(dict.fromkeys(i for v in traffic.values() for i in v))
-    out = ["", f"{'predicted traffic, MB/step':26} " + " ".join(f"{i:>9}" for i in ifaces)]
+    out = ["", f"{'predicted traffic, MB/step':{w}} " + " ".join(f"{i:>9}" for i in ifaces)]
     for name in names:
         if name in traffic:
-            out.append(f"{name:26} " + " ".join(f"{traffic[name].get(i, 0.0) / 1e6:9.2f}" for i in ifaces))
-    out.append(f"{'all parts':26} " + " ".join(f"{sum(v.get(i, 0.0) for v in traffic.values()) / 1e6:9.2f}"
+            out.append(f"{name:{w}} " + " ".join(f"{traffic[name].get(i, 0.0) / 1e6:9.2f}" for i in ifaces))
+    out.append(f"{'all parts':{w}} " + " ".join(f"{sum(v.get(i, 0.0) for v in traffic.values()) / 1e6:9.2f}"
                                              for i in ifaces))
     left = [n for n in names if n not in traffic]
     if left:
@@ -229,20 +237,21 @@ def _traffic_lines(ex: ExplainResult) -> list[str]:
 def _incore_lines(ex: ExplainResult) -> list[str]:
     """The in-core time of each of the variant's parts by the port model and measured on the CPU,
     and which one the prediction used (model.incore)."""
+    w = _width(ex)
     entries = ex.incore()
     if not entries:
         m = ex.ranking.scenario.machine
         return ["", f"in-core times: the port model (OSACA {m.incore_model}); the machine file measures none "
                     f"(calibrate --node on the target writes a file that does)"]
-    out = ["", f"{'in-core time, cy/CL':26} {'port model':>10} {'measured':>9} {'used':11} why"]
+    out = ["", f"{'in-core time, cy/CL':{w}} {'port model':>10} {'measured':>9} {'used':11} why"]
     for name, e in entries.items():
         port, meas = e.get("port_cy_per_cl"), e.get("measured_cy_per_cl")
-        out.append(f"{name:26} {'-' if port is None else f'{port:.2f}':>10} {'-' if meas is None else f'{meas:.2f}':>9} "
+        out.append(f"{name:{w}} {'-' if port is None else f'{port:.2f}':>10} {'-' if meas is None else f'{meas:.2f}':>9} "
                    f"{e['source']:11} {e['why']}")
     from_l2 = {name: e["l2"] for name, e in entries.items() if e.get("l2") and e["l2"].get("model_cy_per_cl")}
     if from_l2:
-        out += ["", f"{'time from L2, cy/CL':26} {'analysed':>10} {'measured':>9} {'k':>5} {'used':9} why"]
+        out += ["", f"{'time from L2, cy/CL':{w}} {'analysed':>10} {'measured':>9} {'k':>5} {'used':9} why"]
         for name, e in from_l2.items():
-            out.append(f"{name:26} {e['model_cy_per_cl']:10.2f} {e['measured_cy_per_cl']:9.2f} {e['factor']:5.2f} "
+            out.append(f"{name:{w}} {e['model_cy_per_cl']:10.2f} {e['measured_cy_per_cl']:9.2f} {e['factor']:5.2f} "
                        f"{e['source']:9} {e['why']}")
     return out
