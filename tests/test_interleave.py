@@ -155,6 +155,7 @@ def test_one_ranking_holds_both_ways_of_storing_the_blocks(replay_store):
     from autotune.specs.variants import ivp_for
 
     row = load_ivp("string-row")
+    lead = autotune.rank("string-row", nodes=8, top=3, store=replay_store).brief(selected_only=True)   # (a sweep's)
     whole = autotune.rank("string-row", nodes=8, top=3, store=replay_store)
     separate = autotune.rank("string-row", nodes=8, top=3, variant_filter="blocks=separate", store=replay_store)
     twin = autotune.rank("string-row.interleaved", nodes=8, top=3, store=replay_store)
@@ -172,6 +173,7 @@ def test_one_ranking_holds_both_ways_of_storing_the_blocks(replay_store):
     assert whole.preselected == {r.variant.name for r in whole.ordered[:3]}
     assert whole.bound_s == min(twin.bound_s, separate.bound_s)
     assert [b[1].name for b in whole.brief()] == [r.variant.name for r in whole.ordered]
+    assert lead == [b for b in whole.brief() if b[6]] and len(lead) == 3     # merged from the ways' leads
     cols = whole.columns(selected_only=True)
     assert [v.name for v in cols.variants] == [r.variant.name for r in whole.ordered[:3]] and cols.chosen == 3
     # the pipelined step does not pay N away; interleaved it does, and ranks first

@@ -50,11 +50,21 @@ class MergedRows:
 
     @cached_property
     def _rows(self) -> list[tuple]:
-        rows = {r[1].name: r for p in self.parts for r in p.brief(False)}
+        return self._merge(False)
+
+    @cached_property
+    def _lead(self) -> list[tuple]:
+        """The pre-selected rows alone, from each way's pre-selected: the best of all is the best
+        of some way, so a variant within the rule of all is within it of its own way (and the top
+        K of all are among the ways' top K)."""
+        return self._merge(True)
+
+    def _merge(self, selected_only: bool) -> list[tuple]:
+        rows = {r[1].name: r for p in self.parts for r in p.brief(selected_only)}
         order = rank([(name, r[2]) for name, r in rows.items()])
         chosen = preselect(order, self.rule)
         return [(i, rows[name][1], *rows[name][2:6], name in chosen, rows[name][7])
-                for i, (name, _) in enumerate(order, 1)]
+                for i, (name, _) in enumerate(order, 1) if not selected_only or name in chosen]
 
     def _part(self, name: str) -> RankResult:
         return next(p for p in self.parts if any(r[1].name == name for r in p.brief(False)))
@@ -70,7 +80,9 @@ class MergedRows:
         return any(p.predicted_any for p in self.parts)
 
     def brief(self, selected_only: bool) -> list[tuple]:
-        return [r for r in self._rows if r[6]] if selected_only else list(self._rows)
+        if selected_only:
+            return list(self._lead) if "_rows" not in self.__dict__ else [r for r in self._rows if r[6]]
+        return list(self._rows)
 
     def columns(self, selected_only: bool) -> Columns | None:
         rows = self.brief(selected_only)

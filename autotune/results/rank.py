@@ -279,7 +279,7 @@ class RankResult:
             "notes": self.notes(),
             "ecm": dict({"analyses_run": self.analyses_run, "failures": self.failures},
                         **({"incore": self.incore_counts()} if self.incore else {})),
-            "excluded_comm": {e.value: e.why for e in self.excluded.schemes()},
+            "excluded_comm": {e.item.partition("=")[2]: e.why for e in self.excluded.schemes()},   # (and its way)
             "excluded_values": {e.item: e.why for e in self.excluded.values()},
             "bound_s": self.bound_s,
             "bound_wa_s": self.bound_wa_s,
