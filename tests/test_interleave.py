@@ -174,6 +174,11 @@ def test_one_ranking_holds_both_ways_of_storing_the_blocks(replay_store):
     assert whole.bound_s == min(twin.bound_s, separate.bound_s)
     assert [b[1].name for b in whole.brief()] == [r.variant.name for r in whole.ordered]
     assert lead == [b for b in whole.brief() if b[6]] and len(lead) == 3     # merged from the ways' leads
+    for selected in (False, True):        # a sweep's CSV columns, merged from the ways' columns
+        got = autotune.rank("string-row", nodes=8, top=3, store=replay_store).columns(selected)
+        rows = [b for b in whole.brief() if b[6] or not selected]
+        assert [v.name for v in got.variants] == [b[1].name for b in rows] and got.chosen == 3
+        assert [got.total, got.node, got.comm, got.barrier] == [[b[k] for b in rows] for k in range(2, 6)]
     cols = whole.columns(selected_only=True)
     assert [v.name for v in cols.variants] == [r.variant.name for r in whole.ordered[:3]] and cols.chosen == 3
     # the pipelined step does not pay N away; interleaved it does, and ranks first

@@ -15,16 +15,22 @@ from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant, ivp_for, stored_as
 
 
-def split(sc: Scenario, variants: list[Variant]) -> list[tuple[Scenario, list[Variant]]] | None:
+def split(sc: Scenario, variants: list[Variant], known: dict | None = None
+          ) -> list[tuple[Scenario, list[Variant]]] | None:
     """The variants by the way each stores the scenario's IVP, each way's scenario with the IVP
-    stored so (None: all store it as it is, the scenario needs no split)."""
-    ways: dict[tuple, list[Variant]] = {}
-    for v in variants:
-        ways.setdefault(stored_as(v), []).append(v)
-    subs = [(replace(sc, ivp=ivp_for(sc.ivp, vs[0])), vs) for vs in ways.values()]
-    if len(subs) == 1 and subs[0][0].ivp == sc.ivp:
+    stored so (None: all store it as it is, the scenario needs no split); known: the ways of the
+    lists seen before, by identity (a sweep's scenarios share a few lists)."""
+    ways = None if known is None else known.get(id(variants))
+    if ways is None:
+        grouped: dict[tuple, list[Variant]] = {}
+        for v in variants:
+            grouped.setdefault(stored_as(v), []).append(v)
+        ways = list(grouped.values())
+        if known is not None:
+            known[id(variants)] = ways
+    if len(ways) == 1 and ivp_for(sc.ivp, ways[0][0]) is sc.ivp:
         return None
-    return subs
+    return [(replace(sc, ivp=ivp_for(sc.ivp, vs[0])), vs) for vs in ways]
 
 
 def merged(sc: Scenario, rule: Rule, parts: list[RankResult], excluded: Exclusions | None,
@@ -85,11 +91,18 @@ class MergedRows:
         return list(self._rows)
 
     def columns(self, selected_only: bool) -> Columns | None:
-        rows = self.brief(selected_only)
-        if any(r[2] is None or r[7] for r in rows):
+        """The ways' columns merged (the pre-selected from theirs, as _lead), or None where a row
+        failed."""
+        got = [p.columns(selected_only) for p in self.parts]
+        if any(c is None for c in got):
             return None
-        return Columns([r[1] for r in rows], *([r[k] for r in rows] for k in range(2, 6)),
-                       sum(r[6] for r in rows))
+        variants = [v for c in got for v in c.variants]
+        cols = [[x for c in got for x in getattr(c, f)] for f in ("total", "node", "comm", "barrier")]
+        order = sorted(range(len(variants)), key=lambda i: (cols[0][i], variants[i].name))
+        chosen = len(preselect([(variants[i].name, cols[0][i]) for i in order], self.rule))
+        if selected_only:
+            order = order[:chosen]
+        return Columns([variants[i] for i in order], *([col[i] for i in order] for col in cols), chosen)
 
     def work(self, name: str) -> list[tuple]:
         return self._part(name).work(name)

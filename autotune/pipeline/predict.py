@@ -124,9 +124,9 @@ def rank_many(items: list[tuple[Scenario, list[Variant], Exclusions | None]], ru
     predictions carry no per-kernel breakdown (a sweep of thousands of scenarios needs only the
     times).  A scenario whose variants store its IVP in more than one way is ranked as one
     scenario per way, with the IVP stored so, and merged (pipeline.mergedrows)."""
-    flat, ways = [], []
+    flat, ways, known = [], [], {}
     for sc, variants, excluded in items:
-        subs = split(sc, variants)
+        subs = split(sc, variants, known)
         start = len(flat)
         flat += [(s, vs, excluded) for s, vs in subs] if subs else [(sc, variants, excluded)]
         ways.append((start, len(flat), subs is not None))

@@ -33,6 +33,11 @@ class _VariantForms:
         return all(getattr(self, k) in d.paper_values for k, d in DIMENSIONS.items())
 
     @cached_property
+    def stored_as(self) -> tuple[tuple[str, str], ...]:
+        """Its values of the dimensions with an `ivp` hook (how it stores the IVP: stored_as)."""
+        return tuple((k, getattr(self, k)) for k in _HOOKED_KEYS)
+
+    @cached_property
     def name(self) -> str:
         return ",".join(f"{k}={getattr(self, k)}" for k, d in DIMENSIONS.items()
                         if d.default is None or getattr(self, k) != d.default)
@@ -78,6 +83,9 @@ def _hooked() -> list[tuple[str, object]]:
     return [(k, d) for k, d in DIMENSIONS.items() if d.ivp is not None]
 
 
+_HOOKED_KEYS = tuple(k for k, _ in _hooked())
+
+
 @lru_cache(maxsize=64)
 def spaces(ivp) -> tuple[Space, ...]:
     """Every way the IVP can be stored (its file's first), each with the schemes it allows there:
@@ -103,7 +111,7 @@ def ivp_for(ivp, variant):
 
 def stored_as(variant) -> tuple[tuple[str, str], ...]:
     """The variant's values of the dimensions with an `ivp` hook (a Space's fixed)."""
-    return tuple((k, getattr(variant, k)) for k, _ in _hooked())
+    return variant.stored_as
 
 
 @lru_cache(maxsize=256)
