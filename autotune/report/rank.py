@@ -125,7 +125,7 @@ def explain_table(ex: ExplainResult) -> str:
         return "\n".join(lines) + "\n"
     total = r.prediction.total_s
     learned = ex.ecm is not None
-    w, rw = _width(ex), max([12] + [len(k["regime"]) for k in ex.kernel_rows()])
+    w, rw = _width(k["name"] for k in ex.kernel_rows()), max([12] + [len(k["regime"]) for k in ex.kernel_rows()])
     lines.append(f"{'kernel part':{w}} {'regime':{rw}} {'alpha cy/CL':>11} {'sigma':>6} {'beta':>12} "
                  f"{'exec':>5} {'seconds':>11} {'share':>6}" + (f" {'ECM alone':>11}" if learned else ""))
     for k in ex.kernel_rows():
@@ -173,10 +173,10 @@ def _sweep_lines(ex: ExplainResult) -> list[str]:
     """Each fused sweep's part: the sweep measured as the solver runs it against its analysed
     loops, and which the prediction used (model.sweeps); `region`: the start and end of the
     sweep's parallel region, in the measured time and priced as a barrier, not by k."""
-    w = _width(ex)
     entries = ex.sweeps()
     if not entries:
         return []
+    w = _width(entries)
     out = ["", f"{'fused sweep, s':{w}} {'analysed':>10} {'measured':>10} {'region':>9} {'k':>5} {'at':>12} "
                f"{'used':9} why"]
     for name, infos in entries.items():
@@ -189,9 +189,9 @@ def _sweep_lines(ex: ExplainResult) -> list[str]:
     return out
 
 
-def _width(ex: ExplainResult) -> int:
-    """The name column of explain's tables: the longest kernel part's name (26 at least)."""
-    return max([26] + [len(k["name"]) + 1 for k in ex.kernel_rows()])
+def _width(names) -> int:
+    """The name column of explain's tables: the longest of these kernel parts' names (26 at least)."""
+    return max([26] + [len(n) + 1 for n in names])
 
 
 def _loop_lines(ex: ExplainResult) -> list[str]:
@@ -215,9 +215,9 @@ def _loop_lines(ex: ExplainResult) -> list[str]:
 def _traffic_lines(ex: ExplainResult) -> list[str]:
     """The bytes each kernel part moves across each interface in a step, as predicted: what
     likwid-perfctr -m measures per region of a solver generate --likwid made."""
-    w = _width(ex)
     traffic = ex.traffic()
     names = list(dict.fromkeys(row["name"] for row in ex.kernel_rows()))
+    w = _width(names)
     if not traffic:
         return ["", "predicted traffic: the stored analyses keep no line counts (analyses stored before "
                     "they were kept; a new store runs them again)"] if names else []
@@ -237,8 +237,8 @@ def _traffic_lines(ex: ExplainResult) -> list[str]:
 def _incore_lines(ex: ExplainResult) -> list[str]:
     """The in-core time of each of the variant's parts by the port model and measured on the CPU,
     and which one the prediction used (model.incore)."""
-    w = _width(ex)
     entries = ex.incore()
+    w = _width(entries)
     if not entries:
         m = ex.ranking.scenario.machine
         return ["", f"in-core times: the port model (OSACA {m.incore_model}); the machine file measures none "
