@@ -50,8 +50,8 @@ def variant_set(ivp: str, kind: str, sample: int = 12, seed: int = 0) -> list[st
     if kind == "all":
         return None
     from autotune.specs.ivp import load_ivp
-    from autotune.specs.variants import enumerate_variants, pairwise_cover
-    pool = enumerate_variants(load_ivp(ivp).comm)
+    from autotune.specs.variants import enumerate_variants, pairwise_cover, spaces
+    pool = enumerate_variants(spaces(load_ivp(ivp)))
     chosen = [v for v in pool if v.is_paper_form] + pairwise_cover(pool)
     names = list(dict.fromkeys(v.name for v in chosen))
     rest = sorted(v.name for v in pool if v.name not in names)

@@ -184,6 +184,7 @@ def test_one_ranking_holds_both_ways_of_storing_the_blocks(replay_store):
     # the pipelined step does not pay N away; interleaved it does, and ranks first
     items = {e.item for e in whole.excluded}
     assert "pipe=wavefront,blocks=separate" in items and "pipe=wavefront" not in items
+    assert "pipe=wavefront" in {e.item for e in separate.excluded}     # one way asked: no way to name
     assert whole.best.variant.pipe == "wavefront"
     ex = whole.explain(whole.best.variant.name)
     assert ex.traffic() and all(".interleaved." in part for part in ex.traffic())   # the twin's kernel parts
@@ -211,3 +212,14 @@ def test_an_online_solver_holds_the_vector_one_way():
         online_source(row, load_method("radauIIA7"), mixed, 200, None, {}, [12.7], 5.0)
     src = online_source(row, load_method("radauIIA7"), [mixed[0], mixed[2]], 200, None, {}, [12.7], 5.0)
     assert "blocked[(j % 2) * (n / 2) + j / 2] = all[j];" in src.source     # its result in the IVP's order
+
+
+def test_a_scale_plot_of_both_ways_names_the_paper_form_among_them():
+    from autotune.report.plots import _scale_lines
+    twin = "lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1," \
+           "pipe=wavefront,blocks=interleaved"
+    rows = [{"variant": twin, "predicted_s": 1.0}, {"variant": "lc=jli,comm=sparse", "predicted_s": 9.0},
+            {"variant": "lc=jli,comm=neighbour,blocks=interleaved", "predicted_s": 5.0}]
+    # the winner, the best of the paper's forms (stored as the file says: blocks' default), the rest
+    assert _scale_lines({"rows": rows, "winners": [{"variant": twin}]}) == [
+        twin, "lc=jli,comm=sparse", "lc=jli,comm=neighbour,blocks=interleaved"]

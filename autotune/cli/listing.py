@@ -17,15 +17,15 @@ def cmd_list(args) -> int:
         if args.ivp is not None and not args.ivp.strip():
             raise InputError(f": expected a value, got {args.ivp!r}", field="ivp")
         names = [args.ivp] if args.ivp is not None else ivp_names()
-        spaces = {ivp.name: describe_space(spaces(ivp)) for ivp in map(load_ivp, names)}
+        described = {ivp.name: describe_space(spaces(ivp)) for ivp in map(load_ivp, names)}
         if args.format == "json":
-            print(json.dumps(spaces, indent=2))
+            print(json.dumps(described, indent=2))
         elif args.format == "csv":
             print(_csv([{"ivp": i, "dimension": d["key"], "value": v, "default": v == d["default"],
                          "description": d["description"]}
-                        for i, space in spaces.items() for d in space["dimensions"] for v in d["values"]]), end="")
+                        for i, space in described.items() for d in space["dimensions"] for v in d["values"]]), end="")
         else:
-            for ivp_name, space in spaces.items():
+            for ivp_name, space in described.items():
                 print(space_text(ivp_name, space))
         return 0
     if args.what == "ivps":

@@ -174,8 +174,9 @@ def drop_unpaid(sc: Scenario, variants: list[Variant], refusable: list[tuple[int
                 unrunnable.add(i)
     if not dropped:
         return list(variants), NONE
-    if shared.stored_ways:
-        why = why.collapsed(len(spaces(sc.ivp)))
+    if shared.stored_ways:      # an item every way among those asked refuses alike: once
+        why = why.collapsed(len({v.stored_as for _, v in (refusable_positions(variants) if refusable is None
+                                                          else refusable)}))
     if len(dropped) < len(variants):
         return [v for i, v in enumerate(variants) if i not in dropped], why
     runnable = [v for i, v in enumerate(variants) if i not in unrunnable]

@@ -56,7 +56,7 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = SI
         return run_sweep(spec, rule, store, progress, jobs, selected_only)
     sc = req.scenario()
     variants, excluded = applicable_pool(sc, spec.comm, spec.variant_filter)
-    schemes = excluded.schemes()
+    schemes = [e for e in excluded.schemes() if not e.where]    # (one a way of storing the IVP runs: it is asked)
     if spec.comm and schemes:
         raise InputError(f"{schemes[0].value} with n = {sc.n} and {sc.nodes} nodes: {schemes[0].why}", field="comm")
     result = rank_scenario(sc, variants, rule, store, excluded, progress, jobs)

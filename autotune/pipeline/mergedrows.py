@@ -36,8 +36,9 @@ def split(sc: Scenario, variants: list[Variant], known: dict | None = None
 def merged(sc: Scenario, rule: Rule, parts: list[RankResult], excluded: Exclusions | None,
            analyses_run: int) -> RankResult:
     """The scenario's result from its ways' results: their rows merged (MergedRows), their
-    failures and in-core times together, and the lowest of their floors (the step cannot be
-    faster than the best way's; None where no way has one)."""
+    failures and in-core times together, and the floor of the way whose floor is lowest (the
+    step cannot be faster than that; its other figures, with write-allocate and of a step of
+    sweeps, are that way's too; None where no way has one)."""
     failures, incore = {}, {}
     for p in parts:
         failures.update(p.failures)

@@ -129,7 +129,7 @@ def rank_many(items: list[tuple[Scenario, list[Variant], Exclusions | None]], ru
         subs = split(sc, variants, known)
         start = len(flat)
         flat += [(s, vs, excluded) for s, vs in subs] if subs else [(sc, variants, excluded)]
-        ways.append((start, len(flat), subs is not None))
+        ways.append((start, len(flat), bool(subs)))
     ranked = _rank_flat(flat, rule, store, progress, jobs, detail)
     return [merged(items[i][0], rule, ranked[a:b], items[i][2], ranked[a].analyses_run) if subs else ranked[a]
             for i, (a, b, subs) in enumerate(ways)]

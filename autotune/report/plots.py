@@ -109,13 +109,12 @@ SCALE_LINES = 8
 def _scale_lines(a: dict) -> list[str]:
     """The variants worth a line (a pool of hundreds is unreadable): those that win at some node
     count, the best of the paper's forms, then the fastest others, at most SCALE_LINES."""
-    from autotune.specs.schemes import SCHEMES
-    from autotune.specs.variants import parse_variant
+    from autotune.specs.variants import Variant, configuration
     best = {}
     for r in a["rows"]:
         best[r["variant"]] = min(best.get(r["variant"], float("inf")), r["predicted_s"])
     ordered = sorted(best, key=best.get)
-    paper = [v for v in ordered if parse_variant(v, tuple(SCHEMES)).is_paper_form][:1]
+    paper = [v for v in ordered if Variant(**configuration(v)).is_paper_form][:1]
     chosen = list(dict.fromkeys([w["variant"] for w in a["winners"]] + paper + ordered))
     return chosen[:max(SCALE_LINES, len(set(w["variant"] for w in a["winners"])) + len(paper))]
 

@@ -95,7 +95,8 @@ def offers(ivp: IVP, pool: list[Variant]) -> list[Offer]:
 def scheme_checks(sc: Scenario, offered: list[Offer]) -> tuple[tuple, Exclusions]:
     """The schemes that can exchange in this scenario, per way of storing its IVP ((values,
     schemes) each), and the others, each with why: a scheme that every way offering it excludes
-    once, without where; one that some way runs, per way that excludes it (Exclusion.where)."""
+    for the same reason once, without where; otherwise per way that excludes it
+    (Exclusion.where)."""
     ok, found = [], {}
     for fixed, ivp, schemes in offered:
         runs, out = applicable_schemes(sc, schemes, ivp)
@@ -105,7 +106,7 @@ def scheme_checks(sc: Scenario, offered: list[Offer]) -> tuple[tuple, Exclusions
     offering = Counter(c for _, _, schemes in offered for c in schemes)
     excluded = []
     for scheme, hits in found.items():
-        if len(hits) == offering[scheme]:
+        if len(hits) == offering[scheme] and len({why for _, why in hits}) == 1:
             excluded.append(Exclusion(COMM, scheme, hits[0][1]))
         else:
             excluded += [Exclusion(COMM, scheme, why, fixed) for fixed, why in hits]
