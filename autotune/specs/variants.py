@@ -38,6 +38,12 @@ class _VariantForms:
         return tuple((k, getattr(self, k)) for k in _HOOKED_KEYS)
 
     @cached_property
+    def stores_as_given(self) -> bool:
+        """Whether it stores the IVP as its file says (every dimension with an `ivp` hook at its
+        default)."""
+        return all(v == DIMENSIONS[k].default for k, v in self.stored_as)
+
+    @cached_property
     def name(self) -> str:
         return ",".join(f"{k}={getattr(self, k)}" for k, d in DIMENSIONS.items()
                         if d.default is None or getattr(self, k) != d.default)
@@ -106,7 +112,7 @@ def spaces(ivp) -> tuple[Space, ...]:
 def ivp_for(ivp, variant):
     """The IVP a variant is priced, checked and generated with: the IVP as its values of the
     dimensions with an `ivp` hook store it (itself at their defaults; a stored one is its own)."""
-    return stored(ivp, stored_as(variant))
+    return ivp if variant.stores_as_given else stored(ivp, variant.stored_as)
 
 
 def stored_as(variant) -> tuple[tuple[str, str], ...]:
