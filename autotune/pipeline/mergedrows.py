@@ -73,8 +73,12 @@ class MergedRows:
         return [(i, rows[name][1], *rows[name][2:6], name in chosen, rows[name][7])
                 for i, (name, _) in enumerate(order, 1) if not selected_only or name in chosen]
 
+    @cached_property
+    def _owner(self) -> dict[str, RankResult]:
+        return {r[1].name: p for p in self.parts for r in p.brief(False)}
+
     def _part(self, name: str) -> RankResult:
-        return next(p for p in self.parts if any(r[1].name == name for r in p.brief(False)))
+        return self._owner[name]
 
     def ordered(self) -> list[VariantResult]:
         got = {r.variant.name: r for p in self.parts for r in p.ordered}
