@@ -19,7 +19,7 @@ from autotune.specs.formula import to_c
 from autotune.specs.ivp import IVP
 from autotune.specs.machine import Machine
 from autotune.specs.method import Method
-from autotune.specs.variants import Variant, ivp_for, stored_as
+from autotune.specs.variants import Variant, ivp_for
 
 MAX_CANDIDATES = 8
 TRIAL_PCT = 5          # a trial's steps at most, in % of the steps until the next trial (or the run's end)
@@ -63,13 +63,13 @@ def online_source(ivp: IVP, method: Method, variants: list[Variant], n: int, mac
         raise InputError(f"{trial_pct}: expected a whole percentage from 1 to 100", field="trial_pct")
     if recheck < 0:
         raise InputError(f"{recheck}: expected 0 (no re-check) or a number of steps", field="recheck")
-    if len({stored_as(v) for v in variants}) > 1:
+    if len({v.stored_as for v in variants}) > 1:
         raise InputError(f"{', '.join(names)}: the variants store {ivp.name} in different ways; one solver "
                          f"holds its vector one way (pipeline.online keeps the leader's)", field="online")
     modules = [variant_module(ivp, method, v, n, machine, symbol=f"autotune_v{i}")
                for i, v in enumerate(variants, 1)]
-    order = dimension_context(ivp_for(ivp, variants[0]), method, variants[0], machine, n).get(OUTPUT_ORDER)
     ivp = ivp_for(ivp, variants[0])     # the driver's initial values and constants: the IVP as they store it
+    order = dimension_context(ivp, method, variants[0], machine, n).get(OUTPUT_ORDER)
     fragment = json.dumps(meta)[1:-1].replace("\\", "\\\\").replace('"', '\\"')
     candidates = [{"symbol": f"autotune_v{i}", "name": name} for i, name in enumerate(names, 1)]
     driver = kmod.env().get_template("driver.c.j2").render(

@@ -16,7 +16,7 @@ from autotune.specs.exclusion import Exclusion, Exclusions
 from autotune.specs.parts import DOUBLE
 from autotune.specs.scenario import Scenario, applicable_variants
 from autotune.specs.stepvalues import form_of, step_keys
-from autotune.specs.variants import DIMENSIONS, Filter, Variant, ivp_for, spaces, stored_as
+from autotune.specs.variants import DIMENSIONS, Filter, Variant, ivp_for, spaces
 
 
 @lru_cache(maxsize=256)
@@ -147,7 +147,7 @@ def unpaid(sc: Scenario | _ScenarioFacts, variant: Variant) -> Exclusions:
         return NONE
     shared = sc if isinstance(sc, _ScenarioFacts) else _ScenarioFacts(sc)
     facts = _Facts(shared, variant)
-    where = stored_as(variant) if shared.stored_ways else ()
+    where = variant.stored_as if shared.stored_ways else ()
     out = []
     for k, d in refusable:
         value = getattr(variant, k)
@@ -165,7 +165,8 @@ def drop_unpaid(sc: Scenario, variants: list[Variant], refusable: list[tuple[int
     the variants with a value that may be refused are asked (a few of a pool): refusable, where
     the caller keeps them for many scenarios of one list (refusable_positions)."""
     why, shared, dropped, unrunnable = NONE, _ScenarioFacts(sc), set(), set()
-    for i, v in refusable_positions(variants) if refusable is None else refusable:
+    asked = refusable_positions(variants) if refusable is None else refusable
+    for i, v in asked:
         reasons = unpaid(shared, v)
         if reasons is not NONE:           # (unpaid returns NONE itself for nothing refused)
             why = reasons.merged(why)
@@ -175,8 +176,7 @@ def drop_unpaid(sc: Scenario, variants: list[Variant], refusable: list[tuple[int
     if not dropped:
         return list(variants), NONE
     if shared.stored_ways:      # an item every way among those asked refuses alike: once
-        why = why.collapsed(len({v.stored_as for _, v in (refusable_positions(variants) if refusable is None
-                                                          else refusable)}))
+        why = why.collapsed(len({v.stored_as for _, v in asked}))
     if len(dropped) < len(variants):
         return [v for i, v in enumerate(variants) if i not in dropped], why
     runnable = [v for i, v in enumerate(variants) if i not in unrunnable]

@@ -12,7 +12,7 @@ from autotune.model.preselect import Rule, preselect, rank
 from autotune.results.rank import Columns, RankResult, VariantResult
 from autotune.specs.exclusion import Exclusions
 from autotune.specs.scenario import Scenario
-from autotune.specs.variants import Variant, ivp_for, stored_as
+from autotune.specs.variants import Variant, ivp_for
 
 
 def split(sc: Scenario, variants: list[Variant], known: dict | None = None
@@ -24,7 +24,7 @@ def split(sc: Scenario, variants: list[Variant], known: dict | None = None
     if ways is None:
         grouped: dict[tuple, list[Variant]] = {}
         for v in variants:
-            grouped.setdefault(stored_as(v), []).append(v)
+            grouped.setdefault(v.stored_as, []).append(v)
         ways = list(grouped.values())
         if known is not None:
             known[id(variants)] = ways

@@ -22,7 +22,7 @@ from autotune.pipeline.runners import LaunchRunner, run_key_of
 from autotune.request.run import RunPlan
 from autotune.results.online import OnlineCandidate, OnlineResult, OnlineSourceResult
 from autotune.results.rank import RankResult, VariantResult
-from autotune.specs.variants import Variant, stored_as
+from autotune.specs.variants import Variant
 from autotune.storage.store import Store
 from autotune.tools.toolchain import package_version
 
@@ -178,10 +178,10 @@ def chosen_of(ranked: RankResult, progress: Progress) -> list[VariantResult]:
 
 
 def one_way(variants: list[Variant], progress: Progress) -> list[Variant]:
-    """The variants that store the IVP as the first does (specs.variants.stored_as; the others
+    """The variants that store the IVP as the first does (Variant.stored_as; the others
     said): one solver holds its vector one way, and its driver gives every candidate the same."""
-    way = stored_as(variants[0]) if variants else ()
-    kept = [v for v in variants if stored_as(v) == way]
+    way = variants[0].stored_as if variants else ()
+    kept = [v for v in variants if v.stored_as == way]
     if len(kept) < len(variants):
         progress.say(f"the online solver holds the IVP's vector as {variants[0].name} stores it: "
                      f"{len(variants) - len(kept)} variants that store it otherwise are left out")

@@ -125,10 +125,11 @@ def explain_table(ex: ExplainResult) -> str:
         return "\n".join(lines) + "\n"
     total = r.prediction.total_s
     learned = ex.ecm is not None
-    w, rw = _width(k["name"] for k in ex.kernel_rows()), max([12] + [len(k["regime"]) for k in ex.kernel_rows()])
+    rows = ex.kernel_rows()
+    w, rw = _width(k["name"] for k in rows), max([12] + [len(k["regime"]) for k in rows])
     lines.append(f"{'kernel part':{w}} {'regime':{rw}} {'alpha cy/CL':>11} {'sigma':>6} {'beta':>12} "
                  f"{'exec':>5} {'seconds':>11} {'share':>6}" + (f" {'ECM alone':>11}" if learned else ""))
-    for k in ex.kernel_rows():
+    for k in rows:
         sig = "-" if k["sigma"] is None else f"{k['sigma']:g}"
         lines.append(f"{k['name']:{w}} {k['regime']:{rw}} {k['alpha']:11.2f} {sig:>6} {k['beta']:12.4g} "
                      f"{k['executions']:>5} {k['seconds']:11.4e} {100 * k['seconds'] / total:5.1f}%"
@@ -191,7 +192,7 @@ def _sweep_lines(ex: ExplainResult) -> list[str]:
 
 def _width(names) -> int:
     """The name column of explain's tables: the longest of these kernel parts' names (26 at least)."""
-    return max([26] + [len(n) + 1 for n in names])
+    return name_width(names, least=25) + 1
 
 
 def _loop_lines(ex: ExplainResult) -> list[str]:

@@ -35,6 +35,6 @@ def pretty_json(d: dict) -> str:
     return "{\n" + ",\n".join(f"  {json.dumps(k)}: {value(v)}" for k, v in d.items()) + "\n}"
 
 
-def name_width(names) -> int:
-    """Column width for variant names (at least the paper's longest, 28)."""
-    return max([28, *map(len, names)])
+def name_width(names, least: int = 28) -> int:
+    """Column width for names (variants': at least the paper's longest, 28)."""
+    return max([least, *map(len, names)])

@@ -4,7 +4,7 @@ hook; pipeline.applicable).  Typed records, never "key=value" strings to split a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 COMM = "comm"     # the key of a communication scheme's exclusion
 
@@ -46,13 +46,15 @@ class Exclusions:
         """These and `later`'s, in this order; where both name an item, later's reason stands."""
         return Exclusions({**self._by_item, **later._by_item}.values())
 
-    def collapsed(self, ways: int) -> Exclusions:
-        """These, an item that each of `ways` ways of storing the IVP excludes for the same reason
-        written once, without where."""
+    def collapsed(self, ways: int | Mapping[tuple[str, str], int]) -> Exclusions:
+        """These, an item that every way of storing the IVP that offers it excludes for the same
+        reason written once, without where; ways: how many offer each (key, value), or one count
+        for all."""
         groups: dict[tuple, list[Exclusion]] = {}
         for e in self._where:
             groups.setdefault((e.key, e.value), []).append(e)
-        same = {k for k, es in groups.items() if len(es) == ways and len({e.why for e in es}) == 1}
+        same = {k for k, es in groups.items()
+                if len(es) == (ways if isinstance(ways, int) else ways[k]) and len({e.why for e in es}) == 1}
         if not same:
             return self
         out, done = [], set()

@@ -12,7 +12,7 @@ from autotune.specs.ivp import IVP
 from autotune.specs.machine import Machine
 from autotune.specs.method import Method
 from autotune.specs.schemes import SCHEMES, PhaseContext
-from autotune.specs.variants import Filter, Variant, selected_variants, spaces, stored, stored_as
+from autotune.specs.variants import Filter, Variant, selected_variants, spaces, stored
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def offers(ivp: IVP, pool: list[Variant]) -> list[Offer]:
     values, the IVP stored so, and the pool's schemes there (sorted)."""
     out = []
     for sp in spaces(ivp):
-        mine = sorted({v.comm for v in pool if stored_as(v) == sp.fixed})
+        mine = sorted({v.comm for v in pool if v.stored_as == sp.fixed})
         if mine:
             out.append((sp.fixed, stored(ivp, sp.fixed), mine))
     return out
@@ -94,23 +94,15 @@ def offers(ivp: IVP, pool: list[Variant]) -> list[Offer]:
 
 def scheme_checks(sc: Scenario, offered: list[Offer]) -> tuple[tuple, Exclusions]:
     """The schemes that can exchange in this scenario, per way of storing its IVP ((values,
-    schemes) each), and the others, each with why: a scheme that every way offering it excludes
-    for the same reason once, without where; otherwise per way that excludes it
-    (Exclusion.where)."""
-    ok, found = [], {}
+    schemes) each), and the others, each with why: per way that excludes it (Exclusion.where),
+    once without where where every way offering it excludes it alike (Exclusions.collapsed)."""
+    ok, found = [], []
     for fixed, ivp, schemes in offered:
         runs, out = applicable_schemes(sc, schemes, ivp)
         ok.append((fixed, tuple(runs)))
-        for e in out:
-            found.setdefault(e.value, []).append((fixed, e.why))
-    offering = Counter(c for _, _, schemes in offered for c in schemes)
-    excluded = []
-    for scheme, hits in found.items():
-        if len(hits) == offering[scheme] and len({why for _, why in hits}) == 1:
-            excluded.append(Exclusion(COMM, scheme, hits[0][1]))
-        else:
-            excluded += [Exclusion(COMM, scheme, why, fixed) for fixed, why in hits]
-    return tuple(ok), Exclusions(excluded)
+        found += [Exclusion(COMM, e.value, e.why, fixed) for e in out]
+    offering = Counter((COMM, c) for _, _, schemes in offered for c in schemes)
+    return tuple(ok), Exclusions(sorted(found, key=lambda e: e.value)).collapsed(offering)
 
 
 def applicable_variants(sc: Scenario, wanted: list[str] | None = None,
@@ -124,4 +116,4 @@ def applicable_variants(sc: Scenario, wanted: list[str] | None = None,
     if not runs:
         raise InputError(f"{sc.n} with {sc.nodes} nodes: no communication scheme applies "
                          f"({'; '.join(e.why for e in excluded)})", field="n")
-    return [v for v in variants if (stored_as(v), v.comm) in runs], excluded
+    return [v for v in variants if (v.stored_as, v.comm) in runs], excluded

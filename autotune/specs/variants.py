@@ -34,7 +34,7 @@ class _VariantForms:
 
     @cached_property
     def stored_as(self) -> tuple[tuple[str, str], ...]:
-        """Its values of the dimensions with an `ivp` hook (how it stores the IVP: stored_as)."""
+        """Its values of the dimensions with an `ivp` hook (how it stores the IVP: a Space's fixed)."""
         return tuple((k, getattr(self, k)) for k in _HOOKED_KEYS)
 
     @cached_property
@@ -113,11 +113,6 @@ def ivp_for(ivp, variant):
     """The IVP a variant is priced, checked and generated with: the IVP as its values of the
     dimensions with an `ivp` hook store it (itself at their defaults; a stored one is its own)."""
     return ivp if variant.stores_as_given else stored(ivp, variant.stored_as)
-
-
-def stored_as(variant) -> tuple[tuple[str, str], ...]:
-    """The variant's values of the dimensions with an `ivp` hook (a Space's fixed)."""
-    return variant.stored_as
 
 
 @lru_cache(maxsize=256)
