@@ -4,8 +4,9 @@
                               [--configs 1x2,2x1] [--machine localhost] [--rounds 5] [--steps 10]
                               [--small-n 40000] [--strips] [--json out.json]
 
---strips: the pipelined step over strips of the IVP's grid (traversal=strips) against the forms
-before it, the row-order pipelined ones among them (IVPs that declare a grid only).
+--strips: the step over strips of the IVP's grid (traversal=strips: the pipelined step, the fused
+sweeps, the model's best separate sweeps, and the model's best of all) against the forms before
+them, the row-order pipelined ones among them (IVPs that declare a grid only).
 
 Per IVP and configuration (nodes x threads) it builds the fused forms that were the fastest
 before this dimension (block l1 or l2, stores through the caches or streaming, the model's best
@@ -108,11 +109,18 @@ def main(argv=None) -> int:
             ranked = autotune.rank(name, n=n, nodes=cfg[0], threads=cfg[1], machine=a.machine)
             by_name = {r.variant.name: r for r in ranked.ordered}
             before = {FUSED.format(comm=comm, block=b) + s for b in ("l1", "l2") for s in ("", ",store=nt")}
-            before.add(next(r.variant.name for r in ranked.ordered if r.variant.pipe == "none"))
+            before.add(next(r.variant.name for r in ranked.ordered
+                            if r.variant.pipe == "none" and r.variant.traversal == "rows"))
             after = {FUSED.format(comm=comm, block=b) + ",pipe=wavefront" for b in ("l1", "l2")}
-            if a.strips:        # today's pipelined forms are the before; the strips the after
-                before |= after
-                after = {FUSED.format(comm=comm, block="l2") + ",pipe=wavefront,traversal=strips"}
+            if a.strips:        # today's pipelined forms are the before; the strips the after:
+                before |= after  # the pipelined step's, the fused sweeps' and the model's best separate
+                after = {FUSED.format(comm=comm, block="l2") + s + ",traversal=strips"
+                         for s in (",pipe=wavefront", "", ",store=nt")}
+                after |= {r.variant.name for r in ranked.ordered[:1] + [
+                    next((r for r in ranked.ordered if r.variant.traversal == "strips" and r.variant.fuse == "none"),
+                         ranked.ordered[0])]}
+            before = {parse_variant(v, spaces(ivp)).name for v in before}
+            after = {parse_variant(v, spaces(ivp)).name for v in after} - before
             exes = {v: build(solver_source(ivp, method, parse_variant(v, spaces(ivp)), n, machine), flags)
                     for v in sorted(before | after)}
             got = _measure(exes, cfg, ivp, n, a.steps, a.rounds, f"{name} {cfg[0]}x{cfg[1]}")
@@ -140,6 +148,11 @@ def main(argv=None) -> int:
             regions = cfg[0] * cfg[1]
             names = [c.name for c in machine.caches] + ["MEM"]
             window = window_of(Scenario(ivp, method, machine, n, cfg[0], cfg[1]), v)
+            if window is None:      # the best over strips is a fused or separate sweep's
+                v = parse_variant(FUSED.format(comm=comm, block="l2") + ",pipe=wavefront,traversal=strips",
+                                  spaces(ivp))
+                step = step_form(method, v)
+                window = window_of(Scenario(ivp, method, machine, n, cfg[0], cfg[1]), v)
             # the strips' edge work of a level reaching e: the predictor's (e = m) in proportion (2D)
             edge = {g: window.get("edge_share", 0.0) * e / method.iterations for g, e in step.extends.items()}
             moved = traffic(step, DOUBLE * comps, DOUBLE * window["ring_components"] * threads, reach, names,

@@ -151,8 +151,9 @@ def test_variant_filter_keeps_the_matching_variants(replay_store, capsys):
     # 2 LC forms x 8 (au, pred, rhs) x overlapped or not, and the 8 fused neighbour variants
     # (jl-onepass; block l1 or l2, overlapped or not, streaming stores or not), each with buf=pack or
     # ghost, times the free dimensions; and the pipelined one over strips (in row order they do
-    # not pay here)
-    assert len(names) == ((2 * 8 * 2 + 8) * 2 + 1) * free_factor() and all(n.startswith(("lc=jl-onepass,comm=neighbour", "lc=lj-onepass,comm=neighbour"))
+    # not pay here); and over strips, jl-onepass's separate sweeps (rhs, overlap, buf) and its
+    # fused block=l2 ones (overlap, store, buf)
+    assert len(names) == ((2 * 8 * 2 + 8) * 2 + 1 + 8 + 8) * free_factor() and all(n.startswith(("lc=jl-onepass,comm=neighbour", "lc=lj-onepass,comm=neighbour"))
                                         for n in names)
     paper = autotune.sweep("heat2d,inverterchain", nodes=[4, 8], variant_filter="paper", store=replay_store)
     f = paper.to_frame()

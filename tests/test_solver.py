@@ -180,6 +180,51 @@ def test_pipelined_steps_over_strips_compute_the_paper_forms_numbers(n, tmp_path
             assert np.max(np.abs(y - ref)) <= 1e-12 * np.max(np.abs(ref)), (v.name, procs, threads)
 
 
+def _small_l2(tmp_path, sets: int):
+    """The Haswell file with an L2 of `sets` sets (8 ways of 64 B lines): strips narrow enough to
+    split a grid small enough to solve in a test."""
+    import yaml
+    from autotune.specs.machine import load_machine
+    from autotune.specs.shipped import shipped_dir
+    data = yaml.safe_load((shipped_dir("machines") / "haswell-ep-e5-2630v3.yaml").read_text())
+    l2 = next(c for c in data["memory hierarchy"] if c["level"] == "L2")
+    l2["cache per group"]["sets"] = sets
+    path = tmp_path / "small-l2.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return load_machine(str(path))
+
+
+SWEEP_STRIPS = ("lc=jl-onepass,comm={},au=fused,pred=direct,buf={},rhs={}{},traversal=strips",
+                "lc=jl-onepass,comm={},au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l2{},"
+                "traversal=strips")
+
+
+@pytest.mark.parametrize("name,n,sets,width", [("heat2d", 40401, 32, 48), ("heat3d", 27000, 160, 16)])
+def test_sweeps_over_strips_compute_the_paper_forms_numbers(name, n, sets, width, tmp_path):
+    """The separate and fused sweeps over strips, with an L2 small enough that strips split the
+    grid (heat2d's 201 columns in strips of 48: the last 9 wide; heat3d's 30 x 30 rows and
+    columns in strips of 16, the last 14), on 1 to 3 ranks and threads: regions that start and
+    end inside a row (a plane), overlapped exchanges, both ways of reading the argument vectors
+    and streaming stores.  The same numbers as the paper form's to rounding."""
+    machine = _small_l2(tmp_path, sets)
+    ivp, h = load_ivp(name), 1e-6
+    ref = _solve(ivp, Variant("ijl", "allgather"), n, 3, h, 1, 1, tmp_path / "ref.bin")
+    y0 = _solve(ivp, Variant("ijl", "allgather"), n, 0, h, 1, 1, tmp_path / "y0.bin")
+    assert np.max(np.abs(ref - y0)) > 1e-8
+    separate, fused = SWEEP_STRIPS
+    forms = [separate.format("allgather", "pack", "stages", ""), separate.format("neighbour", "ghost", "onepass", ""),
+             separate.format("neighbour", "pack", "stages", ",overlap=halo"),
+             fused.format("allgather", ""), fused.format("neighbour", ",store=nt")]
+    for form in forms:
+        v = parse_variant(form, ivp.comm)
+        source = solver_source(ivp, METHOD, v, n, machine)
+        assert f"static const long RW_[RK] = {{ 0, {', '.join([str(width)] * (ivp.grid.dims - 1))} }};" in source
+        exe = build(source, FLAGS)
+        for procs, threads in ((1, 1), (1, 2), (2, 1), (3, 1), (1, 3)):
+            y = _solve(ivp, v, n, 3, h, procs, threads, tmp_path / "y.bin", exe)
+            assert np.max(np.abs(y - ref)) <= 1e-12 * np.max(np.abs(ref)), (v.name, procs, threads)
+
+
 def test_pipelined_steps_of_a_3d_grid_compute_the_paper_forms_numbers(tmp_path):
     """heat3d (N = 30: its planes 900 apart) in row order and over strips 8 x 8 wide (the zen4
     file's 1 MiB L2: four strips a dimension, the last 6 wide), each strip's planes of 20 x 20

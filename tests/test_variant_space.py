@@ -37,13 +37,19 @@ def test_pool_is_large_and_every_value_occurs(ivp):
     # streaming, the argument vectors packed or in their buffers; and pipelined: block l1 or l2 on
     # the two schemes (buf=ghost, no overlap, no streaming); halo: the neighbour scheme's 64
     # unfused and 2 x 2 fused forms, packed or not; each times the dimensions no rule names
-    # (and over strips: block l2 on the two schemes)
-    assert sum(v.fuse == "rhs-lc" for v in pool) == (6 * 2 * 2 + 2 * 2 + 2) * free_factor()
+    # (and over strips: the fused forms of block l2, and the pipelined on the two schemes)
+    assert sum(v.fuse == "rhs-lc" for v in pool) == (6 * 2 * 2 + 6 * 2 + 2 * 2 + 2) * free_factor()
     assert sum(v.pipe == "wavefront" for v in pool) == (2 * 2 + 2) * free_factor()
-    assert all(v.pipe == "wavefront" and v.block == "l2" for v in pool if v.traversal == "strips")
+    # over strips: the forms whose RHS sweeps differ (fused or not, packed or not, one vector or
+    # all s a sweep, overlapped, streaming), each once with the one-pass LC, the direct
+    # predictor and the fused APPROX+UPDATE
+    strips = [v for v in pool if v.traversal == "strips"]
+    assert len(strips) == (2 * 2 * 3 + 6 * 2 + 2) * free_factor()
+    assert all((v.lc, v.pred, v.au) == ("jl-onepass", "direct", "fused") and v.block in ("none", "l2")
+               for v in strips)
     assert all(v.buf == "ghost" and v.overlap == "none" and v.store == "none" for v in pool if v.pipe != "none")
-    assert sum(v.store == "nt" for v in pool) == 6 * 2 * free_factor()
-    assert sum(v.overlap == "halo" for v in pool) == (64 + 2 * 2) * 2 * free_factor()
+    assert sum(v.store == "nt" for v in pool) == 6 * 3 * free_factor()
+    assert sum(v.overlap == "halo" for v in pool) == ((64 + 2 * 2) * 2 + 4 + 4) * free_factor()
 
 
 def test_rules_keep_combinations_that_cannot_run_out():
@@ -59,14 +65,15 @@ def test_rules_keep_combinations_that_cannot_run_out():
                      ("lc=jli,comm=neighbour,store=nt", "store=nt needs fuse=rhs-lc"),
                      (FUSED.replace("buf=ghost,", "") + ",pipe=wavefront", "pipe=wavefront needs buf=ghost"),
                      (FUSED + ",store=nt,pipe=wavefront", "pipe=wavefront needs store=none"),
-                     (FUSED + ",traversal=strips", "traversal=strips needs pipe=wavefront"),
-                     (FUSED.replace("l2", "l1") + ",pipe=wavefront,traversal=strips", "traversal=strips needs block=l2")]:
+                     ("lc=jli,comm=neighbour,traversal=strips", "traversal=strips needs lc=jl-onepass"),
+                     (FUSED.replace("l2", "l1") + ",pipe=wavefront,traversal=strips",
+                      "traversal=strips needs block=none|l2")]:
         with pytest.raises(InputError, match=re.escape(why)):
             parse_variant(bad, heat.comm)
     flt = parse_filter("fuse=rhs-lc,comm=neighbour")
-    # block l1 or l2, overlapped or not, streaming or not, packed or not; and pipelined (l1 or l2,
-    # and l2 over strips)
-    assert len([v for v in enumerate_variants(heat.comm) if matches(v, flt)]) == (4 * 2 * 2 + 3) * free_factor()
+    # block l1 or l2 (l2 also over strips), overlapped or not, streaming or not, packed or not;
+    # and pipelined (l1 or l2, and l2 over strips)
+    assert len([v for v in enumerate_variants(heat.comm) if matches(v, flt)]) == (4 * 2 * 3 + 3) * free_factor()
 
 
 def test_an_ivp_of_two_coupled_blocks_has_the_variants_of_both_ways_of_storing_them():

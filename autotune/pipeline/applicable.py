@@ -15,7 +15,7 @@ from autotune.specs.method import Method
 from autotune.specs.exclusion import Exclusion, Exclusions
 from autotune.specs.parts import DOUBLE
 from autotune.specs.scenario import Scenario, applicable_variants
-from autotune.specs.stepvalues import form_of, step_keys
+from autotune.specs.stepvalues import form_of, step_form, step_keys
 from autotune.specs.variants import DIMENSIONS, Filter, Variant, ivp_for, spaces
 
 
@@ -93,8 +93,9 @@ class _Facts:
 
     @cached_property
     def walk(self):
-        return walk_for(walking(self._variant), self.values, self.ivp, self._sc.n, self._sc.method,
-                        self._sc.machine)
+        m = self._sc.method
+        levels = m.iterations if any(sw.window for sw in step_form(m, self._variant).sweeps()) else 0
+        return walk_for(walking(self._variant), self.ivp, self._sc.n, m, self._sc.machine, levels)
 
     @cached_property
     def ivp(self):

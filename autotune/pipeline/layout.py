@@ -137,25 +137,25 @@ def tile_of(pairs: tuple[tuple[str, str], ...], machine, stages: int) -> int:
 
 
 def walking(v: Variant) -> tuple[tuple[str, str], ...]:
-    """The values of `v` that reorder its pipelined step (a dimension with a walk hook, not at
-    its default, row order)."""
+    """The values of `v` that reorder its sweeps (a dimension with a walk hook, not at its
+    default, row order)."""
     return tuple((k, getattr(v, k)) for k, d in DIMENSIONS.items() if d.walk and getattr(v, k) != d.default)
 
 
-def walk_for(pairs: tuple[tuple[str, str], ...], values: dict, ivp: IVP, n: int, method: Method, machine):
-    """The geometry of a window in the order the walking values `pairs` give (specs.dimension:
-    walk; `values` the variant's others they read), at system size n; None: row order
-    (specs.window), or an order that cannot run."""
+def walk_for(pairs: tuple[tuple[str, str], ...], ivp: IVP, n: int, method: Method, machine, levels: int):
+    """The geometry of the order the walking values `pairs` give (specs.dimension: walk) to a
+    sweep with `levels` lagging levels (the method's m in a pipelined step's window, 0 in a
+    sweep), at system size n; None: row order (specs.window), or an order that cannot run."""
     for k, value in pairs:
-        got = DIMENSIONS[k].walk(value, ivp, n, method, machine, values)
+        got = DIMENSIONS[k].walk(value, ivp, n, method, machine, levels)
         if got is not None:
             return got
     return None
 
 
 def walk_of(unit: Unit, ivp: IVP, n: int, method: Method, machine):
-    """walk_for of a unit: its walking values, its tiling's beside them."""
-    return walk_for(unit.walking, dict(unit.tiling + unit.walking), ivp, n, method, machine)
+    """walk_for of a unit: its walking values, in its window or its sweep."""
+    return walk_for(unit.walking, ivp, n, method, machine, method.iterations if unit.windowed else 0)
 
 
 def overlaps(v: Variant) -> bool:
@@ -201,7 +201,8 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
              tiles: tuple = (), extends: float = 0.0, walks: tuple = ()) -> int:
         # a pipelined level keeps F in registers where the IVP is one part over every component
         stores_f = not (reuse.windowed(dist) and in_registers(ivp))
-        walks = walks if reuse.windowed(dist) else ()      # only the window's parts change with the order
+        # the order changes the RHS's reads (its layers) and a window's parts, not the method's
+        walks = walks if spec is not None or reuse.windowed(dist) else ()
         key = (part.name, dist, streams, tiles, extends, stores_f, walks)
         u = units.get(key)
         if u is None:

@@ -21,10 +21,12 @@ one of its values (docs/design.md#variant-dimensions):
            values other than the default), which the pricing turns into where the tile lives
            (model.loops, model.tiles)
 - overlaps: whether the sweeps after an exchange compute while it is in flight
-- walk:    the order a pipelined step visits the components in, where a value changes it: the
-           geometry of its window (ring, distance, window_bytes(), edge_share(reach)) for the
-           IVP, size, method, machine and the variant's values; None where it cannot run (its
-           pays hook says why); asked only of values other than the default (row order)
+- walk:    the order the step's sweeps visit the components in, where a value changes it: the
+           geometry (distance, and for a pipelined step's window ring, window_bytes(),
+           edge_share(reach)) for the IVP, size, method, machine and the levels that lag within
+           one sweep (the method's m in a pipelined step, 0 in a sweep that visits each
+           component once); None where it cannot run (its pays hook says why); asked only of
+           values other than the default (row order)
 - pays:    why a value does not pay in a scenario (None: it may), from facts the pipeline offers;
            asked only of values other than the default
 - ivp:     the IVP as a value stores it, where the value changes how the components are
@@ -88,7 +90,7 @@ class PayFacts(Protocol):
     threads: int               # the node's busy cores
     region: float              # components of one thread's share of its rank's block
     tile: int                  # components per tile of the variant's fused sweeps (0: untiled)
-    walk: Any                  # the geometry of its pipelined step's order (walk hooks; None: row order)
+    walk: Any                  # the geometry of its sweeps' order (walk hooks; None: row order)
     ivp: Any                   # the scenario's IVP (specs.ivp)
     machine: Any               # the scenario's machine (specs.machine)
     values: Mapping[str, str]  # the variant's value of every dimension (by key)

@@ -14,6 +14,12 @@ local planes are L_i = W_i + 2 m r_i wide, and an offset of the flat vector (d_0
 dimension (specs.grid.split) is the local offset d_0 P + d_1 l_1 + ... with the local strides
 l_i of the L_i and the local plane P.  Every component is computed from the same values in the
 same order as in row order: the numbers are the same to the last bit.
+
+A sweep that visits each component once (the fused and separate sweeps: no levels, m = 0 below)
+takes the same strips without edge work: it runs along the innermost dimension in runs of a
+strip's W components, strip by strip, plane by plane, and reads the flat vector in place.  Its
+layers are a few of a strip's planes of each argument vector instead of the grid's
+(docs/method.md "Strips of a sweep").
 """
 from __future__ import annotations
 
@@ -33,7 +39,7 @@ class Strips:
     extents: tuple[int, ...]     # the grid's, the outermost first
     reach: tuple[int, ...]       # the stencil's, per dimension
     width: tuple[int, ...]       # W_i of each inner dimension (1 .. last), at most its extent
-    iterations: int              # the method's m
+    iterations: int              # the levels that lag within the strip: the method's m (0: a sweep)
     stages: int                  # the method's s
 
     @property
@@ -77,7 +83,19 @@ class Strips:
         m = self.iterations
         return DOUBLE * (m * self.stages * self.ring + ((m + 1) * self.reach[0] + 1) * self.plane)
 
+    def layer_bytes(self) -> int:
+        """Bytes a sweep's layer condition keeps live, as model.regime counts a stencil's layers
+        (twice the access distance of every row the sweep reads or writes) for the widest sweep:
+        the fused corrector's, which reads s argument vectors and y and writes s new ones."""
+        return 2 * self.distance * DOUBLE * (2 * self.stages + 1)
+
+    def live_bytes(self) -> int:
+        """What must stay in the cache: the pipelined step's window, or a sweep's layers."""
+        return self.window_bytes() if self.iterations else self.layer_bytes()
+
     def describe(self) -> str:
+        if not self.iterations:
+            return f"strips {' x '.join(map(str, self.width))} wide, swept in runs of {self.width[-1]} components"
         shape = f", {' x '.join(map(str, self.local))}" if len(self.local) > 1 else ""
         return f"strips {' x '.join(map(str, self.width))} wide (local planes of {self.plane} components{shape})"
 
@@ -91,16 +109,16 @@ class Strips:
 def strips_for(extents: tuple[int, ...], reach: tuple[int, ...], iterations: int, stages: int,
                cache_bytes: float) -> Strips | None:
     """The widest strips (W a multiple of 8, the same in every inner dimension, at most each
-    extent) whose window takes at most half of `cache_bytes` (a core's share of the level it is
-    to stay in: the streamed y and new y pass through the other half); None where not even
-    MIN_WIDTH fits."""
+    extent) whose window (iterations > 0) or layers (a sweep, iterations 0) take at most half of
+    `cache_bytes` (a core's share of the level they are to stay in: the streamed y and new y pass
+    through the other half); None where not even MIN_WIDTH fits."""
     inner = extents[1:]
     best = None
     lo, hi = MIN_WIDTH // 8, -(-max(inner) // 8)
     while lo <= hi:           # the window grows with W: the largest that fits
         mid = (lo + hi) // 2
         s = Strips(extents, reach, tuple(min(8 * mid, e) for e in inner), iterations, stages)
-        if s.window_bytes() <= cache_bytes / 2:
+        if s.live_bytes() <= cache_bytes / 2:
             best, lo = s, mid + 1
         else:
             hi = mid - 1
