@@ -64,3 +64,26 @@ def test_a_good_grid_loads(tmp_path):
     p = tmp_path / "g.yaml"
     p.write_text(GRID)
     assert load_ivp(str(p)).grid.extents("N", 5) == (5, 5)
+
+
+def test_a_sweeps_strips_keep_its_layers_in_half_the_cache_and_share_the_work_alike():
+    """A sweep's strips (no lagging levels): whole rows (the innermost dimension), the other inner
+    dimensions as wide as their layers, counted as the regimes count a stencil's (2 d of each of
+    the fused corrector's 2 s + 1 rows), fit half the cache allow; then as many strips as alike as
+    they can be; no edge work."""
+    from autotune.model.regime import _reuse_bytes
+    from autotune.specs.strips import strips_for
+    cube = strips_for((300, 300, 300), (1, 1, 1), 0, 4, 16 * 2**20)
+    assert cube.width == (150, 300) and cube.distance == 150 * 300 + 300 + 1 and cube.edge_share(0) == 0.0
+    widest = strips_for((300, 300, 300), (1, 1, 1), 0, 4, 2 * 2**20)     # 23 rows fit: 14 strips of 22
+    assert widest.width == (22, 300) and 2 * (23 * 300 + 301) * 8 * 9 <= 2**20 < 2 * (24 * 300 + 301) * 8 * 9
+    assert cube.layer_bytes() == cube.live_bytes() <= 8 * 2**20
+    # in 2D a strip of whole rows is row order; where two rows' layers do not fit, no strip does
+    assert strips_for((4000, 4000), (1, 1), 0, 4, 16 * 2**20).width == (4000,)
+    assert strips_for((4000, 4000), (1, 1), 0, 4, 512 * 1024) is None
+    # the regimes' count of the fused corrector's layers is the geometry's
+    from autotune.codegen.parts import sweep_parts
+    from autotune.specs.method import load_method
+    from autotune.specs.step import Group
+    part = sweep_parts(load_ivp("heat3d"), load_method("radauIIA7"), Group.RHSLC)[0]
+    assert _reuse_bytes(part, cube.distance) == cube.layer_bytes()

@@ -8,6 +8,7 @@ from autotune.specs.parts import DOUBLE
 
 # Cache sizes per core where no machine is given (generate without --machine)
 DEFAULT_CACHE_BYTES = {"l1": 32 * 1024, "l2": 512 * 1024}
+LAST_LEVEL_BYTES = 2 * 1024 * 1024      # and of the last level
 
 
 def tile_components(machine: Machine | None, block: str, stages: int) -> int:
@@ -32,6 +33,13 @@ def core_share(machine: Machine | None, block: str) -> int:
     if got is None:
         raise InputError(f"{machine.path}: no cache level {block.upper()} for block={block}")
     return got
+
+
+def last_share(machine: Machine | None) -> int:
+    """Bytes of the last cache level that one core has to itself (2 MiB without a machine)."""
+    if machine is None:
+        return LAST_LEVEL_BYTES
+    return machine.core_share(machine.caches[-1].name)
 
 
 def _tile(value: str, machine, stages: int) -> int:
