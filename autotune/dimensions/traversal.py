@@ -58,9 +58,9 @@ def _pays(value: str, f: PayFacts) -> str | None:
         return why
     s = f.walk         # this variant's strips (_walk)
     if s is None:
-        return (f"no strip of the grid keeps its "
-                f"{'layers' if f.values['pipe'] == 'none' else 'window'} in half a core's share of the "
-                f"{'last level' if f.values['pipe'] == 'none' else 'L2'}")
+        return ("no strip of the grid keeps a sweep's layers in half a core's share of the last level"
+                if f.values["pipe"] == "none" else
+                "no strip of the grid keeps the pipelined step's window in half a core's share of the L2")
     if s.width == s.extents[1:]:
         return ("a strip as wide as the grid is row order" + (
             " (a sweep's strips are whole rows: only a grid of 3 or more dimensions has them)"

@@ -115,7 +115,7 @@ def strips_for(extents: tuple[int, ...], reach: tuple[int, ...], iterations: int
     A pipelined step's W is a multiple of 8 (MIN_WIDTH at least), the same in every inner
     dimension (its edge work grows with the narrowest).  A sweep has no edge work: it keeps the
     innermost dimension whole, so that a strip's plane is one contiguous stretch the prefetchers
-    follow (3D strips of 40 x 40 columns ran a sweep 1.8 x slower than row order, strips of all
+    follow (3D strips of 40 x 40 columns ran a sweep 1.9 x as long as row order, strips of all
     300 columns and 16 to 152 rows 0.83 x), narrows the others (any width), and then takes as
     many strips as alike as it can (its threads share them in strip order: strips of 1816, 1816
     and 368 columns left one of two threads half the work)."""
