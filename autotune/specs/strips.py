@@ -16,10 +16,10 @@ l_i of the L_i and the local plane P.  Every component is computed from the same
 same order as in row order: the numbers are the same to the last bit.
 
 A sweep that visits each component once (the fused and separate sweeps: no levels, m = 0 below)
-takes the same strips without edge work: it runs along the innermost dimension in runs of a
-strip's W components, strip by strip, plane by plane, and reads the flat vector in place.  Its
-layers are a few of a strip's planes of each argument vector instead of the grid's
-(docs/method.md "Strips of a sweep").
+takes strips without edge work, whole rows wide (strips_for): it runs along the innermost
+dimension, strip by strip, plane by plane, and reads the flat vector in place.  Its layers are a
+few of a strip's planes of each argument vector instead of the grid's (docs/method.md "Strips of
+a sweep").
 """
 from __future__ import annotations
 
