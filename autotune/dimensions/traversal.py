@@ -37,18 +37,16 @@ def _render(value: str, r) -> dict:
     if why or s is None:
         raise CannotRun(f"traversal=strips cannot run {r.ivp.name} at n = {r.n}: "
                          f"{why or 'no strip keeps its ' + ('window in half the L2' if pipelined else 'layers in half the last level')}")
+    grid = {"dims": len(s.extents), "extents": s.extents, "gstrides": strides(s.extents), "width": s.width}
     if not pipelined:
         counts = [-(-e // w) for e, w in zip(s.extents[1:], s.width)]
         return {"strips": None, "strip_exprs": None,
-                "runs": {"dims": len(s.extents), "extents": s.extents, "gstrides": strides(s.extents),
-                         "width": s.width, "counts": counts, "strips": prod(counts),
-                         "rows": prod(s.width[:-1])}}
+                "runs": dict(grid, counts=counts, strips=prod(counts), rows=prod(s.width[:-1]))}
     part = r.ivp.rhs[0]
     expr = local_expr(part.expr, s, r.ivp.size_parameter, r.ivp.size_value(r.n))
     every = r.parts.all_stages(expr, part.arrays)
-    return {"strips": {"dims": len(s.extents), "extents": s.extents, "gstrides": strides(s.extents),
-                       "width": s.width, "lstrides": s.local_strides(), "reach": s.reach, "plane": s.plane,
-                       "distance": s.distance, "ring": s.ring},
+    return {"strips": dict(grid, lstrides=s.local_strides(), reach=s.reach, plane=s.plane, distance=s.distance,
+                           ring=s.ring),
             "strip_exprs": [every.replace("[l][", f"[{i}][") for i in range(r.method.stages)], "runs": None}
 
 

@@ -24,6 +24,11 @@ def _next_reads(method: Method, values: tuple[str, ...]) -> tuple[float, ...]:
     return tuple(reuse.next_read_distances(form_of(method, values).sweeps()))
 
 
+def _pipelined(method: Method, variant: Variant) -> bool:
+    """Whether the variant's step has a pipelined window (its levels lag within one sweep)."""
+    return any(sw.window for sw in step_form(method, variant).sweeps())
+
+
 class _ScenarioFacts:
     """What the pays hooks read about a scenario whatever the variant, each worked out once."""
 
@@ -94,7 +99,7 @@ class _Facts:
     @cached_property
     def walk(self):
         m = self._sc.method
-        levels = m.iterations if any(sw.window for sw in step_form(m, self._variant).sweeps()) else 0
+        levels = m.iterations if _pipelined(m, self._variant) else 0
         return walk_for(walking(self._variant), self.ivp, self._sc.n, m, self._sc.machine, levels)
 
     @cached_property
@@ -208,8 +213,7 @@ def window_of(sc: Scenario, variant: Variant) -> dict | None:
     the ring traffic a step moves there on a node (every level but the last writes s rows of a
     component, every level but the first reads them: 2 m s doubles), and where the order is
     not the rows' its geometry and the edge work of the predictor's level."""
-    form = form_of(sc.method, tuple(getattr(variant, k) for k in step_keys()))
-    if not any(sw.window for sw in form.sweeps()):
+    if not _pipelined(sc.method, variant):
         return None
     facts = _Facts(_ScenarioFacts(sc), variant)
     s, m = sc.method.stages, sc.method.iterations
