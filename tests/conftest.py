@@ -72,39 +72,6 @@ def uarch_args() -> list[str]:
         return ["--uarch", "zen3" if this_isa() == "x86" else "n1"]
 
 
-def numpy_rhs(ivp, n, y):
-    """f(y) of the IVP in numpy: each part's interior expression over its block (or, interleaved,
-    over the whole vector from its start by its step), zeros beyond the block ends."""
-    import numpy as np
-    consts = ivp.constant_values(n)
-    halo = max(1, max(ivp.part_halo(p, n) for p in ivp.rhs))
-    blocked = len(ivp.rhs) > 1 and all(p.step == 1 for p in ivp.rhs)
-    sizes = [ivp.part_components(p, n) for p in ivp.rhs] if blocked else [n]
-    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
-
-    def padded(a):
-        return _Padded(np.concatenate([np.zeros(halo), a, np.zeros(halo)]), halo)
-
-    out = np.zeros(n)
-    for i, part in enumerate(ivp.rhs):
-        b = i if blocked else 0
-        own = padded(y[offsets[b]:offsets[b] + sizes[b]])
-        other = padded(y[offsets[1 - b]:offsets[1 - b] + sizes[1 - b]]) if blocked and len(sizes) == 2 else None
-        js = np.arange(part.start, sizes[b], part.step)
-        env = dict(consts, y=own, w=other, j=js, fmax=np.maximum, fmin=np.minimum)
-        env[ivp.size_parameter] = ivp.size_value(n)
-        out[offsets[b] + js] = eval(part.expr, {"__builtins__": {}}, env)
-    return out
-
-
-class _Padded:
-    def __init__(self, a, halo):
-        self.a, self.halo = a, halo
-
-    def __getitem__(self, idx):
-        return self.a[idx + self.halo]
-
-
 def run_cli(capsys, *argv):
     """Run `autotune argv` in-process; return (exit code, stdout, stderr)."""
     code = main([str(a) for a in argv])

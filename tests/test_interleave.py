@@ -8,8 +8,9 @@ import pytest
 from autotune.errors import CannotRun
 from autotune.specs.interleave import unfit
 from autotune.specs.ivp import interleaved, load_ivp, parse_ivp
+from autotune.specs.numpyrhs import numpy_rhs
 
-from .conftest import numpy_rhs, run_cli
+from .conftest import run_cli
 
 
 def test_the_twin_of_string_row_is_string_mix():

@@ -17,7 +17,7 @@ from autotune.specs.method import load_method
 from autotune.specs.variants import (DIMENSIONS, Variant, enumerate_variants, pairwise_cover, parse_variant,
                                      ivp_for, spaces, value_cover)
 
-from .conftest import numpy_rhs
+from autotune.specs.numpyrhs import numpy_rhs
 
 LAUNCHER = parse_launcher(None)
 FLAGS = RunOptions().plan(1.0).flags   # the default compiler flags, as tune uses them
@@ -76,7 +76,7 @@ def test_every_variant_computes_the_same_numbers(name, n, h, tmp_path, request):
 
 
 def _reference(ivp, n, y0, T):
-    """The same ODE in numpy (conftest.numpy_rhs), integrated tightly with scipy."""
+    """The same ODE in numpy (specs.numpyrhs), integrated tightly with scipy."""
     def f(t, y):
         return numpy_rhs(ivp, n, y)
 

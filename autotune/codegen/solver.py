@@ -7,6 +7,7 @@ from autotune.arith import ordered_sum
 from autotune.codegen import parts as kmod
 from autotune.errors import InputError
 from autotune.specs import window
+from autotune.specs.control import Control, render_context
 from autotune.specs.formula import FormulaError, to_c
 from autotune.specs.ivp import IVP
 from autotune.specs.machine import Machine
@@ -25,12 +26,14 @@ def generated_schemes() -> list[str]:
 
 
 def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None,
-                  likwid: bool = False) -> str:
+                  likwid: bool = False, control: Control | None = None) -> str:
     """C source of the hybrid MPI+OpenMP solver.  The access distance H is a literal (it sizes
     the halo); the system size is a run-time argument.  machine: the target, whose cache sizes
     set the tile of a fused sweep (dimensions.block.DEFAULT_CACHE_BYTES without).  likwid: each
-    sweep a LIKWID marker region (LIKWID_FLAGS build it; without, the source is as before)."""
-    return variant_module(ivp, method, variant, n, machine, likwid=likwid)
+    sweep a LIKWID marker region (LIKWID_FLAGS build it; without, the source is as before).
+    control: the step chosen by the error estimate within these tolerances (specs.control; without,
+    a fixed step and the source as before)."""
+    return variant_module(ivp, method, variant, n, machine, likwid=likwid, control=control)
 
 
 # what a solver with LIKWID markers is built with, beyond its flags
@@ -39,7 +42,7 @@ LIKWID_LIBS = ("-llikwid",)
 
 
 def variant_module(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None,
-                   symbol: str = "", likwid: bool = False) -> str:
+                   symbol: str = "", likwid: bool = False, control: Control | None = None) -> str:
     """The variant's module (variants/solver.c.j2): its step and its buffers, named `symbol` for
     a driver of its own part (codegen.online); without a symbol, the whole program with its own
     driver (variants/driver.c.j2)."""
@@ -82,6 +85,7 @@ def variant_module(ivp: IVP, method: Method, variant: Variant, n: int, machine: 
     own = {"symbol": "variant_0", "name": variant.name}
     return kmod.env().get_template("solver.c.j2").render(
         symbol=symbol or own["symbol"], part=bool(symbol), candidates=[own], online=False, likwid=likwid,
+        control=render_context(control, method),
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, values=variant.fields(),
         S=method.stages, iterations=method.iterations, H=ivp.halo(n), D=window.reach(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
@@ -105,7 +109,7 @@ class _Render:
 # the template context the solver itself gives (a dimension's render hook may not give these)
 SOLVER_KEYS = frozenset({"ivp_name", "method_name", "variant", "values", "S", "iterations", "H", "D", "A", "b", "c",
                          "rhs", "schedule", "timers", "block0_c", "pack_body", "constants", "size_parameter",
-                         "initial", "symbol", "part", "candidates", "online", "likwid"})
+                         "initial", "symbol", "part", "candidates", "online", "likwid", "control"})
 PREAMBLE = "preamble"          # lines before the solver's code: every dimension may add to them
 BODIES_ALL = "rhs_bodies_all"  # per RHS part of the IVP, its body over all s argument vectors
 OUTPUT_ORDER = "output_order"  # C that puts the driver's result back in the IVP's own order (None: it is)

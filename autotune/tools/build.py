@@ -87,16 +87,19 @@ def _compile(cc: str, flags, src: str, exe: Path, parts: int) -> subprocess.Comp
 
 def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: int, steps: int,
         h: float, warmup: int, output: Path | None = None, timeout: float = 600.0,
-        pin: bool = False, nodes: int | None = None) -> dict:
+        pin: bool = False, nodes: int | None = None, t_end: float | None = None) -> dict:
     """Run the solver on `procs` ranks (over `nodes` nodes; the launcher decides where not given); its JSON
     result line.
     pin: bind each OpenMP thread to its own core (only where one rank has a node to itself; ranks
     sharing a host would all bind to its first cores).  OMP_PROC_BIND / OMP_PLACES set by the user
     win.  A run whose MPI world is not `procs` ranks, or that a launcher told the nodes (srun) ran
     on fewer than `nodes` nodes, is an error, never a result; its "placement" is mpiinfo.placement's
-    (packed where a launcher that cannot be told them, such as a local mpiexec, ran it on fewer)."""
-    argv = launch_argv(launcher, procs, [str(exe), str(n), str(size), str(steps), repr(h), str(warmup)]
-                       + ([str(output)] if output else []), nodes)
+    (packed where a launcher that cannot be told them, such as a local mpiexec, ran it on fewer).
+    t_end: a solver with step control (specs.control) stops there, or after `steps` accepted steps
+    (h: the first step's proposal)."""
+    tail = [str(output) if output else "-", repr(float(t_end))] if t_end is not None else \
+        ([str(output)] if output else [])
+    argv = launch_argv(launcher, procs, [str(exe), str(n), str(size), str(steps), repr(h), str(warmup)] + tail, nodes)
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     if pin:
         env.setdefault("OMP_PROC_BIND", "close")
