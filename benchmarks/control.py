@@ -1,0 +1,167 @@
+"""Benchmark of step-size control (docs/method.md, "Step-size control"): its accuracy against a
+reference no one here wrote, and its cost per accepted step against the fixed step.
+
+    python -m benchmarks.control accuracy [--ivps heat2d,...] [--tolerances 1e-6,1e-9] [--horizon 200] [--json out.json]
+    python -m benchmarks.control cost --machine FILE [--cases ivp:n;...] [--configs 1x2,2x1]
+                                      [--rounds 5] [--steps 6] [--json out.json]
+
+accuracy: every shipped IVP at a size that runs in seconds (SMALL), from t = 0 to --horizon of its
+default steps, with the paper's form at each tolerance (rtol = atol) on one rank.  The reference
+is scipy's solve_ivp (Radau, rtol = atol = 1e-12) of the same right-hand side in numpy
+(specs.numpyrhs).  Printed: the error at the end time as the weighted RMS norm the solver
+controls (err <= 1 is the tolerance met; the target is <= 10), the largest relative error, the
+accepted and rejected steps, and the steps scipy's Radau and DOP853 take at the same tolerance.
+
+cost: each case's fixed-step solver and its controlled one (rtol 1e-6), the paper's form and the
+fused block=l1 sweep, built with tune's flags for the machine file, run round-robin --rounds
+rounds of --steps steps (the controlled one from a step small enough that none is rejected).
+Printed: the median seconds per accepted step of each, the difference and its share of the step,
+and the control's own seconds as the solver timed them (saving y, the norm, its reduction).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from autotune.codegen.solver import solver_source
+from autotune.request.run import RunOptions
+from autotune.specs.control import Control
+from autotune.specs.ivp import ivp_names, load_ivp
+from autotune.specs.machine import load_machine
+from autotune.specs.method import load_method
+from autotune.specs.numpyrhs import numpy_rhs
+from autotune.specs.variants import Variant, parse_variant, spaces
+from autotune.storage.atomic import write_text
+from autotune.tools.build import build, run
+from autotune.tools.launcher import parse_launcher
+
+METHOD = "radauIIA7"
+SMALL = {"heat2d": 400, "heat3d": 512, "inverterchain": 40, "medakzo": 200, "string-mix": 200,
+         "string-row": 200, "wave1d": 200}
+DEFAULT_STEPS = 200          # the end time: this many of the IVP's default steps (--horizon)
+LAUNCHER = parse_launcher(None)
+FUSED = "lc=jl-onepass,comm={},au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1"
+COST_CASES = [("heat2d", 4_000_000), ("inverterchain", 4_000_000)]
+
+
+def weighted_error(y: np.ndarray, ref: np.ndarray, tol: float) -> float:
+    """The norm the solver controls, of the error at the end: sqrt(mean((e / (tol + tol |ref|))^2))."""
+    return float(np.sqrt(np.mean(((y - ref) / (tol + tol * np.abs(ref))) ** 2)))
+
+
+def accuracy(names: list[str], tolerances: list[float], horizon: int, work: Path) -> list[dict]:
+    method, rows = load_method(METHOD), []
+    flags = RunOptions().plan(1.0).flags
+    for name in names:
+        ivp, n = load_ivp(name), SMALL[name]
+        t_end = horizon * ivp.default_step(n)
+        v = Variant("ijl", "neighbour" if "neighbour" in ivp.comm else "allgather")
+        y0 = None
+        for tol in tolerances:
+            exe = build(solver_source(ivp, method, v, n, control=Control(tol, tol)), flags)
+            if y0 is None:
+                run(exe, LAUNCHER, 1, 1, n, ivp.size_value(n), 0, 1.0, 0, work / "y0.bin", t_end=t_end)
+                y0 = np.fromfile(work / "y0.bin")
+                ref = solve_ivp(lambda t, y: numpy_rhs(ivp, n, y), (0.0, t_end), y0, method="Radau", rtol=1e-12,
+                                atol=1e-12).y[:, -1]
+            res = run(exe, LAUNCHER, 1, 1, n, ivp.size_value(n), 10_000_000, t_end / 1000, 0, work / "y.bin",
+                      t_end=t_end)
+            y = np.fromfile(work / "y.bin")
+            theirs = {m: solve_ivp(lambda t, y: numpy_rhs(ivp, n, y), (0.0, t_end), y0, method=m, rtol=tol, atol=tol)
+                      for m in ("Radau", "DOP853")}
+            c = res["control"]
+            rows.append({"ivp": name, "n": n, "t_end": t_end, "tolerance": tol,
+                         "error": weighted_error(y, ref, tol),
+                         "max_rel_error": float(np.max(np.abs(y - ref)) / np.max(np.abs(ref))),
+                         "accepted": c["accepted"], "rejected": c["rejected"], "h_min": c["h_min"],
+                         "h_max": c["h_max"], "reached": res["t"],
+                         **{f"{m.lower()}_steps": len(s.t) - 1 for m, s in theirs.items()},
+                         **{f"{m.lower()}_error": weighted_error(s.y[:, -1], ref, tol) for m, s in theirs.items()}})
+            r = rows[-1]
+            print(f"{name:14s} {tol:7.0e} error {r['error']:8.3f} ({r['max_rel_error']:.2e} rel)  steps "
+                  f"{r['accepted']:6d} + {r['rejected']:4d} rejected   Radau {r['radau_steps']:6d} "
+                  f"(error {r['radau_error']:.3f})   DOP853 {r['dop853_steps']:6d} (error {r['dop853_error']:.3f})",
+                  flush=True)
+    return rows
+
+
+def cost(cases: list[tuple[str, int]], configs: list[tuple[int, int]], machine: str, rounds: int, steps: int,
+         work: Path) -> list[dict]:
+    method, mach = load_method(METHOD), load_machine(machine)
+    flags = RunOptions().plan(1.0).flags
+    built = []
+    for name, n in cases:
+        ivp = load_ivp(name)
+        comm = "neighbour" if "neighbour" in ivp.comm else "allgather"
+        for form in (Variant("ijl", "allgather").name, FUSED.format(comm)):
+            v = parse_variant(form, spaces(ivp))
+            pair = [build(solver_source(ivp, method, v, n, mach, control=c), flags)
+                    for c in (None, Control(1e-6, 1e-6))]
+            built.append((name, n, ivp, v, pair))
+    times: dict = {}
+    h0 = 1e-12     # the controlled run's first step: the error stays within the tolerance for all
+    for r in range(rounds):
+        for name, n, ivp, v, pair in built:
+            for procs, threads in configs:
+                h = ivp.default_step(n)
+                fixed = run(pair[0], LAUNCHER, procs, threads, n, ivp.size_value(n), steps, h, 1, pin=procs == 1)
+                ctl = run(pair[1], LAUNCHER, procs, threads, n, ivp.size_value(n), steps, h0, 1, pin=procs == 1,
+                          t_end=1.0)
+                if ctl["control"]["rejected"]:
+                    raise SystemExit(f"{name} {v.name}: the cost run rejected a step; start from a smaller h")
+                key = (name, n, v.name, procs, threads)
+                times.setdefault(key, []).append((fixed["median_step_s"], ctl["median_step_s"],
+                                                  ctl["control"]["control_s"]))
+        print(f"round {r + 1} of {rounds}", file=sys.stderr, flush=True)
+    rows = []
+    for (name, n, variant, procs, threads), got in times.items():
+        fixed, ctl, own = (statistics.median(x[i] for x in got) for i in range(3))
+        rows.append({"ivp": name, "n": n, "variant": variant, "ranks": procs, "threads": threads,
+                     "fixed_s": fixed, "controlled_s": ctl, "extra_pct": 100 * (ctl / fixed - 1),
+                     "control_s": own, "control_pct": 100 * own / fixed})
+        print(f"{name:14s} {procs}x{threads} {variant[:60]:60s} fixed {fixed:.4e}  controlled {ctl:.4e} "
+              f"({rows[-1]['extra_pct']:+.1f} %; the control's own {own:.3e} s = {rows[-1]['control_pct']:.1f} %)")
+    return rows
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="what", required=True)
+    acc = sub.add_parser("accuracy")
+    acc.add_argument("--ivps", default=",".join(sorted(SMALL)))
+    acc.add_argument("--tolerances", default="1e-6,1e-9")
+    acc.add_argument("--horizon", type=int, default=DEFAULT_STEPS, help="the end time in default steps of the IVP")
+    cst = sub.add_parser("cost")
+    cst.add_argument("--machine", required=True)
+    cst.add_argument("--cases", default=";".join(f"{i}:{n}" for i, n in COST_CASES))
+    cst.add_argument("--configs", default="1x2,2x1")
+    cst.add_argument("--rounds", type=int, default=5)
+    cst.add_argument("--steps", type=int, default=6)
+    for p in (acc, cst):
+        p.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.what == "accuracy":
+            names = args.ivps.split(",")
+            unknown = [x for x in names if x not in SMALL or x not in ivp_names()]
+            if unknown:
+                ap.error(f"--ivps: {', '.join(unknown)}: expected some of {', '.join(sorted(SMALL))}")
+            rows = accuracy(names, [float(x) for x in args.tolerances.split(",")], args.horizon, Path(tmp))
+        else:
+            cases = [(c.split(":")[0], int(float(c.split(":")[1]))) for c in args.cases.split(";")]
+            configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
+            rows = cost(cases, configs, args.machine, args.rounds, args.steps, Path(tmp))
+    if args.json:
+        write_text(args.json, json.dumps(rows, indent=1) + "\n", "--json")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
