@@ -164,7 +164,8 @@ def asked_to_calibrate(monkeypatch):
 def test_calibrate_takes_a_request(asked_to_calibrate, tmp_path, capsys):
     out, raw, store = tmp_path / "m.yaml", tmp_path / "raw.jsonl", tmp_path / "s.sqlite"
     by_keywords = asked_to_calibrate(autotune.calibrate, "zen4-epyc-vm-2core", procs="2,4", threads=[1, 2],
-                                     ops="allgather,neighbour,pairwise", out=out, raw=raw, fresh=True, store=store)
+                                     ops="allgather,neighbour,pairwise,allreduce", out=out, raw=raw, fresh=True,
+                                     store=store)
     assert by_keywords[2] == (2, 4) and by_keywords[11] == str(out) and by_keywords[12] is True
     request = CalibrateRequest.of("zen4-epyc-vm-2core", procs="2,4", threads="1,2", out=str(out), raw=raw,
                                   fresh=True)

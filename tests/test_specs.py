@@ -190,7 +190,7 @@ def test_kerncraft_quantities_are_read(text, kind, value):
 
 def test_every_operation_has_a_benchmark_and_a_cost_form():
     from autotune.specs.schemes import OPERATIONS
-    assert set(OPERATIONS) == {"allgather", "neighbour", "pairwise"}
+    assert set(OPERATIONS) == {"allgather", "neighbour", "pairwise", "allreduce"}
     for op in OPERATIONS.values():
         assert op.benchmark.startswith("benchmarks_mpi.")
         assert op.rounds(1) == 0 and op.volume(1) == 0      # one rank: nothing sent
@@ -198,3 +198,4 @@ def test_every_operation_has_a_benchmark_and_a_cost_form():
     assert [OPERATIONS["allgather"].rounds(p) for p in (2, 3, 8)] == [1, 2, 3]
     assert [OPERATIONS["allgather"].volume(p) for p in (2, 8)] == [1, 7]
     assert [OPERATIONS["neighbour"].volume(p) for p in (1, 2, 4)] == [0, 1, 2]
+    assert [OPERATIONS["allreduce"].rounds(p) for p in (2, 3, 8)] == [1, 2, 3]     # recursive doubling

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from autotune.request.defaults import DEFAULT_METHOD, DEFAULT_WITHIN_PCT, MODELS, SCALE_NODES, TABLE_ROWS
+from autotune.specs.schemes import OPERATIONS
 
 def _reps_arg(text: str) -> int | str:
     """--reps: an integer, or auto."""
@@ -61,6 +62,9 @@ def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required
     p.add_argument("--n", type=num, help="system size (default: the IVP's default)" + more)
     p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")
     p.add_argument("--method", default=DEFAULT_METHOD, help=f"ODE method (default: {DEFAULT_METHOD})")
+    p.add_argument("--rtol", type=float, help="step-size control: the relative tolerance of the error estimate "
+                   "(with --atol, or alone for both; default: a fixed step)")
+    p.add_argument("--atol", type=float, help="step-size control: the absolute tolerance (default: --rtol's)")
     p.add_argument("--store", type=_path_arg, help="SQLite store (default: $AUTOTUNE_STORE or the user data folder, "
                    "~/.local/share/autotune/store.sqlite)")
     p.add_argument("--model", choices=MODELS, help="'ecm': predict without the factors the machine learned from "
@@ -153,7 +157,8 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", default="1,2", help="thread counts for the barrier benchmark (default 1,2)")
     p.add_argument("--launcher", help="'mpiexec' (default), 'srun', or a template such as "
                                       "\"srun -N {nodes} -n {procs}\"")
-    p.add_argument("--ops", default="allgather,neighbour,pairwise", help="operations to measure")
+    p.add_argument("--ops", help="operations to measure, comma-separated (default: every one: "
+                                 f"{','.join(OPERATIONS)})")
     p.add_argument("--min-bytes", type=_int_arg, default=8)
     p.add_argument("--max-bytes", type=_int_arg, default=64 * 2**20)
     p.add_argument("--factor", type=float, default=2.0, help="message size step factor (default 2)")

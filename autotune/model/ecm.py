@@ -55,6 +55,7 @@ class Prediction:
     barrier_s: float
     kernels: tuple[KernelCost, ...]
     hidden_s: float = 0.0    # communication hidden behind the interior computation (overlap=halo)
+    control_s: float = 0.0   # what step-size control adds per accepted step (model.control)
 
 
 def regime_cost(term: KernelTerm, rate: RegimeRate) -> KernelCost:

@@ -80,17 +80,21 @@ class VariantTimes(NamedTuple):
     comm: object
     barrier: object
     hidden: object
+    control: object = 0.0    # what step-size control adds per accepted step (model.control)
 
 
 def variant_times(ops: Ops, form: FormTimes, barriers: int, barrier_s: float, comm_s, overlap: bool,
-                  interior) -> VariantTimes:
+                  interior, control=None) -> VariantTimes:
     """Eqs 10-11 for one variant (its form's times, its scheme's communication).  With the halo
     exchange overlapped (overlap=halo), the interior of the sweeps that read communicated vectors
     runs while it is in flight: the step then takes max(comm, interior) + boundary + the rest,
-    i.e. min(comm, interior) less than the sum."""
+    i.e. min(comm, interior) less than the sum.  control: step-size control's cost
+    (model.control.ControlCost; None: a fixed step), added per accepted step."""
     theta = form.kernels + barrier_s * barriers
     hidden = ops.minimum(comm_s, form.rhs * interior) if overlap else 0.0
-    return VariantTimes(theta + comm_s - hidden, theta, comm_s, barrier_s * barriers, hidden)
+    step = theta + comm_s - hidden
+    added = control.added(step) if control is not None else 0.0
+    return VariantTimes(step + added, theta, comm_s, barrier_s * barriers, hidden, added)
 
 
 def rank_one(names: list[str], totals: list[float], failed: list[bool], rule: Rule) -> tuple[list[int], set[str]]:

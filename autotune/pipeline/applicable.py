@@ -9,6 +9,8 @@ from functools import cached_property, lru_cache
 
 from autotune.errors import InputError
 from autotune.model import reuse
+from autotune.model.comm import network_model
+from autotune.model.control import REDUCE_BYTES, scenario_cost
 from autotune.pipeline.layout import tile_of, tiling, walk_for, walking
 from autotune.specs import window
 from autotune.specs.method import Method
@@ -232,3 +234,16 @@ def window_of(sc: Scenario, variant: Variant) -> dict | None:
     out.update(bytes_node=node, level=next((names[i] for i, r in enumerate(reach) if node <= r), "MEM"),
                ring_bytes_per_step=2 * m * s * DOUBLE * math.ceil(sc.n / sc.nodes))
     return out
+
+
+def control_terms(sc: Scenario, variant: Variant) -> dict | None:
+    """Step-size control's terms for a variant in `sc` (model.control; None: a fixed step): the
+    tolerances, where the norm is summed, each term's seconds per attempt and the rejected
+    attempts per accepted step the price assumes."""
+    windowed = _pipelined(sc.method, variant)
+    cost = scenario_cost(sc, windowed, network_model(sc.machine.network))
+    if cost is None:
+        return None
+    return {"rtol": sc.control.rtol, "atol": sc.control.atol,
+            "norm": "in the pipelined step's last level" if windowed else "a sweep of its own",
+            **cost.to_dict(), "reduce_op": f"allreduce of {REDUCE_BYTES} bytes over {sc.nodes} nodes"}

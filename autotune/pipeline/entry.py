@@ -12,7 +12,7 @@ from autotune.progress import SILENT, Progress
 from autotune.pipeline.predict import failure_cause, rank_scenario, require_predictions
 from autotune.request.scenario import ScenarioRequest
 from autotune.results.rank import ExplainResult, RankResult
-from autotune.pipeline.applicable import applicable_pool, why_excluded, window_of
+from autotune.pipeline.applicable import applicable_pool, control_terms, why_excluded, window_of
 from autotune.specs.exclusion import Exclusions
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant, parse_variant, spaces
@@ -74,6 +74,7 @@ def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progre
     require_predictions([ranked])
     res = ranked.explain(v.name)
     res.window = window_of(sc, v)
+    res.control = control_terms(sc, v)
     if sc.machine.learned:      # each part's time by the ECM model alone beside it
         alone = replace(sc, machine=replace(sc.machine, learned=None))
         res.ecm = rank_scenario(alone, [v], rule, store, excluded, progress, jobs)

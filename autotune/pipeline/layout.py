@@ -172,6 +172,7 @@ class Form(NamedTuple):
     slots: tuple[int, ...]        # its parts' uses, in the order of the step's kernels
     rhs_slots: tuple[int, ...]    # those in RHS_SWEEPS (the overlap's interior), in order
     counts: StepCounts
+    windowed: bool = False        # its step is pipelined (its levels lag within one sweep)
 
 
 class Layout(NamedTuple):
@@ -256,7 +257,7 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
             used = tuple(own) + rhs_slots(step, dist, execs, tiles, walks)
             fi = forms[f] = len(form_list)
             form_list.append(Form(used, tuple(s for s in used if unit_list[slot_list[s].unit].part.kernel
-                                              in RHS_SWEEPS), counts))
+                                              in RHS_SWEEPS), counts, any(sw.window for sw in step.sweeps())))
         counts = form_list[fi].counts
         laps = overlaps(v)
         form_of.append(fi)

@@ -16,6 +16,7 @@ from autotune.model import regime as regmod
 from autotune.model import reuse
 from autotune.model.bound import STEP_VECTORS, Bound, live_vectors, source_shares, step_bound
 from autotune.model.comm import barrier_seconds, phase_seconds
+from autotune.model.control import scenario_cost
 from autotune.model.ecm import ecm_numbers, interior_share
 from autotune.model.learned import adjust
 from autotune.model.ops import SCALAR, Ops
@@ -200,7 +201,8 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
                           for ctx in placed.ctx])
             for scheme, phases, ghost in layout.comm_keys]
     interior = batch.column([interior_share(n, ctx.distance) for n, ctx in zip(placed.n_local, placed.ctx)])
-    times = [variant_times(ops, forms[f], b, barrier_s, comm[c], lap, interior)
+    control = _controls(batch, op_seconds)
+    times = [variant_times(ops, forms[f], b, barrier_s, comm[c], lap, interior, control[layout.forms[f].windowed])
              for f, c, b, lap in zip(layout.form_of, layout.comm_of, layout.barriers, layout.overlap)]
     failed = [ops.isnan(f.kernels) for f in forms]
     bounds = _bounds(batch, *_rhs_cycles(batch, tcomp, per_line), comm)
@@ -208,6 +210,19 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
     for f in failed:
         broken = broken | f
     return Priced(batch, times, failed, slot_seconds, _rows(batch, broken), results, numbers, bounds, factors)
+
+
+def _controls(batch: Batch, op_seconds) -> dict:
+    """Step-size control's cost (model.control) for a step of sweeps (False) and a pipelined one
+    (True), each a ControlCost whose seconds are the batch's columns; None for both without control."""
+    if batch.first.control is None:
+        return {False: None, True: None}
+    out = {}
+    for windowed in (False, True):
+        each = [scenario_cost(s, windowed, op_seconds) for s in batch.scenarios]
+        out[windowed] = replace(each[0], **{k: batch.column([getattr(c, k) for c in each])
+                                            for k in ("save_s", "norm_s", "reduce_s", "restore_s", "rejected")})
+    return out
 
 
 def _as_run(result_of, reg: regmod.Regime, unit: Unit, tile: int, sc: Scenario, sweep: dict | None = None) -> dict:

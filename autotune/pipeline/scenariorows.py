@@ -17,7 +17,7 @@ def rank_priced(priced: Priced, rule: Rule, detail: bool) -> list["ScenarioRows"
     """Order and pre-selection of every scenario of a priced batch."""
     layout, batch = priced.batch.layout, priced.batch
     failed = [priced.failed[f] for f in layout.form_of]
-    fields = ("total", "node", "comm", "barrier", "hidden")
+    fields = ("total", "node", "comm", "barrier", "hidden", "control")
     if batch.ops is SCALAR:
         values = [[getattr(t, k) for t in priced.times] for k in fields]
         order, chosen = rank_one([v.name for v in layout.variants], values[0], failed, rule)
@@ -98,11 +98,11 @@ class ScenarioRows:
     def ordered(self) -> list[VariantResult]:
         layout = self.priced.batch.layout
         idx = _list(self.order)
-        total, node, comm, barrier, hidden = (_pick(v, idx) for v in self.values)
+        total, node, comm, barrier, hidden, control = (_pick(v, idx) for v in self.values)
         failed = _pick(self.failed_variant, idx)
         costs = self._costs() if self.detail else None
         out = []
-        for j, t, n, c, b, h, bad in zip(idx, total, node, comm, barrier, hidden, failed):
+        for j, t, n, c, b, h, ctl, bad in zip(idx, total, node, comm, barrier, hidden, control, failed):
             f = layout.form_of[j]
             form = layout.forms[f]
             if bad:
@@ -110,7 +110,7 @@ class ScenarioRows:
                                          layout.barriers[j]))
                 continue
             kernels = tuple(costs[s] for s in form.slots) if costs is not None else ()
-            out.append(VariantResult(layout.variants[j], Prediction(t, n, c, b, kernels, h), [],
+            out.append(VariantResult(layout.variants[j], Prediction(t, n, c, b, kernels, h, ctl), [],
                                      form.counts.comm_phases, layout.barriers[j]))
         return out
 

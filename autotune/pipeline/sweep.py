@@ -22,6 +22,7 @@ from autotune.request.scenario import SweepSpec
 from autotune.results.rankset import RankSet
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
+from autotune.specs.control import estimate_order
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
@@ -37,6 +38,8 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
     beyond the machine's cores, an unknown comm scheme) is an error, not a skip."""
     machine = load_machine(spec.machine, spec.model)
     method = load_method(spec.method)
+    if spec.control is not None:
+        estimate_order(method)       # a method without a free estimate: refused before any scenario
     threads = spec.threads or [machine.cores]
     for t in threads:
         check_threads(t, machine)
@@ -51,7 +54,7 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
         for (n, n_req), p, t in product(sizes, spec.nodes or [machine.nodes], threads):
             try:
                 check_scenario(ivp, n, p, t, machine)
-                sc = Scenario(ivp, method, machine, n, p, t)
+                sc = Scenario(ivp, method, machine, n, p, t, spec.control)
                 ok, excluded = scheme_checks(sc, offered)
                 variants = applicable.get(ok)
                 if variants is None:

@@ -144,7 +144,8 @@ def explain_table(ex: ExplainResult) -> str:
               f"node total (theta): {r.prediction.node_s:.4e} s",
               f"communication: {r.comm_phases} phases of comm={r.variant.comm}, {r.prediction.comm_s:.4e} s"
               + (f", {r.prediction.hidden_s:.4e} s of it behind the interior (overlap)" if r.prediction.hidden_s else ""),
-              f"predicted (psi): {total:.4e} s per step"
+              *_control_lines(ex.control, r.prediction.control_s),
+              f"predicted (psi): {total:.4e} s per {'accepted ' if ex.control else ''}step"
               + (f" ({res.model}; ECM alone {ex.ecm.variant(name).predicted_s:.4e} s)" if learned else "")]
     if res.bound_s:
         lines.append(f"floor: bound_s {res.bound_s:.4e} s ({total / res.bound_s:.2f} x), with write-allocate "
@@ -155,6 +156,16 @@ def explain_table(ex: ExplainResult) -> str:
     for n in res.notes():
         lines.append(f"note: {n}")
     return "\n".join(lines) + "\n"
+
+
+def _control_lines(c: dict | None, added_s: float) -> list[str]:
+    """Step-size control's terms (pipeline.applicable.control_terms), what they add per accepted step."""
+    if not c:
+        return []
+    return [f"step control (rtol {c['rtol']:g}, atol {c['atol']:g}): {added_s:.4e} s per accepted step: saving y "
+            f"{c['save_s']:.4e} s, the norm {c['norm_s']:.4e} s ({c['norm']}; its data in {c['level']}), its "
+            f"{c['reduce_op']} {c['reduce_s']:.4e} s per attempt; {c['rejected_per_step']:g} rejected attempts "
+            f"per accepted step, each restoring y {c['restore_s']:.4e} s"]
 
 
 def _window_lines(w: dict | None) -> list[str]:

@@ -17,6 +17,7 @@ from autotune.errors import InputError
 from autotune.request.defaults import DEFAULT_METHOD, MODELS
 from autotune.request.keywords import Keywords
 from autotune.request.values import asks_every, name_list, parse_names, parse_values
+from autotune.specs.control import Control, control_of, estimate_order
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
@@ -65,6 +66,7 @@ class SweepSpec:
     variant_filter: Filter | None = None
     model: str | None = None      # "ecm": without the machine's learned factors
     every_ivp: bool = False       # ivps is 'all': every shipped IVP
+    control: Control | None = None    # step-size control (None: a fixed step)
 
     @property
     def is_sweep(self) -> bool:
@@ -104,6 +106,8 @@ class ScenarioRequest(Keywords):
     comm: str | list | tuple | None = None
     variant_filter: str | None = None
     model: str | None = None      # "learned" (default: where the machine has them) or "ecm"
+    rtol: float | None = None     # step-size control's tolerances (neither: a fixed step; one: both)
+    atol: float | None = None
 
     def sweep_spec(self) -> SweepSpec:
         """The request parsed (names and values checked), once: the front end and the pipeline
@@ -119,7 +123,7 @@ class ScenarioRequest(Keywords):
                          values_of(self.nodes, "nodes"), values_of(self.threads, "threads"),
                          self.machine, self.method or DEFAULT_METHOD, list(comm) if comm else None,
                          parse_filter(self.variant_filter), model_of(self.model),
-                         asks_every(ivps))
+                         asks_every(ivps), control_of(self.rtol, self.atol))
 
     def scenario(self) -> Scenario:
         """The one scenario asked for, loaded and checked (InputError for a sweep or bad input)."""
@@ -132,4 +136,6 @@ class ScenarioRequest(Keywords):
         nodes = spec.nodes[0] if spec.nodes else machine.nodes
         threads = spec.threads[0] if spec.threads else machine.cores
         check_scenario(ivp, n, nodes, threads, machine)
-        return Scenario(ivp, method, machine, n, nodes, threads)
+        if spec.control is not None:
+            estimate_order(method)       # a method without a free estimate is refused here
+        return Scenario(ivp, method, machine, n, nodes, threads, spec.control)

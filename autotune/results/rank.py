@@ -82,6 +82,7 @@ class VariantResult:
             "comm_phases": self.comm_phases, "barriers": self.barriers,
             "kernels": self.kernel_rows(),
             "bound_ratio": p.total_s / bound_s if p and bound_s else None,
+            **({"control_s": p.control_s} if p and p.control_s else {}),   # step-size control's, per accepted step
         }
 
 
@@ -274,6 +275,7 @@ class RankResult:
         return {
             "ivp": sc.ivp.name, "method": sc.method.name, "machine": m.name,
             "n": sc.n, "nodes": sc.nodes, "threads": sc.threads, **self._model_field(),
+            **({"control": sc.control.to_dict()} if sc.control else {}),
             "selection": {"rule": self.rule.kind, "value": self.rule.value, "description": self.rule.describe()},
             "comm_model": dict(m.network), "barrier_model": dict(m.barrier),
             "notes": self.notes(),
@@ -327,6 +329,7 @@ class ExplainResult:
     name: str
     ecm: RankResult | None = None     # where learned factors are in use: the same scenario without them
     window: dict | None = None        # a pipelined step's window (pipeline.applicable.window_of)
+    control: dict | None = None       # step-size control's terms (pipeline.applicable.control_terms)
 
     def kernel_rows(self) -> list[dict]:
         """Per kernel part; with learned factors also its seconds by the ECM model alone (ecm_s)."""
@@ -349,6 +352,8 @@ class ExplainResult:
         d = self.result.to_dict(res.rank_of(self.name), self.name in res.preselected, res.bound_s)
         d.update(ivp=sc.ivp.name, machine=sc.machine.name, n=sc.n, nodes=sc.nodes, threads=sc.threads,
                  notes=res.notes(), bound_s=res.bound_s, bound_wa_s=res.bound_wa_s, bound=res.bound.to_dict() if res.bound else None)
+        if self.control:
+            d.update(control=self.control)
         if self.ecm is not None:
             d.update(model=res.model, kernels=self.kernel_rows(), ecm_predicted_s=self.ecm.variant(self.name).predicted_s)
         if res.incore:

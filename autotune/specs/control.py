@@ -33,6 +33,7 @@ class Control:
     """A run's tolerances: err = sqrt(mean(((y_new - y_low) / (atol + rtol max(|y|, |y_new|)))^2)) <= 1."""
     rtol: float
     atol: float
+    rejected: float = 0.0     # rejected attempts per accepted step: what runs of the scenario reported (0: none)
 
     def __post_init__(self):
         for field in ("rtol", "atol"):
@@ -40,9 +41,11 @@ class Control:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                     or not 0 < value < 1:
                 raise InputError(f"{value}: expected a tolerance between 0 and 1", field=field)
+        if not (isinstance(self.rejected, (int, float)) and self.rejected >= 0):
+            raise InputError(f"{self.rejected}: expected a rate >= 0", field="rejected")
 
     def to_dict(self) -> dict:
-        return {"rtol": self.rtol, "atol": self.atol}
+        return {"rtol": self.rtol, "atol": self.atol, "rejected_per_step": self.rejected}
 
 
 def control_of(rtol: float | None, atol: float | None) -> Control | None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from autotune.errors import InputError
+from autotune.specs.control import Control
 from autotune.specs.exclusion import COMM, Exclusion, Exclusions
 from autotune.specs.ivp import IVP
 from autotune.specs.machine import Machine
@@ -23,6 +24,7 @@ class Scenario:
     n: int
     nodes: int
     threads: int
+    control: Control | None = None     # step-size control's tolerances (None: a fixed step)
 
     @cached_property
     def ranks_per_node(self) -> int:

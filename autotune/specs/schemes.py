@@ -46,6 +46,11 @@ register_operation(Operation("neighbour", "Isend/Irecv with the ranks p-1 and p+
                              lambda p: 1 if p > 1 else 0, lambda p: 0 if p < 2 else (1 if p == 2 else 2)))
 register_operation(Operation("pairwise", "one Isend/Irecv exchange between two ranks", "benchmarks_mpi.sparse",
                              lambda p: 1 if p > 1 else 0, lambda p: 1 if p > 1 else 0))
+# allreduce (step-size control's norm: one double): recursive doubling, ceil(log2 p) rounds, one
+# message through each link per round
+register_operation(Operation("allreduce", "MPI_Allreduce (sum) of one vector over all ranks", "benchmarks_mpi.allreduce",
+                             lambda p: math.ceil(math.log2(p)) if p > 1 else 0,
+                             lambda p: math.ceil(math.log2(p)) if p > 1 else 0))
 
 
 @dataclass(frozen=True)

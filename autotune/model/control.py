@@ -1,0 +1,94 @@
+"""Step-size control priced (docs/method.md, "Step-size control"): what a controlled run adds to
+each accepted step.  Pure functions of plain numbers.
+
+An attempt of a step is the step itself, then the control's own work on the node's block:
+
+    save    y copied aside before the step (a redo starts from it): one vector read, one
+            written, its lines allocated first (24 bytes a component, as kerncraft counts a copy);
+            the pipelined step writes the new y beside y and keeps it: no save
+    norm    the weighted error of the new y against Y_s^(m), reduced by the threads: a sweep of
+            its own reads three vectors (y, the saved y, Y_s: 24 bytes a component); the
+            pipelined step's last level sums it from the tile it has just written (no traffic)
+    reduce  MPI_Allreduce of one double over the p nodes (the network's `allreduce`: its fit
+            where calibrate measured it, else the data sheet's latency rounds)
+
+and a rejected attempt is redone after y is copied back (restore: a copy).  With r rejected
+attempts per accepted step (the rate a run reported; 0 where none did):
+
+    per accepted step = (1 + r) (step + save + norm + reduce) + r restore
+
+The sweeps move their bytes at the bandwidth of the level that holds the node's vectors (the
+smallest cache whose node share holds the three of them, else memory), on the node's busy cores.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+DOUBLE = 8
+SAVE_BYTES = 3 * DOUBLE        # per component: read y, allocate and write the copy
+NORM_BYTES = 3 * DOUBLE        # per component: y, the saved y, Y_s
+REDUCE_BYTES = DOUBLE          # the one double each rank adds
+
+
+@dataclass(frozen=True)
+class ControlCost:
+    """Seconds of the control's own work per attempt, and the rejected attempts per accepted step."""
+    save_s: float
+    norm_s: float
+    reduce_s: float
+    restore_s: float
+    rejected: float = 0.0
+    level: str = "MEM"          # where the sweeps' data is
+
+    @property
+    def attempt_s(self) -> float:
+        return self.save_s + self.norm_s + self.reduce_s
+
+    def per_accepted(self, step_s):
+        """Seconds per accepted step of a step that takes step_s (a number or an array)."""
+        return (1.0 + self.rejected) * (step_s + self.attempt_s) + self.rejected * self.restore_s
+
+    def added(self, step_s):
+        """What the control adds to a step of step_s: per_accepted less the step."""
+        return self.per_accepted(step_s) - step_s
+
+    def to_dict(self) -> dict:
+        return {"save_s": self.save_s, "norm_s": self.norm_s, "reduce_s": self.reduce_s, "restore_s": self.restore_s,
+                "rejected_per_step": self.rejected, "level": self.level}
+
+
+def data_level(node_bytes: float, caches, cores: int) -> str:
+    """The smallest cache level whose share for `cores` cores holds node_bytes, else "MEM".
+    caches: the machine's levels (name, bytes_per_group, cores_per_group), in order."""
+    for c in caches:
+        groups = max(1, math.ceil(cores / c.cores_per_group))
+        if node_bytes <= c.bytes_per_group * groups:
+            return c.name
+    return "MEM"
+
+
+def control_cost(n_local: int, ranks_per_node: int, nodes: int, cores: int, caches,
+                 bandwidth: Callable[[str, int], float | None], op_seconds: Callable[[str, float, int], float],
+                 windowed: bool, rejected: float = 0.0) -> ControlCost:
+    """The control's cost on a node of `ranks_per_node` ranks of n_local components each, busy on
+    `cores` cores, at `nodes` ranks in all.  windowed: the pipelined step keeps y and sums the
+    norm in its last level."""
+    comps = n_local * ranks_per_node
+    level = data_level(3 * DOUBLE * comps, caches, cores)
+    rate = bandwidth(level, cores) or bandwidth("MEM", cores)
+    copy = SAVE_BYTES * comps / rate
+    norm = 0.0 if windowed else NORM_BYTES * comps / rate
+    reduce = op_seconds("allreduce", REDUCE_BYTES, nodes) if nodes > 1 else 0.0
+    return ControlCost(0.0 if windowed else copy, norm, reduce, copy, rejected, level)
+
+
+def scenario_cost(sc, windowed: bool, op_seconds: Callable[[str, float, int], float]) -> ControlCost | None:
+    """control_cost of a scenario (specs.scenario.Scenario; None: it has a fixed step), on the
+    slowest node (ceil(n / nodes) components a rank)."""
+    if sc.control is None:
+        return None
+    m = sc.machine
+    return control_cost(math.ceil(sc.n / sc.nodes), sc.ranks_per_node, sc.nodes, sc.node_threads, m.caches,
+                        m.bandwidth, op_seconds, windowed, sc.control.rejected)
