@@ -74,7 +74,7 @@ def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progre
     require_predictions([ranked])
     res = ranked.explain(v.name)
     res.window = window_of(sc, v)
-    res.control = control_terms(sc, v)
+    res.control = control_terms(ranked.scenario, v)     # at the rejections the ranking priced
     if sc.machine.learned:      # each part's time by the ECM model alone beside it
         alone = replace(sc, machine=replace(sc.machine, learned=None))
         res.ecm = rank_scenario(alone, [v], rule, store, excluded, progress, jobs)
@@ -174,7 +174,8 @@ def generate(req: GenerateRequest):
     check_output_path(req.out, "out", "folder")
     spec = req.scenario.sweep_spec()
     spec.one_each("ivp", "n")
-    return write(spec.ivps[0], spec.method, req.out, spec.ns[0] if spec.ns else None, spec.machine, req.likwid)
+    return write(spec.ivps[0], spec.method, req.out, spec.ns[0] if spec.ns else None, spec.machine, req.likwid,
+                 spec.control)
 
 
 def plan(req: PlanRequest, store: Store, progress: Progress = SILENT, jobs: int | None = None):

@@ -10,6 +10,7 @@ from autotune.codegen.solver import LIKWID_FLAGS, LIKWID_LIBS, generated_schemes
 from autotune.errors import CannotRun
 from autotune.request.run import DEFAULT_FLAGS
 from autotune.results.generate import GenerateResult
+from autotune.specs.control import Control, estimate_order
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
@@ -24,12 +25,15 @@ def file_stem(name: str) -> str:
 
 
 def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
-             machine: str | None = None, likwid: bool = False) -> GenerateResult:
+             machine: str | None = None, likwid: bool = False, control: Control | None = None) -> GenerateResult:
     """Write every variant's kernel parts and solver (for system size n: the halo width is a literal;
     for the machine's caches: the tiles of fused sweeps, defaults without one).  likwid: each
-    sweep of a solver is a LIKWID marker region, and its build command links LIKWID."""
+    sweep of a solver is a LIKWID marker region, and its build command links LIKWID.  control:
+    every solver chooses its steps within these tolerances (specs.control; None: a fixed step)."""
     ivp = load_ivp(ivp_name)
     method = load_method(method_name)
+    if control is not None:
+        estimate_order(method)
     target = load_machine(machine) if machine else None
     n = ivp.default_n if n is None else n
     ivp.size_value(n)
@@ -44,6 +48,9 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
                 "build": " ".join(["mpicc", DEFAULT_FLAGS, *extra, "solvers/<variant>.c -o <variant> -lm", *libs]),
                 "run": "mpiexec -n <ranks> ./<variant> n size_parameter steps h warmup [output-file]",
                 "variants": {}, "solvers": {}, "barriers": {}, "not_generated": {}}
+    if control is not None:     # steps: accepted ones at most; h: the first step's proposal
+        manifest["control"] = control.to_dict()
+        manifest["run"] = "mpiexec -n <ranks> ./<variant> n size_parameter steps h warmup [output-file|- [t-end]]"
     if likwid:
         manifest["likwid"] = ("each sweep is a LIKWID marker region, named as the solver's JSON names the sweeps "
                               "(rhs, lc, au, copy, wavefront, sweep.*); measure one rank with: likwid-perfctr "
@@ -66,7 +73,7 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
         manifest["barriers"][v.name] = counts.barriers
         if v.comm in can_build:
             try:
-                source = solver_source(ivp, method, v, n, target, likwid)
+                source = solver_source(ivp, method, v, n, target, likwid, control)
             except CannotRun as e:       # no solver of it for this IVP: the manifest says why
                 manifest["not_generated"][v.name] = str(e)
                 continue

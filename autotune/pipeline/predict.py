@@ -18,6 +18,7 @@ from autotune.model.preselect import Rule
 from autotune.pipeline.incore import Builds, apply as apply_incore, by_part as incore_by_part, ensure_incore
 from autotune.pipeline.layout import Session
 from autotune.pipeline.mergedrows import merged, split
+from autotune.pipeline.controlrate import with_measured_rate
 from autotune.pipeline.pricebatch import Batch, place, price
 from autotune.pipeline.scenariorows import rank_priced
 from autotune.pipeline.sweeps import finish_sweeps, plan_sweeps, start_builds
@@ -125,6 +126,7 @@ def rank_many(items: list[tuple[Scenario, list[Variant], Exclusions | None]], ru
     times).  A scenario whose variants store its IVP in more than one way is ranked as one
     scenario per way, with the IVP stored so, and merged (pipeline.mergedrows)."""
     flat, ways, known = [], [], {}
+    items = [(with_measured_rate(sc, store), variants, excluded) for sc, variants, excluded in items]
     for sc, variants, excluded in items:
         subs = split(sc, variants, known)
         start = len(flat)

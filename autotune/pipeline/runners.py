@@ -50,8 +50,12 @@ class Runner(Protocol):
 
 
 def run_key(sc: Scenario, name: str, flags) -> str:
-    """Store key of one variant's measurement in one scenario (a resumed plan skips it)."""
-    return run_key_of(sc.machine.name, sc.ivp.name, sc.method.name, sc.n, sc.nodes, sc.threads, name, flags)
+    """Store key of one variant's measurement in one scenario (a resumed plan skips it); a
+    controlled one's names its tolerances (a fixed step's key is as it was)."""
+    key = run_key_of(sc.machine.name, sc.ivp.name, sc.method.name, sc.n, sc.nodes, sc.threads, name, flags)
+    if sc.control is None:
+        return key
+    return hashlib.sha256(json.dumps([key, sc.control.rtol, sc.control.atol]).encode()).hexdigest()[:24]
 
 
 def run_key_of(machine: str, ivp: str, method: str, n: int, nodes: int, threads: int, name: str, flags) -> str:
@@ -103,8 +107,9 @@ class LaunchRunner:
         from autotune.tools import build as buildmod
         sc = self.sc
         self.compiler = self.compiler or buildmod.find_mpicc()
-        self._exes[variant.name] = buildmod.build(solver_source(sc.ivp, sc.method, variant, sc.n, sc.machine),
-                                          self.plan.flags, self.compiler)
+        self._exes[variant.name] = buildmod.build(solver_source(sc.ivp, sc.method, variant, sc.n, sc.machine,
+                                                                control=sc.control),
+                                                  self.plan.flags, self.compiler)
 
     def run(self, name: str, rep: int) -> dict:
         """One run; where its processes are this host's children (the local launcher), with the

@@ -19,6 +19,7 @@ from autotune.model.check import check_sample, draw_sample
 from autotune.model.compare import compare
 from autotune.progress import Progress
 from autotune.pipeline.incore import host_is
+from autotune.pipeline.controlrate import add_counts
 from autotune.pipeline.runners import Runner, make_runner, run_key, run_key_of, runner_for
 from autotune.pipeline.tunerecord import partial_of, partial_record, row_of_stored, stored_record
 from autotune.pipeline.tunerounds import RoundLog, run_rounds
@@ -141,6 +142,8 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
             adjust_row(ranked, row, ref, store)
         if not runner.stores:
             return
+        if row.control and not row.reused:    # the rejections the ranking prices (pipeline.controlrate)
+            add_counts(sc, store, row.control["accepted"], row.control["rejected"])
         store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row.measured_s, stored_record(
             row, dict(method=sc.method.name, model=ranked.model, n=sc.n, nodes=sc.nodes, threads=sc.threads,
                       steps=plan.steps, warmup=plan.warmup, h=plan.h, flags=list(plan.flags),

@@ -12,6 +12,7 @@ verdict it left on).
 """
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable
@@ -190,6 +191,20 @@ def _probe(probe: Probe, log: RoundLog, after_round: int) -> dict:
     return got
 
 
+def added_run(summary: dict | None, run: dict) -> dict:
+    """A controlled run's steps (the solver's "control") added to its variant's summary: accepted and
+    rejected steps, rejected per accepted step, and the median over the runs of the timed steps'
+    seconds per unit of simulated time."""
+    s = dict(summary or {"accepted": 0, "rejected": 0, "runs_s_per_time": []})
+    s["accepted"] += run["accepted"]
+    s["rejected"] += run["rejected"]
+    s["rejected_per_step"] = s["rejected"] / s["accepted"] if s["accepted"] else None
+    if run.get("timed_t"):
+        s["runs_s_per_time"] = s["runs_s_per_time"] + [run["timed_s"] / run["timed_t"]]
+    s["s_per_time"] = statistics.median(s["runs_s_per_time"]) if s["runs_s_per_time"] else None
+    return s
+
+
 def _record(row: TuneRow, phases: dict, out: dict, r: int) -> None:
     """One run into its row (its state: a replay's stored one, else set when the round's probe is in)."""
     row.runs_s.append(out["median_step_s"])
@@ -197,6 +212,8 @@ def _record(row: TuneRow, phases: dict, out: dict, r: int) -> None:
     row.runs_state.append(out.get("state"))
     row.runs_steal_pct.append(out.get("steal_pct"))
     row.runs_wall_over_cpu.append(out.get("wall_over_cpu"))
+    if out.get("control"):
+        row.control = added_run(row.control, out["control"])
     for phase, sec in out.get("phases_s", {}).items():
         phases.setdefault(phase, []).append(sec)
 

@@ -61,6 +61,7 @@ def tune_table(result: TuneResult) -> str:
                      f"{v.rank_predicted:>4}/{v.rank_measured:<4} {over}"
                      + ("  sampled" if v.sampled else "") + ("  paper" if v.baseline else "")
                      + (f"  left: {left['out']} after {left['rounds']}" if left.get("out") else ""))
+    lines += control_lines(result.variants)
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
     iv = s.get("intervals") or {}
     lines += ["", f"Spearman {fmt(s['spearman'])}{_iv(iv.get('spearman'), 3)}, Kendall {fmt(s['kendall'])}"
@@ -102,6 +103,22 @@ def tune_table(result: TuneResult) -> str:
     if s.get("check"):
         lines += check_lines(s["check"])
     return "\n".join(lines) + "\n"
+
+
+def control_lines(variants: list[TuneRow]) -> list[str]:
+    """Step-size control: each variant's steps, per accepted step and per unit of simulated time."""
+    rows = [v for v in variants if v.control and v.measured_s is not None]
+    if not rows:
+        return []
+    w = name_width(v.name for v in rows)
+    out = ["", "step control: seconds per accepted step (above), per unit of simulated time, and the steps taken",
+           f"{'variant':{w}} {'s per time':>12} {'accepted':>9} {'rejected':>9} {'per step':>9}"]
+    for v in rows:
+        c = v.control
+        per = "-" if c.get("s_per_time") is None else f"{c['s_per_time']:12.4e}"
+        rate = "-" if c.get("rejected_per_step") is None else f"{c['rejected_per_step']:9.3f}"
+        out.append(f"{v.name:{w}} {per:>12} {c['accepted']:>9} {c['rejected']:>9} {rate:>9}")
+    return out
 
 
 def _iv(interval, digits: int) -> str:

@@ -40,6 +40,8 @@ class TuneRow:
     predicted_state_s: float | None = None     # the prediction priced again at that state
     deviation_state_pct: float | None = None   # the state-adjusted deviation
     state_factor: dict | None = None       # {total, phases}: the file's prediction over the state's
+    control: dict | None = None            # step-size control: its runs' accepted and rejected steps, the
+                                           # rejected per accepted one, seconds per unit of simulated time
 
     @classmethod
     def of(cls, d: dict, where: str = "tune row") -> "TuneRow":
