@@ -22,9 +22,10 @@ kerncraft analyses and measurements, say(message) for runs), given as `progress`
 through the two callables it stands for: progress(done, total, name) and say(message).  Bad input raises autotune.InputError; its `field` names the keyword
 (threads, not --threads).  jobs: parallel kerncraft analyses, a number of local processes
 (default: the available cores) or 'mpi' for the other MPI ranks when started as
-`mpiexec -n P python -m mpi4py.futures script.py`.  rtol and atol (rank, sweep, scale, explain,
-tune, generate): step-size control's tolerances (docs/method.md, "Step-size control"); the
-scenario's solvers then choose their steps, and its times are per accepted step.
+`mpiexec -n P python -m mpi4py.futures script.py`.  Step-size control's tolerances, rtol and
+atol (docs/method.md, "Step-size control"), go through the request, as on the command line:
+autotune.rank(autotune.RankRequest.of("heat2d", nodes=8, rtol=1e-6)); the scenario's solvers then
+choose their steps, and its times are per accepted step.
 """
 from __future__ import annotations
 
@@ -79,7 +80,6 @@ def _store(path):
 
 
 def rank(request: Request | RankRequest, /, *, nodes=None, threads=None, n=None, machine: str | None = None,
-         rtol: float | None = None, atol: float | None = None,
          method: str | None = None, variant_filter: str | None = None, top: int | None = None,
          within: float | None = None, store=None, jobs: int | str | None = None,
          progress: ProgressArg = None) -> RankResult | RankSet:
@@ -88,8 +88,7 @@ def rank(request: Request | RankRequest, /, *, nodes=None, threads=None, n=None,
     within 10 %).  request: an IVP name, a ScenarioRequest (comm, model "ecm": without the factors
     the machine learned from its runs) or a RankRequest.  IVP "all": a RankSet, one such ranking
     per shipped IVP (.by_ivp())."""
-    req = RankRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine,
-                         rtol=rtol, atol=atol, method=method,
+    req = RankRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine, method=method,
                          variant_filter=variant_filter, top=top, within=within)
     spec = req.scenario.sweep_spec()
     if spec.is_sweep and not spec.each_ivp:
@@ -101,15 +100,13 @@ def rank(request: Request | RankRequest, /, *, nodes=None, threads=None, n=None,
 
 
 def sweep(request: Request | RankRequest, /, *, n=None, nodes=None, threads=None, machine: str | None = None,
-          rtol: float | None = None, atol: float | None = None,
           method: str | None = None, variant_filter: str | None = None, top: int | None = None,
           selected_only: bool | None = None, store=None, jobs: int | str | None = None,
           progress: ProgressArg = None) -> SweepResult:
     """Many scenarios at once (IVPs: a name, a list or 'all'; n, nodes, threads: a value, a list or a
     range such as "1e6:1e8:20log" or "1:64:x2"); selected_only: the pre-selected variants' rows
     only.  request: as for rank (a RankRequest for within or all).  .to_frame() is the long table."""
-    req = RankRequest.of(request, n=n, nodes=nodes, threads=threads, machine=machine,
-                         rtol=rtol, atol=atol, method=method,
+    req = RankRequest.of(request, n=n, nodes=nodes, threads=threads, machine=machine, method=method,
                          variant_filter=variant_filter, top=top, selected_only=selected_only)
     entry.check_jobs(jobs)
     with _store(store) as st:
@@ -117,13 +114,11 @@ def sweep(request: Request | RankRequest, /, *, n=None, nodes=None, threads=None
 
 
 def scale(request: Request, /, *, n=None, nodes=None, threads=None, machine: str | None = None,
-          rtol: float | None = None, atol: float | None = None,
           method: str | None = None, variant_filter: str | None = None, rule: str = "efficiency:0.5",
           store=None, jobs: int | str | None = None, progress: ProgressArg = None) -> ScaleResult:
     """Predicted scalability over node counts (default 1:64): speedup, efficiency, bound,
     crossovers, advice by `rule`.  request: an IVP name or a ScenarioRequest."""
-    req = ScenarioRequest.of(request, n=n, nodes=nodes, threads=threads, machine=machine,
-                             rtol=rtol, atol=atol, method=method,
+    req = ScenarioRequest.of(request, n=n, nodes=nodes, threads=threads, machine=machine, method=method,
                              variant_filter=variant_filter)
     entry.check_jobs(jobs)
     with _store(store) as st:
@@ -131,14 +126,12 @@ def scale(request: Request, /, *, n=None, nodes=None, threads=None, machine: str
 
 
 def explain(request: Request, /, *, variant: str, nodes=None, threads=None, n=None, machine: str | None = None,
-            rtol: float | None = None, atol: float | None = None,
             method: str | None = None, model: str | None = None, store=None, jobs: int | str | None = None,
             progress: ProgressArg = None) -> ExplainResult:
     """One variant's prediction, kernel part by kernel part (with learned factors: each part's
     time with and without them; model "ecm": without them).  request: an IVP name or a
     ScenarioRequest."""
-    req = ScenarioRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine,
-                             rtol=rtol, atol=atol, method=method,
+    req = ScenarioRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine, method=method,
                              model=model)
     entry.check_jobs(jobs)
     with _store(store) as st:
@@ -146,7 +139,6 @@ def explain(request: Request, /, *, variant: str, nodes=None, threads=None, n=No
 
 
 def tune(request: Request | TuneRequest, /, *, nodes=None, threads=None, n=None, machine: str | None = None,
-         rtol: float | None = None, atol: float | None = None,
          top: int | None = None, variants: list[str] | None = None, reps: int | str | None = None,
          store=None, jobs: int | str | None = None, progress: ProgressArg = None,
          say: Callable[[str], None] | None = None) -> TuneResult | OnlineResult:
@@ -159,8 +151,7 @@ def tune(request: Request | TuneRequest, /, *, nodes=None, threads=None, n=None,
     replay: report the runs the store holds instead of running; online: one solver carries the
     chosen variants and picks while it runs, an OnlineResult; recheck: its trial again every so
     many steps)."""
-    req = TuneRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine,
-                         rtol=rtol, atol=atol, top=top, variants=variants,
+    req = TuneRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine, top=top, variants=variants,
                          reps=reps)
     entry.check_jobs(jobs)
     with _store(store) as st:
@@ -168,27 +159,23 @@ def tune(request: Request | TuneRequest, /, *, nodes=None, threads=None, n=None,
                           req.sample, req.baseline)
 
 
-def generate(request: Request, /, *, n=None, machine: str | None = None, rtol: float | None = None,
-             atol: float | None = None, method: str | None = None,
+def generate(request: Request, /, *, n=None, machine: str | None = None, method: str | None = None,
              out="variants-out", likwid: bool = False):
     """generate: every variant's kernel parts and solvers for the IVP at size n (the machine's
     caches set the fused sweeps' tiles), written to `out` with variants.json (parts, executions,
     build commands); likwid: each sweep a LIKWID marker region.  Returns a GenerateResult."""
-    req = GenerateRequest(ScenarioRequest.of(request, n=n, machine=machine,
-                                             rtol=rtol, atol=atol, method=method), out, likwid=likwid)
+    req = GenerateRequest(ScenarioRequest.of(request, n=n, machine=machine, method=method), out, likwid=likwid)
     return entry.generate(req)
 
 
 def generate_online(request: Request, /, *, top: int | None = None, within: float | None = None, nodes=None,
-                    threads=None, n=None, machine: str | None = None, rtol: float | None = None,
-                    atol: float | None = None, out="online-out", recheck: int = 0,
+                    threads=None, n=None, machine: str | None = None, out="online-out", recheck: int = 0,
                     store=None, jobs: int | str | None = None, say: Callable[[str], None] | None = None):
     """generate --online: one solver (out/online.c, its build commands in out/online.json) that
     carries the top K pre-selected variants (at most 8; default: those within 10 % of the best)
     and picks the fastest while it runs (docs/online.md); recheck: its default re-check, a trial
     again every so many steps.  Returns an OnlineSourceResult."""
-    req = GenerateRequest(ScenarioRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine,
-                                             rtol=rtol, atol=atol), out,
+    req = GenerateRequest(ScenarioRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine), out,
                           online_rule(top, within, "top"), recheck)
     entry.check_jobs(jobs)
     with _store(store) as st:
