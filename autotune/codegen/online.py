@@ -40,11 +40,12 @@ def online_name(candidates: list[str] | tuple[str, ...]) -> str:
 
 
 def meta_of(ivp: IVP, method: Method, machine: Machine | None, flags: list[str] | tuple[str, ...],
-            predicted_s: list[float | None]) -> dict:
+            predicted_s: list[float | None], control: Control | None = None) -> dict:
     """What the run is, in its JSON: the scenario's keys the store files the candidates' runs under
-    (the ranks, threads and n come from the run itself)."""
+    (the ranks, threads and n come from the run itself; a controlled run's tolerances too)."""
     return {"ivp": ivp.name, "method": method.name, "machine": machine.name if machine else None,
-            "flags": list(flags), "predicted_s": list(predicted_s)}
+            "flags": list(flags), "predicted_s": list(predicted_s),
+            **({"control": {"rtol": control.rtol, "atol": control.atol}} if control else {})}
 
 
 def online_source(ivp: IVP, method: Method, variants: list[Variant], n: int, machine: Machine | None,

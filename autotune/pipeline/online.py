@@ -22,6 +22,7 @@ from autotune.pipeline.runners import LaunchRunner, run_key_of
 from autotune.request.run import RunPlan
 from autotune.results.online import OnlineCandidate, OnlineResult, OnlineSourceResult
 from autotune.results.rank import RankResult, VariantResult
+from autotune.specs.control import Control
 from autotune.specs.variants import Variant
 from autotune.storage.store import Store
 from autotune.tools.toolchain import package_version
@@ -30,11 +31,13 @@ _TOP = ("n", "ranks", "threads", "steps", "online")
 _META = ("ivp", "method", "machine", "flags", "candidates", "trials", "steps_by_candidate")
 
 
-def online_solver(ivp, method, variants, n: int, machine, meta: dict, recheck: int = 0) -> OnlineSolver:
+def online_solver(ivp, method, variants, n: int, machine, meta: dict, recheck: int = 0,
+                  control: Control | None = None) -> OnlineSolver:
     """codegen.online's source with the trial's race: model.race's confidence and margin, a t
-    quantile for each round up to its most rounds."""
+    quantile for each round up to its most rounds; control: step-size control (specs.control)."""
     quantiles = [t_quantile(CONFIDENCE, df) for df in range(1, MAX_ROUNDS + 1)]
-    return online_source(ivp, method, variants, n, machine, meta, quantiles, MARGIN_PCT, recheck=recheck)
+    return online_source(ivp, method, variants, n, machine, meta, quantiles, MARGIN_PCT, recheck=recheck,
+                         control=control)
 
 
 def record_of(text: str, where: str) -> dict:
@@ -92,7 +95,7 @@ def stored_rows(rec: dict, h: float | None, date: str) -> list[tuple[str, str, d
         if not c.steps_s:
             continue
         key = run_key_of(on["machine"], on["ivp"], on["method"], rec["n"], rec["ranks"], rec["threads"], c.name,
-                         on["flags"])
+                         on["flags"], on.get("control"))
         rows.append((key, c.name, {
             "name": c.name, "predicted_s": c.predicted_s, "measured_s": c.trial_s, "runs_s": c.steps_s,
             "error": None, "online": True, "chosen": c.chosen, "out": c.out, "method": on["method"], "n": rec["n"],
@@ -111,7 +114,8 @@ def result_of(rec: dict, source: str, build_s: float | None = None, wall_s: floa
     first = on["trials"][0]["steps"] if on["trials"] else 0
     return OnlineResult(on["ivp"], on["method"], on["machine"], rec["n"], rec["ranks"], rec["threads"], rec["steps"],
                         list(on["flags"]), cands, on.get("choice"), on["trials"], first, rec.get("median_step_s"),
-                        list(log or []), source, build_s, wall_s, on.get("recheck", 0), on.get("switches", 0))
+                        list(log or []), source, build_s, wall_s, on.get("recheck", 0), on.get("switches", 0),
+                        dict(rec["control"], t=rec.get("t")) if rec.get("control") else None)
 
 
 def _store(rec: dict, store: Store, h: float | None) -> int:
@@ -143,8 +147,8 @@ def tune_online(ranked: RankResult, chosen: list[Variant], plan: RunPlan, store:
                          f"(give --top K or fewer --variants)", field="online")
     by_name = {r.variant.name: r for r in ranked.ordered}
     predicted = [by_name[v.name].prediction.total_s if by_name[v.name].prediction else None for v in chosen]
-    meta = meta_of(sc.ivp, sc.method, sc.machine, plan.flags, predicted)
-    src = online_solver(sc.ivp, sc.method, chosen, sc.n, sc.machine, meta, recheck=recheck)
+    meta = meta_of(sc.ivp, sc.method, sc.machine, plan.flags, predicted, sc.control)
+    src = online_solver(sc.ivp, sc.method, chosen, sc.n, sc.machine, meta, recheck=recheck, control=sc.control)
     runner = LaunchRunner(sc, plan, store, progress)
     runner.check([v.name for v in chosen])
     progress.say(f"online solver of {len(chosen)} variants: build ({src.parts} parts)")
@@ -197,7 +201,8 @@ def generate_online(ranked: RankResult, out: Path, progress: Progress, recheck: 
     flags = machine_flags(sc.machine.isa_flags).split()
     predicted = [r.prediction.total_s for r in chosen]
     src = online_solver(sc.ivp, sc.method, [r.variant for r in chosen], sc.n, sc.machine,
-                        meta_of(sc.ivp, sc.method, sc.machine, flags, predicted), recheck=recheck)
+                        meta_of(sc.ivp, sc.method, sc.machine, flags, predicted, sc.control), recheck=recheck,
+                        control=sc.control)
     make_folder(out, "out")
     path = Path(out) / "online.c"
     build = [f"mpicc {' '.join(flags)} -DAUTOTUNE_PART={k} -c online.c -o online.{k}.o" for k in range(src.parts)]

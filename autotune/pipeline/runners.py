@@ -52,15 +52,18 @@ class Runner(Protocol):
 def run_key(sc: Scenario, name: str, flags) -> str:
     """Store key of one variant's measurement in one scenario (a resumed plan skips it); a
     controlled one's names its tolerances (a fixed step's key is as it was)."""
-    key = run_key_of(sc.machine.name, sc.ivp.name, sc.method.name, sc.n, sc.nodes, sc.threads, name, flags)
-    if sc.control is None:
+    return run_key_of(sc.machine.name, sc.ivp.name, sc.method.name, sc.n, sc.nodes, sc.threads, name, flags,
+                      sc.control.to_dict() if sc.control else None)
+
+
+def run_key_of(machine: str, ivp: str, method: str, n: int, nodes: int, threads: int, name: str, flags,
+               control: dict | None = None) -> str:
+    """control: step-size control's tolerances ({rtol, atol}; None: a fixed step, whose key is as it was)."""
+    key = hashlib.sha256(json.dumps([machine, ivp, method, n, nodes, threads, name,
+                                     list(flags)]).encode()).hexdigest()[:24]
+    if control is None:
         return key
-    return hashlib.sha256(json.dumps([key, sc.control.rtol, sc.control.atol]).encode()).hexdigest()[:24]
-
-
-def run_key_of(machine: str, ivp: str, method: str, n: int, nodes: int, threads: int, name: str, flags) -> str:
-    return hashlib.sha256(json.dumps([machine, ivp, method, n, nodes, threads, name,
-                                      list(flags)]).encode()).hexdigest()[:24]
+    return hashlib.sha256(json.dumps([key, control["rtol"], control["atol"]]).encode()).hexdigest()[:24]
 
 
 UNLIMITED = 1 << 30     # repetitions a runner that runs for real can give

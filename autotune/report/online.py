@@ -43,6 +43,11 @@ def online_table(res: OnlineResult) -> str:
               + (f", re-checked every {res.recheck} steps ({len(res.trials)} trials)" if res.recheck else ""),
               f"stored: {sum(c.stored for c in res.candidates)} runs, marked online (the trial's timed steps of "
               f"each candidate)"]
+    c = res.control
+    if c:
+        lines.append(f"step control (rtol {c['rtol']:g}, atol {c['atol']:g}): {c['accepted']} steps accepted, "
+                     f"{c['rejected']} rejected, h {c['h_min']:.3g} .. {c['h_median']:.3g} (median) .. {c['h_max']:.3g}, "
+                     f"simulated time reached {c['t']:.6g}; the trial compared the candidates per accepted step")
     return "\n".join(lines) + "\n"
 
 

@@ -44,9 +44,13 @@ class OnlineResult(RunScenario):
     wall_s: float | None = None            # seconds of the run, launch to exit
     recheck: int = 0
     switches: int = 0
+    control: dict | None = None            # step-size control: the run's steps as the solver reported them
 
     def to_dict(self) -> dict:
-        return _configured(asdict(self))
+        d = _configured(asdict(self))
+        if self.control is None:           # a fixed step's JSON is as it was
+            d.pop("control")
+        return d
 
     @property
     def measured_any(self) -> bool:
