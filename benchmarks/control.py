@@ -12,11 +12,13 @@ is scipy's solve_ivp (Radau, rtol = atol = 1e-12) of the same right-hand side in
 controls (err <= 1 is the tolerance met; the target is <= 10), the largest relative error, the
 accepted and rejected steps, and the steps scipy's Radau and DOP853 take at the same tolerance.
 
-cost: each case's fixed-step solver and its controlled one (rtol 1e-6), the paper's form and the
-fused block=l1 sweep, built with tune's flags for the machine file, run round-robin --rounds
-rounds of --steps steps (the controlled one from a step small enough that none is rejected).
-Printed: the median seconds per accepted step of each, the difference and its share of the step,
-and the control's own seconds as the solver timed them (saving y, the norm, its reduction).
+cost: each case's fixed-step solver and its controlled one (rtol 1e-6), the paper's form, the
+fused block=l1 sweep and the pipelined step, built with tune's flags for the machine file, run
+round-robin --rounds rounds of --steps steps (the controlled one from a step small enough that
+none is rejected).  Printed: the median seconds per accepted step of each, the difference and its
+share of the step, the control's own seconds as the solver timed them (saving y, the norm, its
+reduction), what the model adds for the control, and the model's deviation on both (the
+predictions from the store: AUTOTUNE_STORE or --store).
 """
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ SMALL = {"heat2d": 400, "heat3d": 512, "inverterchain": 40, "medakzo": 200, "str
 DEFAULT_STEPS = 200          # the end time: this many of the IVP's default steps (--horizon)
 LAUNCHER = parse_launcher(None)
 FUSED = "lc=jl-onepass,comm={},au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1"
+PIPE = FUSED + ",pipe=wavefront"
 COST_CASES = [("heat2d", 4_000_000), ("inverterchain", 4_000_000)]
 
 
@@ -92,15 +95,28 @@ def accuracy(names: list[str], tolerances: list[float], horizon: int, work: Path
     return rows
 
 
+def predicted(ivp: str, n: int, procs: int, threads: int, machine: str, store, names: set[str]) -> dict:
+    """The model's seconds per (accepted) step of the named variants, fixed and controlled."""
+    import autotune
+    out = {}
+    for key, tol in (("fixed", None), ("controlled", 1e-6)):
+        req = autotune.RankRequest.of(ivp, n=n, nodes=procs, threads=threads, machine=machine, rtol=tol)
+        ranked = autotune.rank(req, store=store)
+        for r in ranked.ordered:
+            if r.name in names:
+                out[(r.name, key)] = (r.predicted_s, r.prediction.control_s if r.prediction else None)
+    return out
+
+
 def cost(cases: list[tuple[str, int]], configs: list[tuple[int, int]], machine: str, rounds: int, steps: int,
-         work: Path) -> list[dict]:
+         work: Path, store=None) -> list[dict]:
     method, mach = load_method(METHOD), load_machine(machine)
     flags = RunOptions().plan(1.0).flags
     built = []
     for name, n in cases:
         ivp = load_ivp(name)
         comm = "neighbour" if "neighbour" in ivp.comm else "allgather"
-        for form in (Variant("ijl", "allgather").name, FUSED.format(comm)):
+        for form in (Variant("ijl", "allgather").name, FUSED.format(comm), PIPE.format(comm)):
             v = parse_variant(form, spaces(ivp))
             pair = [build(solver_source(ivp, method, v, n, mach, control=c), flags)
                     for c in (None, Control(1e-6, 1e-6))]
@@ -120,14 +136,24 @@ def cost(cases: list[tuple[str, int]], configs: list[tuple[int, int]], machine: 
                 times.setdefault(key, []).append((fixed["median_step_s"], ctl["median_step_s"],
                                                   ctl["control"]["control_s"]))
         print(f"round {r + 1} of {rounds}", file=sys.stderr, flush=True)
-    rows = []
+    rows, preds = [], {}
     for (name, n, variant, procs, threads), got in times.items():
         fixed, ctl, own = (statistics.median(x[i] for x in got) for i in range(3))
+        key = (name, n, procs, threads)
+        if key not in preds:
+            preds[key] = predicted(name, n, procs, threads, machine, store, {v.name for *_, v, _ in built})
+        (pf, _), (pc, priced) = preds[key][(variant, "fixed")], preds[key][(variant, "controlled")]
         rows.append({"ivp": name, "n": n, "variant": variant, "ranks": procs, "threads": threads,
                      "fixed_s": fixed, "controlled_s": ctl, "extra_pct": 100 * (ctl / fixed - 1),
-                     "control_s": own, "control_pct": 100 * own / fixed})
-        print(f"{name:14s} {procs}x{threads} {variant[:60]:60s} fixed {fixed:.4e}  controlled {ctl:.4e} "
-              f"({rows[-1]['extra_pct']:+.1f} %; the control's own {own:.3e} s = {rows[-1]['control_pct']:.1f} %)")
+                     "control_s": own, "control_pct": 100 * own / fixed, "priced_control_s": priced,
+                     "within_5pct": abs(ctl - (fixed + priced)) <= 0.05 * (fixed + priced),
+                     "predicted_fixed_s": pf, "predicted_controlled_s": pc,
+                     "deviation_fixed_pct": 100 * (pf / fixed - 1), "deviation_controlled_pct": 100 * (pc / ctl - 1)})
+        r = rows[-1]
+        print(f"{name:14s} {procs}x{threads} {variant[:70]:70s} fixed {fixed:.4e}  controlled {ctl:.4e} "
+              f"({r['extra_pct']:+.1f} %; its own {own:.3e} s, priced {priced:.3e} s; fixed + priced "
+              f"{'within' if r['within_5pct'] else 'beyond'} 5 %)  deviation fixed {r['deviation_fixed_pct']:+.1f} %, "
+              f"controlled {r['deviation_controlled_pct']:+.1f} %")
     return rows
 
 
@@ -144,6 +170,7 @@ def main(argv=None) -> int:
     cst.add_argument("--configs", default="1x2,2x1")
     cst.add_argument("--rounds", type=int, default=5)
     cst.add_argument("--steps", type=int, default=6)
+    cst.add_argument("--store", type=Path, help="the store the predictions come from (default: AUTOTUNE_STORE)")
     for p in (acc, cst):
         p.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
@@ -157,7 +184,7 @@ def main(argv=None) -> int:
         else:
             cases = [(c.split(":")[0], int(float(c.split(":")[1]))) for c in args.cases.split(";")]
             configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
-            rows = cost(cases, configs, args.machine, args.rounds, args.steps, Path(tmp))
+            rows = cost(cases, configs, args.machine, args.rounds, args.steps, Path(tmp), args.store)
     if args.json:
         write_text(args.json, json.dumps(rows, indent=1) + "\n", "--json")
     return 0

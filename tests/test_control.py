@@ -1,6 +1,8 @@
 """Step-size control (specs.control, docs/method.md "Step-size control"): the generated solvers
 with an error estimate and a controller take the same steps in every form, on 1 to 3 ranks and
 threads (compiled and run); the tolerances and methods it refuses; the fixed step unchanged."""
+import json
+
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
@@ -126,3 +128,36 @@ def test_a_fixed_step_solver_has_no_control_code():
         # what the control replaces: the module's table (v_err added), the usage line, the output
         # file, the step's call and time, the count of timed steps
         assert len(missing) <= 6, missing
+
+
+def test_tune_and_the_online_solver_run_controlled(own_replay_store, capsys):
+    """tune --rtol builds the controlled solvers, reports per accepted step and per unit of
+    simulated time, and adds its runs' steps to the store, where the next ranking reads the rate;
+    the online solver's trial compares its candidates per accepted step and reports its steps."""
+    from autotune.pipeline.controlrate import counts
+    from autotune.request.scenario import ScenarioRequest
+    from autotune.storage.store import Store
+
+    from .conftest import run_cli
+    args = ["--ivp", "heat2d", "--nodes", "2", "--threads", "1", "--n", 1200 ** 2, "--steps", "6", "--warmup", "1",
+            "--h", "1e-9", "--rtol", "1e-6", "--store", own_replay_store]
+    code, out, err = run_cli(capsys, "tune", *args, "--top", "2", "--reps", "2", "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)["variants"]
+    assert len(rows) == 2
+    for r in rows:
+        c = r["control"]
+        assert c["accepted"] == 2 * 6 and c["rejected"] >= 0 and len(c["runs_s_per_time"]) == 2
+        assert c["s_per_time"] > r["measured_s"] / 1e-6     # every step is shorter than a unit's millionth
+    sc = ScenarioRequest("heat2d", n=1200 ** 2, nodes=2, threads=1, rtol=1e-6).scenario()
+    store = Store(own_replay_store)
+    try:
+        accepted, rejected = counts(sc, store)
+    finally:
+        store.close()
+    assert accepted == 2 * 2 * 6 and rejected == sum(r["control"]["rejected"] for r in rows)
+    code, out, err = run_cli(capsys, "tune", *args, "--top", "2", "--online", "--format", "json")
+    assert code == 0, err
+    res = json.loads(out)
+    c = res["control"]
+    assert c["accepted"] == 6 and c["rtol"] == 1e-6 and c["h_min"] == 1e-9 and c["t"] > 6e-9

@@ -22,6 +22,8 @@ from autotune.request.scenario import SweepSpec
 from autotune.results.rankset import RankSet
 from autotune.results.scale import ScaleResult
 from autotune.results.sweep import SweepResult
+from autotune.model.comm import network_model
+from autotune.model.control import scenario_cost
 from autotune.specs.control import estimate_order
 from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
@@ -115,8 +117,21 @@ def run_scale(spec: SweepSpec, rule: ScaleRule, store: Store, progress: Progress
     first = sweep.results[0].scenario
     return ScaleResult(first.ivp.name, first.method.name, first.machine.name, first.n, sweep.requested_n[0],
                        first.threads, sorted({r.scenario.nodes for r in sweep.results}), sweep.skipped,
-                       sweep.analyses_run, sweep.results[0].notes() + _extrapolation_notes(rows, first.machine),
+                       sweep.analyses_run, sweep.results[0].notes() + _extrapolation_notes(rows, first.machine)
+                       + _control_notes([r.scenario for r in sweep.results]),
                        analysis, first.machine.sha256 or None)
+
+
+def _control_notes(scenarios: list) -> list[str]:
+    """Step-size control over the node counts: its reduction's latency grows with them, its sweeps
+    shrink with each node's block (model.control, for a step of sweeps)."""
+    if not scenarios or scenarios[0].control is None:
+        return []
+    net = network_model(scenarios[0].machine.network)
+    costs = sorted((sc.nodes, scenario_cost(sc, False, net)) for sc in scenarios)
+    return ["step control per attempt, by nodes: the allreduce " + ", ".join(
+        f"{p}: {1e6 * c.reduce_s:.2f} us" for p, c in costs) + "; saving y and the norm " + ", ".join(
+        f"{p}: {c.save_s + c.norm_s:.3e} s" for p, c in costs)]
 
 
 def _extrapolation_notes(rows, machine) -> list[str]:

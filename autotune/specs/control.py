@@ -37,10 +37,7 @@ class Control:
 
     def __post_init__(self):
         for field in ("rtol", "atol"):
-            value = getattr(self, field)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                    or not 0 < value < 1:
-                raise InputError(f"{value}: expected a tolerance between 0 and 1", field=field)
+            _check_tolerance(getattr(self, field), field)
         if not (isinstance(self.rejected, (int, float)) and self.rejected >= 0):
             raise InputError(f"{self.rejected}: expected a rate >= 0", field="rejected")
 
@@ -48,11 +45,20 @@ class Control:
         return {"rtol": self.rtol, "atol": self.atol, "rejected_per_step": self.rejected}
 
 
+def _check_tolerance(value, field: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 < value < 1:
+        raise InputError(f"{value}: expected a tolerance between 0 and 1", field=field)
+
+
 def control_of(rtol: float | None, atol: float | None) -> Control | None:
     """The control a run asks for: None (fixed step) where neither tolerance is given; atol defaults
-    to rtol, rtol to atol."""
+    to rtol, rtol to atol (each checked as given)."""
     if rtol is None and atol is None:
         return None
+    for value, field in ((rtol, "rtol"), (atol, "atol")):
+        if value is not None:
+            _check_tolerance(value, field)
     return Control(float(rtol if rtol is not None else atol), float(atol if atol is not None else rtol))
 
 
