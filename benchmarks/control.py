@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -96,11 +98,20 @@ def accuracy(names: list[str], tolerances: list[float], horizon: int, work: Path
 
 
 def predicted(ivp: str, n: int, procs: int, threads: int, machine: str, store, names: set[str]) -> dict:
-    """The model's seconds per (accepted) step of the named variants, fixed and controlled."""
+    """The model's seconds per (accepted) step of the named variants, fixed and controlled (at no
+    rejection, as the cost runs take none: the store's rate for the problem is set aside)."""
     import autotune
+    from autotune.pipeline.controlrate import KIND, rate_key
+    from autotune.storage.store import Store
     out = {}
     for key, tol in (("fixed", None), ("controlled", 1e-6)):
         req = autotune.RankRequest.of(ivp, n=n, nodes=procs, threads=threads, machine=machine, rtol=tol)
+        if tol is not None:
+            st = Store(store)
+            try:
+                st.put_derived(KIND, rate_key(req.scenario.scenario()), json.dumps({"accepted": 0, "rejected": 0}).encode())
+            finally:
+                st.close()
         ranked = autotune.rank(req, store=store)
         for r in ranked.ordered:
             if r.name in names:
@@ -184,7 +195,9 @@ def main(argv=None) -> int:
         else:
             cases = [(c.split(":")[0], int(float(c.split(":")[1]))) for c in args.cases.split(";")]
             configs = [tuple(int(x) for x in c.split("x")) for c in args.configs.split(",")]
-            rows = cost(cases, configs, args.machine, args.rounds, args.steps, Path(tmp), args.store)
+            store = Path(tmp) / "store.sqlite"      # a copy: the rates it holds are set aside in it
+            shutil.copy(args.store or os.environ["AUTOTUNE_STORE"], store)
+            rows = cost(cases, configs, args.machine, args.rounds, args.steps, Path(tmp), store)
     if args.json:
         write_text(args.json, json.dumps(rows, indent=1) + "\n", "--json")
     return 0
