@@ -51,8 +51,8 @@ def test_calibrate_fits_writes_the_machine_and_resumes(mpiexec, machine_copy, tm
     assert code == 0, err
     res = json.loads(out)
     assert (tmp_path / "fit.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert res["runs"] == 3 + 2 and "measuring" in err
-    for op in ("allgather", "neighbour", "pairwise"):
+    assert res["runs"] == 4 + 2 and "measuring" in err      # the four operations, the barrier at 1 and 2 threads
+    for op in ("allgather", "neighbour", "pairwise", "allreduce"):
         r = res["operations"][op]
         assert r["measured_p"] == [2] and r["heldout_error_pct"]["points"] >= 2
         assert r["fit"]["segments"][0]["latency_s"] >= 0
@@ -60,7 +60,7 @@ def test_calibrate_fits_writes_the_machine_and_resumes(mpiexec, machine_copy, tm
     ops = [json.loads(line) for line in (tmp_path / "raw.jsonl").read_text().splitlines()]
     barrier = [json.loads(line) for line in (tmp_path / "raw.barrier.jsonl").read_text().splitlines()]
     raw = ops + barrier            # a file per set of parameters: Extra-P reads them off the first line
-    assert {r["callpath"] for r in ops} == {"allgather", "neighbour", "pairwise"}
+    assert {r["callpath"] for r in ops} == {"allgather", "neighbour", "pairwise", "allreduce"}
     assert {r["callpath"] for r in barrier} == {"barrier"} and len(barrier) == 2      # --threads 1,2
     assert all(set(r["params"]) == {"p", "bytes"} for r in ops) and all(set(r["params"]) == {"threads"} for r in barrier)
     assert all(set(r) >= {"params", "value", "metric"} and isinstance(r["value"], list) for r in raw)
