@@ -161,3 +161,29 @@ def test_tune_and_the_online_solver_run_controlled(own_replay_store, capsys):
     res = json.loads(out)
     c = res["control"]
     assert c["accepted"] == 6 and c["rtol"] == 1e-6 and c["h_min"] == 1e-9 and c["t"] > 6e-9
+
+
+def test_a_plan_carries_the_tolerances_to_its_runs(own_replay_store, tmp_path, capsys):
+    """A plan's scenario with rtol: planned at seconds per accepted step, run controlled (the rows'
+    steps), and resumed from the store under its tolerances."""
+    from .conftest import run_cli
+    (tmp_path / "s.yaml").write_text("scenarios:\n  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, top: 1, "
+                                     "steps: 4, h: 1.0e-9, rtol: 1.0e-6}\n"
+                                     "  - {ivp: heat2d, n: 1440000, nodes: 2, threads: 1, top: 1}\n")
+    plan_file = tmp_path / "plan.json"
+    code, _, err = run_cli(capsys, "plan", tmp_path / "s.yaml", "--out", plan_file, "--store", own_replay_store)
+    assert code == 0, err
+    ctl, fixed = json.loads(plan_file.read_text())["scenarios"]
+    assert ctl["control"] == {"rtol": 1e-6, "atol": 1e-6} and fixed["control"] is None
+    assert ctl["variants"][0]["predicted_s"] > fixed["variants"][0]["predicted_s"]   # the control's work
+    code, out, err = run_cli(capsys, "tune", "--plan", plan_file, "--format", "json", "--store", own_replay_store)
+    assert code == 0, err
+    ran = json.loads(out)["scenarios"]
+    row = ran[0]["variants"][0]
+    assert row["control"]["accepted"] == 4 * len(row["runs_s"]) and ran[1]["variants"][0]["control"] is None
+    code, out, err = run_cli(capsys, "tune", "--plan", plan_file, "--format", "json", "--store", own_replay_store)
+    assert json.loads(out)["totals"]["reused"] == 2      # each found under its own key
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("scenarios:\n  - {ivp: heat2d, nodes: 2, rtol: 2}\n")
+    code, _, err = run_cli(capsys, "plan", bad, "--out", tmp_path / "p.json")
+    assert code == 2 and "rtol" in err and "between 0 and 1" in err

@@ -44,6 +44,7 @@ from autotune.request.scenario import DEFAULT_METHOD, ScenarioRequest
 from autotune.request.selection import selection
 from autotune.results.plan import PLAN_VERSION, READABLE_VERSIONS, PlannedScenario, PlannedVariant, PlanResult
 from autotune.results.tune import PlanRunResult, PlanScenarioRun, PlanTotals
+from autotune.specs.control import Control
 from autotune.specs.ivp import load_ivp
 from autotune.specs.loading import absolute_path, beside, read_yaml, validate
 from autotune.specs.machine import load_machine
@@ -65,6 +66,7 @@ _SCENARIO_FIELDS = {
     "flags": {"type": "string"},
     "h": {"type": "number", "exclusiveMinimum": 0}, "launcher": {"type": "string"},
     "timeout": {"type": "number", "exclusiveMinimum": 0},
+    "rtol": {"type": "number"}, "atol": {"type": "number"},     # step-size control (specs.control checks them)
 }
 SCENARIO_SCHEMA = {"type": "object", "required": ["ivp"], "additionalProperties": False,
                    "properties": _SCENARIO_FIELDS}
@@ -141,7 +143,7 @@ def read_scenarios(path: Path) -> list[tuple[ScenarioRequest, Rule, RunOptions, 
         machine = entry.get("machine") or (partitions.machine(partition, i) if partition else e.get("machine"))
         try:
             req = ScenarioRequest(e["ivp"], e.get("n"), e.get("nodes"), e.get("threads"), machine,
-                                  e.get("method", DEFAULT_METHOD))
+                                  e.get("method", DEFAULT_METHOD), rtol=e.get("rtol"), atol=e.get("atol"))
             rule = selection(e.get("top"), e.get("within"), bool(e.get("all")))
             run = RunOptions(**{k: e[k] for k in _RUN_FIELDS if k in e})
         except InputError as err:
@@ -172,7 +174,8 @@ def make_plan(path: Path, store, progress: Progress = SILENT, jobs: int | None =
                 sc.ivp.name, _absolute(sc.ivp.path), sc.method.name, sc.machine.name, _absolute(sc.machine.path),
                 sc.n, n_req, sc.nodes, sc.threads, rule.describe(), run.to_dict(),
                 [PlannedVariant(r.variant.name, r.prediction.total_s) for r in chosen], len(rest),
-                ordered_sum(r.prediction.total_s for r in rest) * run.steps * run.fixed_reps, partition, method_path))
+                ordered_sum(r.prediction.total_s for r in rest) * run.steps * run.fixed_reps, partition, method_path,
+                {"rtol": sc.control.rtol, "atol": sc.control.atol} if sc.control else None))
     if not out:
         raise InputError(f"{path}: no scenario can run: " + "; ".join(sorted({s['reason'] for s in skipped})[:3]))
     return PlanResult(_absolute(path), time.strftime("%Y-%m-%d %H:%M:%S %Z"), out, skipped)
@@ -234,8 +237,10 @@ def run_plan(plan: dict, store, progress: Progress, jobs: int | None = None, lau
             results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), None, None, status, job))
             continue
         try:
+            ctl = entry.get("control")
             sc = Scenario(load_ivp(entry["ivp_path"]), load_method(entry.get("method_path") or entry["method"]),
-                          load_machine(entry["machine_path"]), entry["n"], entry["nodes"], entry["threads"])
+                          load_machine(entry["machine_path"]), entry["n"], entry["nodes"], entry["threads"],
+                          Control(ctl["rtol"], ctl["atol"]) if ctl else None)
             check_scenario(sc.ivp, sc.n, sc.nodes, sc.threads, sc.machine)
             variants, excluded = applicable_pool(sc)
             names = [v["name"] for v in entry["variants"]]

@@ -37,6 +37,7 @@ class PlannedScenario:
     not_selected_predicted_cost_s: float
     partition: str | None = None       # the Slurm partition its job goes to (None: tune's --partition)
     method_path: str | None = None     # the method's file (None, in older plans: load `method` by name)
+    control: dict | None = None        # step-size control's {rtol, atol} (None: a fixed step)
 
 
 @result_type
