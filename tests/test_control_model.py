@@ -1,6 +1,7 @@
 """Step-size control priced and asked for (model.control, pipeline.controlrate): its terms, the
 ranking with them, the rejection rate a tune stores and the ranking reads back, the store keys of
 controlled runs, and the input it refuses (recorded kerncraft results; nothing is built)."""
+import json
 import math
 
 import pytest
@@ -124,3 +125,16 @@ def test_scale_shows_the_reduction_growing_with_the_nodes(replay_store):
 def test_bad_tolerances_are_refused_before_any_work(capsys, argv, says):
     code, out, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--nodes", "8", *argv)
     assert code == 2 and not out and says in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_generate_writes_controlled_solvers_and_says_how_to_run_them(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "generate", "--ivp", "heat2d", "--n", "10000", "--rtol", "1e-6", "--atol", "1e-8",
+                           "--out", tmp_path / "ctl", "--format", "json")
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "ctl" / "variants.json").read_text())
+    assert manifest["control"] == {"rtol": 1e-6, "atol": 1e-8} and manifest["run"].endswith("[output-file|- [t-end]]")
+    sources = [(tmp_path / "ctl" / s["file"]).read_text() for s in manifest["solvers"].values()]
+    assert len(sources) == 438 and all("v_err" in s and "#define ATOL 1e-08" in s for s in sources)
+    code, _, err = run_cli(capsys, "generate", "--ivp", "heat2d", "--n", "10000", "--out", tmp_path / "fixed")
+    fixed = json.loads((tmp_path / "fixed" / "variants.json").read_text())
+    assert code == 0 and "control" not in fixed and not fixed["run"].endswith("[t-end]]")
