@@ -245,10 +245,7 @@ class RankResult:
         elif sc.beyond_machine:
             out.append(f"{sc.nodes} nodes exceed the {sc.machine.nodes} of machine {sc.machine.name}: extrapolated")
         if sc.control is not None:
-            out.append(f"step control (rtol {sc.control.rtol:g}, atol {sc.control.atol:g}): seconds per accepted "
-                       f"step, with the control's own work and {sc.control.rejected:.3g} rejected attempts per "
-                       f"accepted step (" + ("the rate its runs reported" if sc.control.rejected else
-                                             "no rejection reported yet: a tune of it measures the rate") + ")")
+            out.append(sc.control.describe())
         for e in self.excluded:     # a scheme (comm=allgather), or a value such as store=nt
             out.append(f"{e.item} excluded: {e.why}")
         for part, info in self.failures.items():

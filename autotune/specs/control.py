@@ -44,6 +44,13 @@ class Control:
     def to_dict(self) -> dict:
         return {"rtol": self.rtol, "atol": self.atol, "rejected_per_step": self.rejected}
 
+    def describe(self) -> str:
+        """What a ranking under this control prices (its note)."""
+        return (f"step control (rtol {self.rtol:g}, atol {self.atol:g}): seconds per accepted step, with the "
+                f"control's own work and {self.rejected:.3g} rejected attempts per accepted step ("
+                + ("the rate its runs reported" if self.rejected else
+                   "no rejection reported yet: a tune of it measures the rate") + ")")
+
 
 def _check_tolerance(value, field: str) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
