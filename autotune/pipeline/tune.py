@@ -143,7 +143,7 @@ def measure(ranked: RankResult, sel: Selection, runner: Runner, plan: RunPlan, s
         if not runner.stores:
             return
         if row.control and not row.reused:    # the rejections the ranking prices (pipeline.controlrate)
-            add_counts(sc, store, row.control["accepted"], row.control["rejected"])
+            add_counts(sc, store, row.control["timed_accepted"], row.control["timed_rejected"])
         store.put_run(run_key(sc, name, plan.flags), sc.machine.name, sc.ivp.name, name, row.measured_s, stored_record(
             row, dict(method=sc.method.name, model=ranked.model, n=sc.n, nodes=sc.nodes, threads=sc.threads,
                       steps=plan.steps, warmup=plan.warmup, h=plan.h, flags=list(plan.flags),

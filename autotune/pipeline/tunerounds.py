@@ -193,12 +193,16 @@ def _probe(probe: Probe, log: RoundLog, after_round: int) -> dict:
 
 def added_run(summary: dict | None, run: dict) -> dict:
     """A controlled run's steps (the solver's "control") added to its variant's summary: accepted and
-    rejected steps, rejected per accepted step, and the median over the runs of the timed steps'
-    seconds per unit of simulated time."""
-    s = dict(summary or {"accepted": 0, "rejected": 0, "runs_s_per_time": []})
+    rejected steps, those of the timed steps (after the warm-up, while the controller still finds
+    its step size), the timed ones' rejected per accepted step, and the median over the runs of the
+    timed steps' seconds per unit of simulated time."""
+    s = dict(summary or {"accepted": 0, "rejected": 0, "timed_accepted": 0, "timed_rejected": 0,
+                         "runs_s_per_time": []})
     s["accepted"] += run["accepted"]
     s["rejected"] += run["rejected"]
-    s["rejected_per_step"] = s["rejected"] / s["accepted"] if s["accepted"] else None
+    s["timed_accepted"] += run["timed_steps"]
+    s["timed_rejected"] += run["timed_rejected"]
+    s["rejected_per_step"] = s["timed_rejected"] / s["timed_accepted"] if s["timed_accepted"] else None
     if run.get("timed_t"):
         s["runs_s_per_time"] = s["runs_s_per_time"] + [run["timed_s"] / run["timed_t"]]
     s["s_per_time"] = statistics.median(s["runs_s_per_time"]) if s["runs_s_per_time"] else None
