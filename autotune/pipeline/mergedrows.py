@@ -9,7 +9,8 @@ from dataclasses import replace
 from functools import cached_property
 
 from autotune.model.preselect import Rule, preselect, rank
-from autotune.results.rank import Columns, RankResult, VariantResult
+from autotune.results.rank import Columns, RankResult
+from autotune.results.variant import VariantResult
 from autotune.specs.exclusion import Exclusions
 from autotune.specs.scenario import Scenario
 from autotune.specs.variants import Variant, ivp_for

@@ -21,7 +21,8 @@ from autotune.progress import Progress
 from autotune.pipeline.runners import LaunchRunner, run_key_of
 from autotune.request.run import RunPlan
 from autotune.results.online import OnlineCandidate, OnlineResult, OnlineSourceResult
-from autotune.results.rank import RankResult, VariantResult
+from autotune.results.rank import RankResult
+from autotune.results.variant import VariantResult
 from autotune.specs.control import Control
 from autotune.specs.variants import Variant
 from autotune.storage.store import Store

@@ -9,7 +9,8 @@ from autotune.model.ops import SCALAR
 from autotune.model.steptime import rank_one, regime_rate
 from autotune.model.preselect import Rule
 from autotune.pipeline.pricebatch import Priced
-from autotune.results.rank import Columns, VariantResult
+from autotune.results.rank import Columns
+from autotune.results.variant import VariantResult
 from autotune.specs.parts import DOUBLE
 
 
