@@ -45,7 +45,7 @@ def meta_of(ivp: IVP, method: Method, machine: Machine | None, flags: list[str] 
     (the ranks, threads and n come from the run itself; a controlled run's tolerances too)."""
     return {"ivp": ivp.name, "method": method.name, "machine": machine.name if machine else None,
             "flags": list(flags), "predicted_s": list(predicted_s),
-            **({"control": {"rtol": control.rtol, "atol": control.atol}} if control else {})}
+            **({"control": control.tolerances()} if control else {})}
 
 
 def online_source(ivp: IVP, method: Method, variants: list[Variant], n: int, machine: Machine | None,

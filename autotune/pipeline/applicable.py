@@ -244,6 +244,6 @@ def control_terms(sc: Scenario, variant: Variant) -> dict | None:
     cost = scenario_cost(sc, windowed, network_model(sc.machine.network))
     if cost is None:
         return None
-    return {"rtol": sc.control.rtol, "atol": sc.control.atol,
+    return {**sc.control.tolerances(),
             "norm": "in the pipelined step's last level" if windowed else "a sweep of its own",
             **cost.to_dict(), "reduce_op": f"allreduce of {REDUCE_BYTES} bytes over {sc.nodes} nodes"}

@@ -27,12 +27,17 @@ def counts(sc: Scenario, store: Store) -> tuple[int, int]:
     return int(got["accepted"]), int(got["rejected"])
 
 
-def with_measured_rate(sc: Scenario, store: Store) -> Scenario:
+def with_measured_rate(sc: Scenario, store: Store, seen: dict | None = None) -> Scenario:
     """The scenario with the rate its problem's runs reported (as it was: a fixed step, a rate
-    given, or no run yet)."""
+    given, or no run yet).  seen: the counts already read, by problem (a sweep's scenarios share
+    few problems: one store read each)."""
     if sc.control is None or sc.control.rejected:
         return sc
-    accepted, rejected = counts(sc, store)
+    seen = {} if seen is None else seen
+    key = rate_key(sc)
+    if key not in seen:
+        seen[key] = counts(sc, store)
+    accepted, rejected = seen[key]
     if not accepted:
         return sc
     return replace(sc, control=replace(sc.control, rejected=rejected / accepted))

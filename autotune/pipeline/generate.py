@@ -49,7 +49,7 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
                 "run": "mpiexec -n <ranks> ./<variant> n size_parameter steps h warmup [output-file]",
                 "variants": {}, "solvers": {}, "barriers": {}, "not_generated": {}}
     if control is not None:     # steps: accepted ones at most; h: the first step's proposal
-        manifest["control"] = {"rtol": control.rtol, "atol": control.atol}
+        manifest["control"] = control.tolerances()
         manifest["run"] = "mpiexec -n <ranks> ./<variant> n size_parameter steps h warmup [output-file|- [t-end]]"
     if likwid:
         manifest["likwid"] = ("each sweep is a LIKWID marker region, named as the solver's JSON names the sweeps "

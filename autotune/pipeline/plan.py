@@ -175,7 +175,7 @@ def make_plan(path: Path, store, progress: Progress = SILENT, jobs: int | None =
                 sc.n, n_req, sc.nodes, sc.threads, rule.describe(), run.to_dict(),
                 [PlannedVariant(r.variant.name, r.prediction.total_s) for r in chosen], len(rest),
                 ordered_sum(r.prediction.total_s for r in rest) * run.steps * run.fixed_reps, partition, method_path,
-                {"rtol": sc.control.rtol, "atol": sc.control.atol} if sc.control else None))
+                sc.control.tolerances() if sc.control else None))
     if not out:
         raise InputError(f"{path}: no scenario can run: " + "; ".join(sorted({s['reason'] for s in skipped})[:3]))
     return PlanResult(_absolute(path), time.strftime("%Y-%m-%d %H:%M:%S %Z"), out, skipped)

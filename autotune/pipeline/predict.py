@@ -126,7 +126,8 @@ def rank_many(items: list[tuple[Scenario, list[Variant], Exclusions | None]], ru
     times).  A scenario whose variants store its IVP in more than one way is ranked as one
     scenario per way, with the IVP stored so, and merged (pipeline.mergedrows)."""
     flat, ways, known = [], [], {}
-    items = [(with_measured_rate(sc, store), variants, excluded) for sc, variants, excluded in items]
+    rates: dict = {}
+    items = [(with_measured_rate(sc, store, rates), variants, excluded) for sc, variants, excluded in items]
     for sc, variants, excluded in items:
         subs = split(sc, variants, known)
         start = len(flat)

@@ -53,7 +53,7 @@ def run_key(sc: Scenario, name: str, flags) -> str:
     """Store key of one variant's measurement in one scenario (a resumed plan skips it); a
     controlled one's names its tolerances (a fixed step's key is as it was)."""
     return run_key_of(sc.machine.name, sc.ivp.name, sc.method.name, sc.n, sc.nodes, sc.threads, name, flags,
-                      sc.control.to_dict() if sc.control else None)
+                      sc.control.tolerances() if sc.control else None)
 
 
 def run_key_of(machine: str, ivp: str, method: str, n: int, nodes: int, threads: int, name: str, flags,

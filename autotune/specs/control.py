@@ -41,8 +41,12 @@ class Control:
         if not (isinstance(self.rejected, (int, float)) and self.rejected >= 0):
             raise InputError(f"{self.rejected}: expected a rate >= 0", field="rejected")
 
+    def tolerances(self) -> dict:
+        """{rtol, atol}: what a solver, a plan or a run's store key is controlled by."""
+        return {"rtol": self.rtol, "atol": self.atol}
+
     def to_dict(self) -> dict:
-        return {"rtol": self.rtol, "atol": self.atol, "rejected_per_step": self.rejected}
+        return {**self.tolerances(), "rejected_per_step": self.rejected}
 
     def describe(self) -> str:
         """What a ranking under this control prices (its note)."""
