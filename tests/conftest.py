@@ -135,10 +135,10 @@ def cold_heat2d(session_store):
     return json.loads(out.getvalue()), err.getvalue()
 
 
-def pool_size(ivp: str = "heat2d") -> int:
+def pool_size(ivp: str = "heat2d", controlled: bool = False) -> int:
     """How many variants an IVP has: every combination of the registry's values (comm: those the
     IVP allows) that breaks no rule.  Tests take the count from here, never as a literal."""
-    return ranked_size(ivp)
+    return ranked_size(ivp, controlled=controlled)
 
 
 # what the reference cluster's rankings of heat2d at its default size leave out: the pipelined
@@ -152,9 +152,10 @@ GRIDLESS = ("traversal=strips",)
 
 
 @lru_cache(maxsize=None)      # the product has thousands of combinations; many tests ask the same
-def ranked_size(ivp: str = "heat2d", excluded: tuple = ()) -> int:
+def ranked_size(ivp: str = "heat2d", excluded: tuple = (), controlled: bool = False) -> int:
     """How many variants a ranking lists where the values `excluded` do not pay: "key=value",
-    or "key=value+key=value" for the variants that have all of them."""
+    or "key=value+key=value" for the variants that have all of them; controlled: of a step chosen
+    by step-size control (the step-control dimensions' other values)."""
     from itertools import product
 
     from autotune.specs.ivp import load_ivp
@@ -162,9 +163,10 @@ def ranked_size(ivp: str = "heat2d", excluded: tuple = ()) -> int:
     keys = list(DIMENSIONS)
     drop = [{tuple(one.split("=")) for one in item.split("+")} for item in excluded]
     total = 0
-    for way in spaces(load_ivp(ivp)):      # each way the IVP can be stored, with the schemes it allows so
+    for way in spaces(load_ivp(ivp), controlled):   # each way the IVP can be stored, with the schemes it allows so
         fixed = dict(way.fixed)
-        values = [[fixed[k]] if k in fixed else [v for v in DIMENSIONS[k].values if k != "comm" or v in way.comm]
+        values = [[fixed[k]] if k in fixed else [v for v in DIMENSIONS[k].values_for(controlled)
+                                                 if k != "comm" or v in way.comm]
                   for k in keys]
         total += sum(1 for combo in product(*values) if broken_rule(dict(zip(keys, combo))) is None
                      and not any(d <= set(zip(keys, combo)) for d in drop))
@@ -182,5 +184,5 @@ def free_factor() -> int:
     out = 1
     for key, d in DIMENSIONS.items():
         if key not in ruled:
-            out *= len(d.values)
+            out *= len(d.values_for(False))
     return out

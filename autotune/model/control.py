@@ -7,10 +7,14 @@ An attempt of a step is the step itself, then the control's own work on the node
             written, its lines allocated first (24 bytes a component, as kerncraft counts a copy);
             the pipelined step writes the new y beside y and keeps it: no save
     norm    the weighted error of the new y against Y_s^(m), reduced by the threads: a sweep of
-            its own reads three vectors (y, the saved y, Y_s: 24 bytes a component); the
-            pipelined step's last level sums it from the tile it has just written (no traffic)
+            its own (norm=sweep) reads three vectors (y, the saved y, Y_s: 24 bytes a
+            component); fused into the sweep that writes the new y (norm=fused) it reads Y_s
+            there besides (8 bytes a component); the pipelined step's last level sums it from
+            the tile it has just written (no traffic)
     reduce  MPI_Allreduce of one double over the p nodes (the network's `allreduce`: its fit
-            where calibrate measured it, else the data sheet's latency rounds)
+            where calibrate measured it, else the data sheet's latency rounds); a nonblocking
+            one (reduce=nonblocking) runs while the new y is saved for the next step, so only
+            what the save does not cover, max(0, reduce - save), is added
 
 and a rejected attempt is redone after y is copied back (restore: a copy).  With r rejected
 attempts per accepted step (the rate a run reported; 0 where none did):
@@ -26,9 +30,12 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
+
 DOUBLE = 8
 SAVE_BYTES = 3 * DOUBLE        # per component: read y, allocate and write the copy
 NORM_BYTES = 3 * DOUBLE        # per component: y, the saved y, Y_s
+FUSED_NORM_BYTES = DOUBLE      # per component: Y_s, read by the sweep that writes the new y
 REDUCE_BYTES = DOUBLE          # the one double each rank adds
 
 
@@ -41,10 +48,16 @@ class ControlCost:
     restore_s: float
     rejected: float = 0.0
     level: str = "MEM"          # where the sweeps' data is
+    overlapped: bool = False    # the reduction runs while the new y is saved (reduce=nonblocking)
+
+    @property
+    def exposed_reduce_s(self):
+        """The reduction's seconds the step waits for: all of them, or what the save leaves."""
+        return np.maximum(self.reduce_s - self.save_s, 0.0) if self.overlapped else self.reduce_s
 
     @property
     def attempt_s(self) -> float:
-        return self.save_s + self.norm_s + self.reduce_s
+        return self.save_s + self.norm_s + self.exposed_reduce_s
 
     def per_accepted(self, step_s):
         """Seconds per accepted step of a step that takes step_s (a number or an array)."""
@@ -55,8 +68,9 @@ class ControlCost:
         return self.per_accepted(step_s) - step_s
 
     def to_dict(self) -> dict:
-        return {"save_s": self.save_s, "norm_s": self.norm_s, "reduce_s": self.reduce_s, "restore_s": self.restore_s,
-                "rejected_per_step": self.rejected, "level": self.level}
+        return {"save_s": self.save_s, "norm_s": self.norm_s, "reduce_s": self.reduce_s,
+                "exposed_reduce_s": float(self.exposed_reduce_s), "restore_s": self.restore_s,
+                "rejected_per_step": self.rejected, "level": self.level, "overlapped": self.overlapped}
 
 
 def data_level(node_bytes: float, caches, cores: int) -> str:
@@ -71,24 +85,27 @@ def data_level(node_bytes: float, caches, cores: int) -> str:
 
 def control_cost(n_local: int, ranks_per_node: int, nodes: int, cores: int, caches,
                  bandwidth: Callable[[str, int], float | None], op_seconds: Callable[[str, float, int], float],
-                 windowed: bool, rejected: float = 0.0) -> ControlCost:
+                 windowed: bool, rejected: float = 0.0, fused: bool = False, overlapped: bool = False) -> ControlCost:
     """The control's cost on a node of `ranks_per_node` ranks of n_local components each, busy on
     `cores` cores, at `nodes` ranks in all.  windowed: the pipelined step keeps y and sums the
-    norm in its last level."""
+    norm in its last level; fused: the sweep that writes the new y sums the norm; overlapped: the
+    reduction runs while the new y is saved."""
     comps = n_local * ranks_per_node
     level = data_level(3 * DOUBLE * comps, caches, cores)
     rate = bandwidth(level, cores) or bandwidth("MEM", cores)
     copy = SAVE_BYTES * comps / rate
-    norm = 0.0 if windowed else NORM_BYTES * comps / rate
+    norm = 0.0 if windowed else (FUSED_NORM_BYTES if fused else NORM_BYTES) * comps / rate
     reduce = op_seconds("allreduce", REDUCE_BYTES, nodes) if nodes > 1 else 0.0
-    return ControlCost(0.0 if windowed else copy, norm, reduce, copy, rejected, level)
+    return ControlCost(0.0 if windowed else copy, norm, reduce, copy, rejected, level, overlapped and not windowed)
 
 
-def scenario_cost(sc, windowed: bool, op_seconds: Callable[[str, float, int], float]) -> ControlCost | None:
+def scenario_cost(sc, windowed: bool, op_seconds: Callable[[str, float, int], float],
+                  **shape) -> ControlCost | None:
     """control_cost of a scenario (specs.scenario.Scenario; None: it has a fixed step), on the
-    slowest node (ceil(n / nodes) components a rank)."""
+    slowest node (ceil(n / nodes) components a rank), for a variant of this shape (fused,
+    overlapped: pipeline.layout.control_shape)."""
     if sc.control is None:
         return None
     m = sc.machine
     return control_cost(math.ceil(sc.n / sc.nodes), sc.ranks_per_node, sc.nodes, sc.node_threads, m.caches,
-                        m.bandwidth, op_seconds, windowed, sc.control.rejected)
+                        m.bandwidth, op_seconds, windowed, sc.control.rejected, **shape)

@@ -11,7 +11,7 @@ from autotune.errors import InputError
 from autotune.model import reuse
 from autotune.model.comm import network_model
 from autotune.model.control import REDUCE_BYTES, scenario_cost
-from autotune.pipeline.layout import tile_of, tiling, walk_for, walking
+from autotune.pipeline.layout import control_shape, tile_of, tiling, walk_for, walking
 from autotune.specs import window
 from autotune.specs.method import Method
 from autotune.specs.exclusion import Exclusion, Exclusions
@@ -241,9 +241,12 @@ def control_terms(sc: Scenario, variant: Variant) -> dict | None:
     tolerances, where the norm is summed, each term's seconds per attempt and the rejected
     attempts per accepted step the price assumes."""
     windowed = _pipelined(sc.method, variant)
-    cost = scenario_cost(sc, windowed, network_model(sc.machine.network))
+    shape = dict(control_shape(variant))
+    cost = scenario_cost(sc, windowed, network_model(sc.machine.network), **shape)
     if cost is None:
         return None
-    return {**sc.control.tolerances(),
-            "norm": "in the pipelined step's last level" if windowed else "a sweep of its own",
-            **cost.to_dict(), "reduce_op": f"allreduce of {REDUCE_BYTES} bytes over {sc.nodes} nodes"}
+    where = ("in the pipelined step's last level" if windowed else
+             "in the sweep that writes the new y" if shape.get("fused") else "a sweep of its own")
+    how = "nonblocking, while the new y is saved" if cost.overlapped else "blocking"
+    return {**sc.control.tolerances(), "norm": where, **cost.to_dict(),
+            "reduce_op": f"allreduce of {REDUCE_BYTES} bytes over {sc.nodes} nodes ({how})"}

@@ -56,7 +56,7 @@ def generate(ivp_name: str, method_name: str, out: Path, n: int | None = None,
                               "(rhs, lc, au, copy, wavefront, sweep.*); measure one rank with: likwid-perfctr "
                               "-C 0-<threads - 1> -g MEM -m ./<variant> n size_parameter steps h warmup")
     can_build = set(generated_schemes())
-    for v in enumerate_variants(spaces(ivp)):
+    for v in enumerate_variants(spaces(ivp, control is not None)):
         step = step_form(method, v)
         counts = step.counts
         executions = dict(counts.executions, PACK=counts.comm_phases)

@@ -163,6 +163,16 @@ def overlaps(v: Variant) -> bool:
     return any(d.overlaps(getattr(v, k)) for k, d in DIMENSIONS.items() if d.overlaps)
 
 
+def control_shape(v: Variant) -> tuple[tuple[str, object], ...]:
+    """What `v`'s values change in the price of step-size control (specs.dimension: control), as
+    the keyword arguments of model.control.control_cost they set; () for a fixed step."""
+    got: dict = {}
+    for k, d in DIMENSIONS.items():
+        if d.control and getattr(v, k) != d.default:
+            got.update(d.control(getattr(v, k)))
+    return tuple(sorted(got.items()))
+
+
 class Slot(NamedTuple):
     unit: int               # index into Layout.units
     executions: int         # per step
@@ -189,6 +199,7 @@ class Layout(NamedTuple):
     distinct: tuple[int, ...]         # slots in the order failures are reported: the method parts'
     methods_end: int                  # (distinct[:methods_end], first use), then each RHS group's
     bound_slots: tuple[int, ...]      # one RHS slot per RHS part: what the floor's in-core time reads
+    control: tuple[tuple, ...] = ()   # per variant: its control_shape
 
 
 def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Session) -> Layout:
@@ -277,4 +288,4 @@ def build_layout(ivp: IVP, method: Method, variants: list[Variant], session: Ses
     return Layout(tuple(unit_list), tuple(slot_list), tuple(form_list), tuple(variants), tuple(form_of),
                   tuple(comm_keys), tuple(comm_of), tuple(barriers), tuple(overlap),
                   tuple(sorted(range(len(names)), key=names.__getitem__)),
-                  tuple(distinct), len(own), tuple(last.values()))
+                  tuple(distinct), len(own), tuple(last.values()), tuple(control_shape(v) for v in variants))

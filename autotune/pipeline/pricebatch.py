@@ -201,9 +201,11 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
                           for ctx in placed.ctx])
             for scheme, phases, ghost in layout.comm_keys]
     interior = batch.column([interior_share(n, ctx.distance) for n, ctx in zip(placed.n_local, placed.ctx)])
-    control = _controls(batch, op_seconds)
-    times = [variant_times(ops, forms[f], b, barrier_s, comm[c], lap, interior, control[layout.forms[f].windowed])
-             for f, c, b, lap in zip(layout.form_of, layout.comm_of, layout.barriers, layout.overlap)]
+    control = _controls(batch, op_seconds, layout)
+    shapes = layout.control or ((),) * len(layout.form_of)
+    times = [variant_times(ops, forms[f], b, barrier_s, comm[c], lap, interior,
+                           control[(layout.forms[f].windowed, shape)])
+             for f, c, b, lap, shape in zip(layout.form_of, layout.comm_of, layout.barriers, layout.overlap, shapes)]
     failed = [ops.isnan(f.kernels) for f in forms]
     bounds = _bounds(batch, *_rhs_cycles(batch, tcomp, per_line), comm)
     broken = False
@@ -212,16 +214,18 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
     return Priced(batch, times, failed, slot_seconds, _rows(batch, broken), results, numbers, bounds, factors)
 
 
-def _controls(batch: Batch, op_seconds) -> dict:
-    """Step-size control's cost (model.control) for a step of sweeps (False) and a pipelined one
-    (True), each a ControlCost whose seconds are the batch's columns; None for both without control."""
+def _controls(batch: Batch, op_seconds, layout) -> dict:
+    """Step-size control's cost (model.control) per (pipelined step, control shape) the layout's
+    variants have (pipeline.layout.control_shape), each a ControlCost whose seconds are the
+    batch's columns; None for each without control."""
+    keys = set(zip((layout.forms[f].windowed for f in layout.form_of), layout.control or ((),) * len(layout.form_of)))
     if batch.first.control is None:
-        return {False: None, True: None}
+        return dict.fromkeys(keys)
     out = {}
-    for windowed in (False, True):
-        each = [scenario_cost(s, windowed, op_seconds) for s in batch.scenarios]
-        out[windowed] = replace(each[0], **{k: batch.column([getattr(c, k) for c in each])
-                                            for k in ("save_s", "norm_s", "reduce_s", "restore_s", "rejected")})
+    for windowed, shape in keys:
+        each = [scenario_cost(s, windowed, op_seconds, **dict(shape)) for s in batch.scenarios]
+        out[(windowed, shape)] = replace(each[0], **{k: batch.column([getattr(c, k) for c in each])
+                                                     for k in ("save_s", "norm_s", "reduce_s", "restore_s", "rejected")})
     return out
 
 

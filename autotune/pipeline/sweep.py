@@ -48,7 +48,7 @@ def scenarios(spec: SweepSpec) -> tuple[list[tuple], list[int], list[dict]]:
     items, requested, skipped = [], [], []
     for name in spec.ivps:
         ivp = load_ivp(name)
-        pool = selected_variants(spaces(ivp), spec.comm, spec.variant_filter, ivp.name)   # bad input stops the sweep
+        pool = selected_variants(spaces(ivp, spec.control is not None), spec.comm, spec.variant_filter, ivp.name)   # bad input stops the sweep
         offered = offers(ivp, pool)
         applicable: dict[tuple, list] = {}    # applicable_variants, one list per set of schemes that apply
         refusable: dict[tuple, list] = {}     # the variants of each that a scenario may refuse, by position

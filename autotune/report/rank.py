@@ -164,7 +164,7 @@ def _control_lines(c: dict | None, added_s: float) -> list[str]:
         return []
     return [f"step control (rtol {c['rtol']:g}, atol {c['atol']:g}): {added_s:.4e} s per accepted step: saving y "
             f"{c['save_s']:.4e} s, the norm {c['norm_s']:.4e} s ({c['norm']}; its data in {c['level']}), its "
-            f"{c['reduce_op']} {c['reduce_s']:.4e} s per attempt; {c['rejected_per_step']:g} rejected attempts "
+            f"{c['reduce_op']} {c['reduce_s']:.4e} s per attempt ({c['exposed_reduce_s']:.4e} s waited for); {c['rejected_per_step']:g} rejected attempts "
             f"per accepted step, each restoring y {c['restore_s']:.4e} s"]
 
 

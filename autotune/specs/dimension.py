@@ -35,6 +35,10 @@ one of its values (docs/design.md#variant-dimensions):
            where the value cannot store this IVP (the pool then has none of its variants); asked
            only of values other than the default, and a value that returns the IVP unchanged
            is not a storage of its own (the IVP already is stored that way)
+- control: a dimension of step-size control (docs/method.md, "Step-size control"): its default is
+           the fixed step's (no control) and its other values exist only where a scenario
+           controls its step (specs.variants: a Space's controlled); per value, what it changes in
+           the control's price (model.control: the keyword arguments of control_cost it sets)
 - paper:   the values of the paper's form (the baseline of the fast forms)
 """
 from __future__ import annotations
@@ -120,6 +124,7 @@ class Dimension:
     walk: Callable[..., Any] | None = None
     pays: Callable[[str, PayFacts], str | None] | None = None
     ivp: Callable[[str, Any], Any] | None = None
+    control: Callable[[str], Mapping[str, Any]] | None = None
     paper: tuple[str, ...] | None = None   # None: the default (every value where it has none)
 
     def __post_init__(self):
@@ -130,6 +135,9 @@ class Dimension:
         if self.step and set(self.step) != set(self.values):
             raise ValueError(f"dimension {self.key!r}: step contributions for {sorted(self.step)}, "
                              f"values {list(self.values)}")
+        if self.control is not None and (self.default is None or len(self.values) < 2):
+            raise ValueError(f"dimension {self.key!r}: a step-control dimension needs a default (the fixed step's) "
+                             f"and a value for a controlled step")
         if self.step and not self.writes:
             raise ValueError(f"dimension {self.key!r}: a step hook that declares no Draft field it writes")
         if not self.step and (self.writes or self.reads or self.overrides):
@@ -139,6 +147,13 @@ class Dimension:
     @property
     def values(self) -> tuple[str, ...]:
         return tuple(v.name for v in self.choices)
+
+    def values_for(self, controlled: bool) -> tuple[str, ...]:
+        """Its values in a scenario with step-size control or without: every value, except for a
+        step-control dimension (its default without control, its other values with it)."""
+        if self.control is None:
+            return self.values
+        return tuple(v for v in self.values if (v == self.default) != controlled)
 
     def value(self, name: str) -> Value:
         return self._by_name[name]

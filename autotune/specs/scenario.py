@@ -112,7 +112,7 @@ def applicable_variants(sc: Scenario, wanted: list[str] | None = None,
     """The variants (of those `select` keeps) whose communication scheme can run at this n and
     node count (the IVP stored as each variant stores it), and why the others cannot;
     InputError if none can."""
-    variants = selected_variants(spaces(sc.ivp), wanted, select, sc.ivp.name)
+    variants = selected_variants(spaces(sc.ivp, sc.control is not None), wanted, select, sc.ivp.name)
     ok, excluded = scheme_checks(sc, offers(sc.ivp, variants))
     runs = {(fixed, c) for fixed, schemes in ok for c in schemes}
     if not runs:

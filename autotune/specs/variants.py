@@ -80,6 +80,7 @@ class Space:
     (specs.dimension) that store it so, and the schemes the IVP stored that way allows."""
     fixed: tuple[tuple[str, str], ...]
     comm: tuple[str, ...]
+    controlled: bool = False      # a step chosen by step-size control: the step-control dimensions' values
 
 
 Allowed = Sequence[str] | tuple[Space, ...]    # an IVP's schemes (stored as its file says), or its spaces
@@ -93,9 +94,10 @@ _HOOKED_KEYS = tuple(k for k, _ in _hooked())
 
 
 @lru_cache(maxsize=64)
-def spaces(ivp) -> tuple[Space, ...]:
+def spaces(ivp, controlled: bool = False) -> tuple[Space, ...]:
     """Every way the IVP can be stored (its file's first), each with the schemes it allows there:
-    the variant pool is their union (enumerate_variants, parse_variant and the rest take it)."""
+    the variant pool is their union (enumerate_variants, parse_variant and the rest take it).
+    controlled: the variants of a step chosen by step-size control (specs.dimension: control)."""
     found = [((), ivp)]
     for k, d in _hooked():
         grown = []
@@ -106,7 +108,7 @@ def spaces(ivp) -> tuple[Space, ...]:
                 if got is not None and got != stored:      # unchanged: the IVP already is stored so
                     grown.append((fixed + ((k, v),), got))
         found = grown
-    return tuple(Space(fixed, tuple(stored.comm)) for fixed, stored in found)
+    return tuple(Space(fixed, tuple(stored.comm), controlled) for fixed, stored in found)
 
 
 def ivp_for(ivp, variant):
@@ -172,7 +174,8 @@ def _variants(spaces: tuple[Space, ...], comm_filter: tuple | None) -> tuple[Var
     for sp in spaces:
         fixed = dict(sp.fixed)
         schemes = [c for c in sp.comm if comm_filter is None or c in comm_filter]
-        values = [schemes if k == "comm" else (fixed[k],) if k in fixed else DIMENSIONS[k].values for k in keys]
+        values = [schemes if k == "comm" else (fixed[k],) if k in fixed else DIMENSIONS[k].values_for(sp.controlled)
+                  for k in keys]
         out += [Variant(**f) for f in _unbroken(keys, values) if broken_rule(f) is None]
     return tuple(out)
 
@@ -234,7 +237,8 @@ def parse_variant(text: str, allowed: Allowed, field: str = "variant") -> Varian
     for key, value in fields.items():
         if value not in DIMENSIONS[key].values:
             raise InputError(f"{text!r}: {key} must be one of {', '.join(DIMENSIONS[key].values)}", field=field)
-    full = {k: fields.get(k, d.default) for k, d in DIMENSIONS.items()}
+    full = _controlled_fill(fields, spaces[0].controlled, text, field)
+    fields = {k: v for k, v in full.items() if k in fields or v != DIMENSIONS[k].default}
     space = next((sp for sp in spaces if all(full[k] == v for k, v in sp.fixed)), None)
     if space is None:
         stored = ", ".join(f"{k}={full[k]}" for k, _ in spaces[0].fixed if full[k] != DIMENSIONS[k].default)
@@ -245,6 +249,24 @@ def parse_variant(text: str, allowed: Allowed, field: str = "variant") -> Varian
     if why:
         raise InputError(f"{text!r}: not a variant: {why}", field=field)
     return Variant(**fields)
+
+
+def _controlled_fill(fields: dict[str, str], controlled: bool, text: str, field: str) -> dict[str, str]:
+    """Every dimension's value of a named variant: a step-control dimension the name leaves out
+    takes, where the step is controlled, its first controlled value that breaks no rule (the
+    paper's where it can); one named where the step is fixed, or at the fixed step's value where
+    it is controlled, is InputError."""
+    full = {k: fields.get(k, d.default) for k, d in DIMENSIONS.items()}
+    for key, d in DIMENSIONS.items():
+        allowed = d.values_for(controlled)
+        if key in fields and fields[key] not in allowed:
+            raise InputError(f"{text!r}: {key}={fields[key]} " + (
+                f"is not a controlled step's (one of {', '.join(allowed)})" if controlled
+                else "needs step-size control (--rtol/--atol)"), field=field)
+        if key not in fields and full[key] not in allowed:
+            order = sorted(allowed, key=lambda v: v not in d.paper_values)
+            full[key] = next((v for v in order if broken_rule({**full, key: v}) is None), order[0])
+    return full
 
 
 def pairwise_cover(variants: list[Variant]) -> list[Variant]:
