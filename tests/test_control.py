@@ -2,6 +2,7 @@
 with an error estimate and a controller take the same steps in every form, on 1 to 3 ranks and
 threads (compiled and run); the tolerances and methods it refuses; the fixed step unchanged."""
 import json
+import re
 
 import numpy as np
 import pytest
@@ -15,7 +16,7 @@ from autotune.specs.ivp import load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.numpyrhs import numpy_rhs
-from autotune.specs.variants import Variant, parse_variant, spaces
+from autotune.specs.variants import parse_variant, spaces
 from autotune.tools.build import build, run
 from autotune.tools.launcher import parse_launcher
 
@@ -24,13 +25,19 @@ FLAGS = RunOptions().plan(1.0).flags
 METHOD = load_method("radauIIA7")
 CONTROL = Control(1e-6, 1e-6)
 FAST = "lc=jl-onepass,comm={},au=fused,pred=direct,buf=ghost,rhs=onepass"
-FORMS = [
-    "lc=ijl,comm=allgather",                                             # the paper's form
-    "lc=jli,comm=neighbour,buf=pack",
-    FAST.format("neighbour") + ",overlap=halo",
-    FAST.format("allgather") + ",fuse=rhs-lc,block=l1,store=nt",        # the fused sweeps, streamed
-    FAST.format("neighbour") + ",fuse=rhs-lc,block=l2,pipe=wavefront",  # the pipelined step
+FORMS = [    # each with the norm where it is summed and the reduction (docs/method.md, "Step-size control")
+    "lc=ijl,comm=allgather,norm=sweep,reduce=blocking",                     # the paper's form
+    "lc=jli,comm=neighbour,buf=pack,norm=fused,reduce=nonblocking",         # APPROX, then UPDATE with the norm
+    FAST.format("neighbour") + ",overlap=halo,norm=fused,reduce=blocking",  # APPROX+UPDATE with the norm
+    FAST.format("allgather") + ",fuse=rhs-lc,block=l1,store=nt,norm=fused,reduce=nonblocking",   # the fused sweeps
+    FAST.format("neighbour") + ",fuse=rhs-lc,block=l1,overlap=halo,norm=sweep,reduce=nonblocking",
+    FAST.format("neighbour") + ",fuse=rhs-lc,block=l2,pipe=wavefront,norm=fused,reduce=blocking",   # pipelined
 ]
+
+
+def _fixed(form: str) -> str:
+    """A controlled form's fixed-step twin: its name less the step-control values."""
+    return re.sub(r",(norm|reduce)=[a-z]+", "", form)
 
 
 def _controlled(ivp, variant, n, steps, h, procs, threads, path, t_end, machine=None, exe=None, control=CONTROL):
@@ -47,7 +54,7 @@ def _private_builds(private_builds):
 def _same_steps(ivp, forms, n, h, t_end, tmp_path, machine=None, configs=((1, 1), (1, 2), (2, 1), (3, 1))):
     runs = {}
     for form in forms:
-        v = parse_variant(form, spaces(ivp))
+        v = parse_variant(form, spaces(ivp, True))
         exe = build(solver_source(ivp, METHOD, v, n, machine, control=CONTROL), FLAGS)
         for procs, threads in configs:
             runs[(form, procs, threads)] = _controlled(ivp, v, n, 10000, h, procs, threads,
@@ -68,7 +75,8 @@ def _same_steps(ivp, forms, n, h, t_end, tmp_path, machine=None, configs=((1, 1)
 
 def test_every_form_takes_the_paper_forms_steps(tmp_path):
     """The paper's form, packed and overlapped exchanges, the fused sweeps with streamed stores and
-    the pipelined step (whose last level sums the error): the same accepted steps, the same
+    the pipelined step (whose last level sums the error), the norm in a sweep of its own or in the
+    sweep that writes the new y, reduced blocking or not: the same accepted steps, the same
     rejections, the same h to rounding and the same solution at 1 x 1, 1 x 2, 2 x 1 and 3 x 1."""
     _same_steps(load_ivp("heat2d"), FORMS, 1024, 1e-7, 1e-2, tmp_path)
 
@@ -80,7 +88,7 @@ def test_the_pipelined_step_over_strips_and_a_stored_ivp_take_the_same_steps(tmp
     strips = FAST.format("neighbour") + ",fuse=rhs-lc,block=l2,pipe=wavefront,traversal=strips"
     _same_steps(load_ivp("heat2d"), [FORMS[0], strips], 40000, 1e-8, 1e-4, tmp_path, haswell,
                 configs=((1, 1), (1, 2), (2, 1)))
-    _same_steps(load_ivp("string-row"), ["lc=ijl,comm=allgather", "lc=ijl,comm=allgather,blocks=interleaved"],
+    _same_steps(load_ivp("string-row"), ["lc=ijl,comm=allgather", "lc=ijl,comm=allgather,blocks=interleaved,norm=fused"],
                 200, 1e-6, 0.5, tmp_path, configs=((1, 1), (2, 1), (3, 1)))
 
 
@@ -88,7 +96,7 @@ def test_the_error_at_the_end_follows_the_tolerance(tmp_path):
     """inverterchain to t = 2 against scipy's Radau at rtol 1e-12: the end-time error within 10x
     the tolerance at 1e-5 and 1e-8, the tighter one taking more steps and reaching a smaller error."""
     ivp, n, t_end = load_ivp("inverterchain"), 40, 2.0
-    v = Variant("ijl", "allgather")
+    v = parse_variant("lc=ijl,comm=allgather", spaces(ivp, True))
     y0 = _controlled(ivp, v, n, 0, 0.01, 1, 1, tmp_path / "y0.bin", t_end)[1]
     ref = solve_ivp(lambda t, y: numpy_rhs(ivp, n, y), (0, t_end), y0, method="Radau", rtol=1e-12, atol=1e-12).y[:, -1]
     seen = []
@@ -119,15 +127,16 @@ def test_a_fixed_step_solver_has_no_control_code():
     ones they were: docs/method.md)."""
     ivp = load_ivp("heat2d")
     for form in FORMS:
-        v = parse_variant(form, spaces(ivp))
-        fixed, controlled = (solver_source(ivp, METHOD, v, 1024, control=c) for c in (None, CONTROL))
+        v, twin = parse_variant(form, spaces(ivp, True)), parse_variant(_fixed(form), spaces(ivp))
+        fixed, controlled = solver_source(ivp, METHOD, twin, 1024), solver_source(ivp, METHOD, v, 1024, control=CONTROL)
         assert not any(word in fixed for word in ("RTOL", "v_err", "ctl_", "CTL_", "control"))
         assert "v_err" in controlled and "ctl_step" in controlled
-        lines = controlled.splitlines()
+        lines = controlled.replace(v.name, twin.name).splitlines()
         missing = [ln for ln in fixed.splitlines() if ln not in lines and ln.strip() not in ("else", "")]
         # what the control replaces: the module's table (v_err added), the usage line, the output
-        # file, the step's call and time, the count of timed steps
-        assert len(missing) <= 6, missing
+        # file, the step's call and time, the count of timed steps; where the norm is fused, the
+        # sweeps that write the new y (their body, APPROX+UPDATE's arguments, their calls)
+        assert len(missing) <= 6 + (4 if "norm=fused" in form else 0), missing
 
 
 def test_tune_and_the_online_solver_run_controlled(own_replay_store, capsys):

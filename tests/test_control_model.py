@@ -3,6 +3,7 @@ ranking with them, the rejection rate a tune stores and the ranking reads back, 
 controlled runs, and the input it refuses (recorded kerncraft results; nothing is built)."""
 import json
 import math
+import re
 
 import pytest
 
@@ -16,11 +17,17 @@ from autotune.request.scenario import ScenarioRequest
 from autotune.specs.machine import load_machine
 from autotune.storage.store import Store
 
-from .conftest import run_cli
+from .conftest import pool_size, run_cli
 
 HASWELL = load_machine("haswell-ep-e5-2630v3")
 PIPELINED = ("lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l2,"
              "pipe=wavefront,traversal=strips")
+CONTROLLED = ",norm=fused,reduce=blocking"      # the pipelined step's only control (its last level sums the norm)
+
+
+def _fixed_name(name: str) -> str:
+    """A controlled variant's fixed-step twin: its name less the step-control values."""
+    return re.sub(r",(norm|reduce)=[a-z]+", "", name)
 
 
 def test_the_control_costs_its_bytes_at_its_levels_bandwidth_and_one_reduction():
@@ -41,6 +48,15 @@ def test_the_control_costs_its_bytes_at_its_levels_bandwidth_and_one_reduction()
     c = ControlCost(1.0, 2.0, 0.5, 4.0, rejected=0.25)
     assert c.per_accepted(10.0) == pytest.approx(1.25 * 13.5 + 0.25 * 4.0)
     assert c.added(10.0) == pytest.approx(c.per_accepted(10.0) - 10.0)
+    # norm=fused reads Y_s in the sweep that writes the new y: a third of its own sweep's bytes;
+    # reduce=nonblocking waits only for what the save of the new y does not cover
+    fused = control_cost(n_local, 1, 8, 8, HASWELL.caches, HASWELL.bandwidth, net, False, fused=True)
+    assert fused.norm_s == pytest.approx(sweep.norm_s / 3) and fused.save_s == sweep.save_s
+    hidden = control_cost(n_local, 1, 8, 8, HASWELL.caches, HASWELL.bandwidth, net, False, overlapped=True)
+    assert hidden.exposed_reduce_s == 0 and hidden.attempt_s == pytest.approx(sweep.attempt_s - sweep.reduce_s)
+    slow = ControlCost(1.0, 2.0, 3.0, 4.0, overlapped=True)
+    assert slow.exposed_reduce_s == 2.0 and slow.attempt_s == 5.0
+    assert control_cost(n_local, 1, 8, 8, HASWELL.caches, HASWELL.bandwidth, net, True, overlapped=True).overlapped is False
 
 
 def test_a_controlled_ranking_adds_the_control_to_every_variant(replay_store):
@@ -53,15 +69,19 @@ def test_a_controlled_ranking_adds_the_control_to_every_variant(replay_store):
     copy = 24 * n_local / HASWELL.bandwidth("MEM", 8)
     seen = set()
     for r in ctl.ordered:
-        if r.name not in before:
+        if _fixed_name(r.name) not in before:
             continue
-        added = r.predicted_s - before[r.name]
+        added = r.predicted_s - before[_fixed_name(r.name)]
         assert r.prediction.control_s == pytest.approx(added, rel=1e-9)
         piped = "pipe=wavefront" in r.name
-        assert added == pytest.approx(reduce if piped else 2 * copy + reduce, rel=1e-6), r.name
-        seen.add(piped)
-    assert seen == {True, False}
-    assert ctl.best.name == PIPELINED        # the pipelined step keeps y and sums the norm as it goes
+        norm = copy / 3 if "norm=fused" in r.name else copy
+        wait = max(reduce - copy, 0) if "reduce=nonblocking" in r.name else reduce
+        assert added == pytest.approx(reduce if piped else copy + norm + wait, rel=1e-6), r.name
+        seen.add((piped, r.variant.norm, r.variant.reduce))
+    assert seen == {(True, "fused", "blocking")} | {(False, n, b) for n in ("sweep", "fused")
+                                                     for b in ("blocking", "nonblocking")}
+    assert ctl.best.name == PIPELINED + CONTROLLED     # the pipelined step keeps y and sums the norm as it goes
+    assert len(ctl.ordered) == 4 * len(fixed.ordered) - 3 * sum("pipe=wavefront" in r.name for r in fixed.ordered)
     d = ctl.to_dict()
     assert d["control"] == {"rtol": 1e-6, "atol": 1e-6, "rejected_per_step": 0.0}
     assert d["variants"][0]["control_s"] == pytest.approx(reduce)
@@ -73,10 +93,15 @@ def test_explain_shows_the_controls_terms(replay_store):
     ex = autotune.explain(autotune.RankRequest.of("heat2d", nodes=8, rtol=1e-6).scenario,
                           variant="lc=ijl,comm=allgather", store=replay_store)
     c = ex.control
+    assert ex.result.name == "lc=ijl,comm=allgather,norm=sweep,reduce=blocking"   # the paper's control, filled in
     assert c["norm"] == "a sweep of its own" and c["level"] == "MEM" and c["rejected_per_step"] == 0
     assert ex.result.prediction.control_s == pytest.approx(c["save_s"] + c["norm_s"] + c["reduce_s"])
     assert "step control (rtol 1e-06, atol 1e-06): " in render(ex, "table")
     assert ex.to_dict()["control"] == c
+    other = autotune.explain(autotune.RankRequest.of("heat2d", nodes=8, rtol=1e-6).scenario,
+                             variant="lc=ijl,comm=allgather,norm=fused,reduce=nonblocking", store=replay_store).control
+    assert other["norm"] == "in the sweep that writes the new y" and other["norm_s"] == pytest.approx(c["norm_s"] / 3)
+    assert other["exposed_reduce_s"] == 0 < other["reduce_s"] == c["reduce_s"] and "(nonblocking" in other["reduce_op"]
 
 
 def test_a_tunes_rejections_are_priced_by_the_next_ranking(own_replay_store):
@@ -95,7 +120,7 @@ def test_a_tunes_rejections_are_priced_by_the_next_ranking(own_replay_store):
     assert base.scenario.control.rejected == 0.25
     fixed = autotune.rank("heat2d", nodes=8, store=own_replay_store)
     f = fixed.variant(PIPELINED).prediction
-    got = base.variant(PIPELINED).prediction
+    got = base.variant(PIPELINED + CONTROLLED).prediction
     reduce = network_model(HASWELL.network)("allreduce", 8, 8)
     copy = 24 * math.ceil(sc.n / 8) / HASWELL.bandwidth("MEM", 8)
     assert got.total_s == pytest.approx(1.25 * (f.total_s + reduce) + 0.25 * copy, rel=1e-9)
@@ -134,7 +159,7 @@ def test_generate_writes_controlled_solvers_and_says_how_to_run_them(tmp_path, c
     manifest = json.loads((tmp_path / "ctl" / "variants.json").read_text())
     assert manifest["control"] == {"rtol": 1e-6, "atol": 1e-8} and manifest["run"].endswith("[output-file|- [t-end]]")
     sources = [(tmp_path / "ctl" / s["file"]).read_text() for s in manifest["solvers"].values()]
-    assert len(sources) == 438 and all("v_err" in s and "#define ATOL 1e-08" in s for s in sources)
+    assert len(sources) == pool_size(controlled=True) and all("v_err" in s and "#define ATOL 1e-08" in s for s in sources)
     code, _, err = run_cli(capsys, "generate", "--ivp", "heat2d", "--n", "10000", "--out", tmp_path / "fixed")
     fixed = json.loads((tmp_path / "fixed" / "variants.json").read_text())
     assert code == 0 and "control" not in fixed and not fixed["run"].endswith("[t-end]]")

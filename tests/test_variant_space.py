@@ -30,9 +30,19 @@ def test_pool_is_large_and_every_value_occurs(ivp):
     pool = enumerate_variants(load_ivp(ivp).comm)
     assert len(pool) == pool_size(ivp) and len({v.name for v in pool}) == len(pool)
     for key, dim in DIMENSIONS.items():      # (neither IVP can be stored another way: an ivp hook's default)
-        want = {dim.default} if dim.ivp else set(dim.values) - ({"sparse"} if key == "comm" else set())
+        want = {dim.default} if dim.ivp or dim.control else set(dim.values) - ({"sparse"} if key == "comm" else set())
         assert {getattr(v, key) for v in pool} == want, key
     assert all(broken_rule(v.fields()) is None for v in pool)
+    # with step-size control: each variant once per norm and reduction it can run, none at the
+    # fixed step's values; the pipelined step sums the norm in its last level and keeps y (no
+    # save to overlap): only norm=fused, reduce=blocking
+    controlled = enumerate_variants(spaces(load_ivp(ivp), True))
+    assert len(controlled) == pool_size(ivp, controlled=True) == (len(pool) - sum(v.pipe == "wavefront" for v in pool)) \
+        * 4 + sum(v.pipe == "wavefront" for v in pool)
+    for key, dim in DIMENSIONS.items():
+        if dim.control:
+            assert {getattr(v, key) for v in controlled} == set(dim.values) - {dim.default}, key
+    assert {(v.norm, v.reduce) for v in controlled if v.pipe == "wavefront"} == {("fused", "blocking")}
     # fused: block l1 or l2, on two schemes of which one overlaps, stores through the caches or
     # streaming, the argument vectors packed or in their buffers; and pipelined: block l1 or l2 on
     # the two schemes (buf=ghost, no overlap, no streaming); halo: the neighbour scheme's 64
@@ -114,7 +124,8 @@ def _missing_code(dim, value) -> list[str]:
     text = file.read_text()
     reads = meta.find_undeclared_variables(Environment().parse(text))
     macros = set(re.findall(r"{%-?\s*macro\s+(\w+)\s*\(", text))
-    pool = enumerate_variants(("allgather", "neighbour")) + enumerate_variants(spaces(load_ivp("string-row")))
+    pool = enumerate_variants(("allgather", "neighbour")) + enumerate_variants(spaces(load_ivp("string-row"))) \
+        + enumerate_variants(spaces(load_ivp("heat2d"), True))
     variant = next((v for v in pool if getattr(v, dim.key) == value.name), None)
     given = set(dimension_context(load_ivp("heat2d"), METHOD, variant, None, 40000)) if variant and dim.render else set()
     return [n for n in filter(None, names.split(",")) if not (n in macros or (n in reads and n in given))]

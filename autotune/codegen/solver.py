@@ -49,6 +49,11 @@ def variant_module(ivp: IVP, method: Method, variant: Variant, n: int, machine: 
     if variant.comm not in generated_schemes():
         raise InputError(f"variant {variant.name}: the solver for comm={variant.comm} is not generated yet "
                          f"(available: {', '.join(generated_schemes())})")
+    odd = [f"{k}={getattr(variant, k)}" for k, d in DIMENSIONS.items()
+           if getattr(variant, k) not in d.values_for(control is not None)]
+    if odd:
+        raise InputError(f"variant {variant.name}: {', '.join(odd)} is not a "
+                         f"{'controlled' if control is not None else 'fixed'} step's (specs.variants: spaces)")
     ivp = ivp_for(ivp, variant)       # the IVP as the variant stores it (a stored one is its own)
     parts = kmod.rhs_parts(ivp)
     blocked = len(parts) > 1 and all(p.step == 1 for p in parts)
