@@ -12,8 +12,9 @@ is scipy's solve_ivp (Radau, rtol = atol = 1e-12) of the same right-hand side in
 controls (err <= 1 is the tolerance met; the target is <= 10), the largest relative error, the
 accepted and rejected steps, and the steps scipy's Radau and DOP853 take at the same tolerance.
 
-cost: each case's fixed-step solver and its controlled one (rtol 1e-6), the paper's form, the
-fused block=l1 sweep and the pipelined step, built with tune's flags for the machine file, run
+cost: each case's fixed-step solver and its controlled ones (rtol 1e-6: one per norm and
+reduction the form can run), the paper's form, the fused block=l1 sweep and the pipelined step,
+built with tune's flags for the machine file, run
 round-robin --rounds rounds of --steps steps (the controlled one from a step small enough that
 none is rejected).  Printed: the median seconds per accepted step of each, the difference and its
 share of the step, the control's own seconds as the solver timed them (saving y, the norm, its
@@ -41,7 +42,7 @@ from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.numpyrhs import numpy_rhs
-from autotune.specs.variants import Variant, parse_variant, spaces
+from autotune.specs.variants import DIMENSIONS, Variant, enumerate_variants, parse_variant, spaces
 from autotune.storage.atomic import write_text
 from autotune.tools.build import build, run
 from autotune.tools.launcher import parse_launcher
@@ -54,6 +55,7 @@ LAUNCHER = parse_launcher(None)
 FUSED = "lc=jl-onepass,comm={},au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1"
 PIPE = FUSED + ",pipe=wavefront"
 COST_CASES = [("heat2d", 4_000_000), ("inverterchain", 4_000_000)]
+CONTROL_KEYS = {k for k, d in DIMENSIONS.items() if d.control}   # the step-control dimensions (norm, reduce)
 
 
 def weighted_error(y: np.ndarray, ref: np.ndarray, tol: float) -> float:
@@ -119,6 +121,17 @@ def predicted(ivp: str, n: int, procs: int, threads: int, machine: str, store, n
     return out
 
 
+def _controlled_forms(ivp, form: str) -> list:
+    """The controlled variants of a fixed-step form: one per norm and reduction it can run."""
+    pool = spaces(ivp, True)
+    fixed = parse_variant(form, spaces(ivp))
+    return [v for v in enumerate_variants(pool) if _fixed_name(v) == fixed.name]
+
+
+def _fixed_name(v) -> str:
+    return ",".join(item for item in v.name.split(",") if item.split("=")[0] not in CONTROL_KEYS)
+
+
 def cost(cases: list[tuple[str, int]], configs: list[tuple[int, int]], machine: str, rounds: int, steps: int,
          work: Path, store=None) -> list[dict]:
     method, mach = load_method(METHOD), load_machine(machine)
@@ -129,42 +142,47 @@ def cost(cases: list[tuple[str, int]], configs: list[tuple[int, int]], machine: 
         comm = "neighbour" if "neighbour" in ivp.comm else "allgather"
         for form in (Variant("ijl", "allgather").name, FUSED.format(comm), PIPE.format(comm)):
             v = parse_variant(form, spaces(ivp))
-            pair = [build(solver_source(ivp, method, v, n, mach, control=c), flags)
-                    for c in (None, Control(1e-6, 1e-6))]
-            built.append((name, n, ivp, v, pair))
+            fixed = build(solver_source(ivp, method, v, n, mach), flags)
+            ctl = [(c, build(solver_source(ivp, method, c, n, mach, control=Control(1e-6, 1e-6)), flags))
+                   for c in _controlled_forms(ivp, form)]
+            built.append((name, n, ivp, v, fixed, ctl))
     times: dict = {}
     h0 = 1e-12     # the controlled run's first step: the error stays within the tolerance for all
     for r in range(rounds):
-        for name, n, ivp, v, pair in built:
+        for name, n, ivp, v, fixed_exe, ctl in built:
             for procs, threads in configs:
                 h = ivp.default_step(n)
-                fixed = run(pair[0], LAUNCHER, procs, threads, n, ivp.size_value(n), steps, h, 1, pin=procs == 1)
-                ctl = run(pair[1], LAUNCHER, procs, threads, n, ivp.size_value(n), steps, h0, 1, pin=procs == 1,
-                          t_end=1.0)
-                if ctl["control"]["rejected"]:
-                    raise SystemExit(f"{name} {v.name}: the cost run rejected a step; start from a smaller h")
-                key = (name, n, v.name, procs, threads)
-                times.setdefault(key, []).append((fixed["median_step_s"], ctl["median_step_s"],
-                                                  ctl["control"]["control_s"]))
+                fixed = run(fixed_exe, LAUNCHER, procs, threads, n, ivp.size_value(n), steps, h, 1, pin=procs == 1)
+                for c, exe in ctl:
+                    got = run(exe, LAUNCHER, procs, threads, n, ivp.size_value(n), steps, h0, 1, pin=procs == 1,
+                              t_end=1.0)
+                    if got["control"]["rejected"]:
+                        raise SystemExit(f"{name} {c.name}: the cost run rejected a step; start from a smaller h")
+                    times.setdefault((name, n, v.name, c.name, procs, threads), []).append(
+                        (fixed["median_step_s"], got["median_step_s"], got["control"]["control_s"]))
         print(f"round {r + 1} of {rounds}", file=sys.stderr, flush=True)
     rows, preds = [], {}
-    for (name, n, variant, procs, threads), got in times.items():
+    names = {v.name for *_, v, _, _ in built} | {c.name for *_, ctl in built for c, _ in ctl}
+    for (name, n, variant, controlled, procs, threads), got in times.items():
         fixed, ctl, own = (statistics.median(x[i] for x in got) for i in range(3))
         key = (name, n, procs, threads)
         if key not in preds:
-            preds[key] = predicted(name, n, procs, threads, machine, store, {v.name for *_, v, _ in built})
-        (pf, _), (pc, priced) = preds[key][(variant, "fixed")], preds[key][(variant, "controlled")]
-        rows.append({"ivp": name, "n": n, "variant": variant, "ranks": procs, "threads": threads,
+            preds[key] = predicted(name, n, procs, threads, machine, store, names)
+        (pf, _), (pc, priced) = preds[key][(variant, "fixed")], preds[key][(controlled, "controlled")]
+        rows.append({"ivp": name, "n": n, "variant": controlled, "ranks": procs, "threads": threads,
                      "fixed_s": fixed, "controlled_s": ctl, "extra_pct": 100 * (ctl / fixed - 1),
                      "control_s": own, "control_pct": 100 * own / fixed, "priced_control_s": priced,
                      "within_5pct": abs(ctl - (fixed + priced)) <= 0.05 * (fixed + priced),
                      "predicted_fixed_s": pf, "predicted_controlled_s": pc,
                      "deviation_fixed_pct": 100 * (pf / fixed - 1), "deviation_controlled_pct": 100 * (pc / ctl - 1)})
         r = rows[-1]
-        print(f"{name:14s} {procs}x{threads} {variant[:70]:70s} fixed {fixed:.4e}  controlled {ctl:.4e} "
+        print(f"{name:14s} {procs}x{threads} {controlled[:96]:96s} fixed {fixed:.4e}  controlled {ctl:.4e} "
               f"({r['extra_pct']:+.1f} %; its own {own:.3e} s, priced {priced:.3e} s; fixed + priced "
               f"{'within' if r['within_5pct'] else 'beyond'} 5 %)  deviation fixed {r['deviation_fixed_pct']:+.1f} %, "
               f"controlled {r['deviation_controlled_pct']:+.1f} %")
+    dev = lambda k: statistics.median(abs(r[k]) for r in rows)   # noqa: E731
+    print(f"within 5 %: {sum(r['within_5pct'] for r in rows)} of {len(rows)}; median |deviation| "
+          f"controlled {dev('deviation_controlled_pct'):.1f} %, fixed {dev('deviation_fixed_pct'):.1f} %")
     return rows
 
 

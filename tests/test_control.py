@@ -73,6 +73,14 @@ def _same_steps(ivp, forms, n, h, t_end, tmp_path, machine=None, configs=((1, 1)
         assert np.max(np.abs(y - yref)) <= 1e-10 * np.max(np.abs(yref)), key
 
 
+def test_the_forms_cover_every_value_of_the_control():
+    """The forms below take every value of each step-control dimension (norm, reduce)."""
+    from autotune.specs.variants import DIMENSIONS
+    ivp = load_ivp("heat2d")
+    taken = {(k, getattr(parse_variant(f, spaces(ivp, True)), k)) for f in FORMS for k in DIMENSIONS}
+    assert {(k, x) for k, d in DIMENSIONS.items() if d.control for x in d.values_for(True)} <= taken
+
+
 def test_every_form_takes_the_paper_forms_steps(tmp_path):
     """The paper's form, packed and overlapped exchanges, the fused sweeps with streamed stores and
     the pipelined step (whose last level sums the error), the norm in a sweep of its own or in the
