@@ -42,7 +42,7 @@ from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.numpyrhs import numpy_rhs
-from autotune.specs.variants import DIMENSIONS, Variant, enumerate_variants, parse_variant, spaces
+from autotune.specs.variants import Variant, enumerate_variants, fixed_twin, parse_variant, spaces
 from autotune.storage.atomic import write_text
 from autotune.tools.build import build, run
 from autotune.tools.launcher import parse_launcher
@@ -55,7 +55,6 @@ LAUNCHER = parse_launcher(None)
 FUSED = "lc=jl-onepass,comm={},au=fused,pred=direct,buf=ghost,rhs=onepass,fuse=rhs-lc,block=l1"
 PIPE = FUSED + ",pipe=wavefront"
 COST_CASES = [("heat2d", 4_000_000), ("inverterchain", 4_000_000)]
-CONTROL_KEYS = {k for k, d in DIMENSIONS.items() if d.control}   # the step-control dimensions (norm, reduce)
 
 
 def weighted_error(y: np.ndarray, ref: np.ndarray, tol: float) -> float:
@@ -123,13 +122,8 @@ def predicted(ivp: str, n: int, procs: int, threads: int, machine: str, store, n
 
 def _controlled_forms(ivp, form: str) -> list:
     """The controlled variants of a fixed-step form: one per norm and reduction it can run."""
-    pool = spaces(ivp, True)
     fixed = parse_variant(form, spaces(ivp))
-    return [v for v in enumerate_variants(pool) if _fixed_name(v) == fixed.name]
-
-
-def _fixed_name(v) -> str:
-    return ",".join(item for item in v.name.split(",") if item.split("=")[0] not in CONTROL_KEYS)
+    return [v for v in enumerate_variants(spaces(ivp, True)) if fixed_twin(v) == fixed]
 
 
 def cost(cases: list[tuple[str, int]], configs: list[tuple[int, int]], machine: str, rounds: int, steps: int,
@@ -146,6 +140,9 @@ def cost(cases: list[tuple[str, int]], configs: list[tuple[int, int]], machine: 
             ctl = [(c, build(solver_source(ivp, method, c, n, mach, control=Control(1e-6, 1e-6)), flags))
                    for c in _controlled_forms(ivp, form)]
             built.append((name, n, ivp, v, fixed, ctl))
+    names = {v.name for *_, v, _, _ in built} | {c.name for *_, ctl in built for c, _ in ctl}
+    preds = {(name, n, procs, threads): predicted(name, n, procs, threads, machine, store, names)
+             for name, n in cases for procs, threads in configs}      # first: a failure shows before the runs
     times: dict = {}
     h0 = 1e-12     # the controlled run's first step: the error stays within the tolerance for all
     for r in range(rounds):
@@ -161,13 +158,10 @@ def cost(cases: list[tuple[str, int]], configs: list[tuple[int, int]], machine: 
                     times.setdefault((name, n, v.name, c.name, procs, threads), []).append(
                         (fixed["median_step_s"], got["median_step_s"], got["control"]["control_s"]))
         print(f"round {r + 1} of {rounds}", file=sys.stderr, flush=True)
-    rows, preds = [], {}
-    names = {v.name for *_, v, _, _ in built} | {c.name for *_, ctl in built for c, _ in ctl}
+    rows = []
     for (name, n, variant, controlled, procs, threads), got in times.items():
         fixed, ctl, own = (statistics.median(x[i] for x in got) for i in range(3))
         key = (name, n, procs, threads)
-        if key not in preds:
-            preds[key] = predicted(name, n, procs, threads, machine, store, names)
         (pf, _), (pc, priced) = preds[key][(variant, "fixed")], preds[key][(controlled, "controlled")]
         rows.append({"ivp": name, "n": n, "variant": controlled, "ranks": procs, "threads": threads,
                      "fixed_s": fixed, "controlled_s": ctl, "extra_pct": 100 * (ctl / fixed - 1),

@@ -234,6 +234,13 @@ def test_a_fused_sweep_is_measured_on_this_host_stored_and_reused(tmp_path, priv
     some = psw.ensure_sweeps(layout, ivp, method, machine, store, in_memory={corr})
     assert [m.level for m in some[corr]] == [1, 3] and all(len(some[u]) == 1 for u in piped_units)
 
+    # a controlled ranking's sweeps are its fixed-step twins' (the same code): read, not measured
+    from autotune.specs.variants import fixed_twin, spaces
+    controlled = [parse_variant(v.name, spaces(ivp, True)) for v in (paper, fused, piped, ghost)]
+    assert [fixed_twin(v) for v in controlled] == [paper, fused, piped, ghost]
+    read = psw.ensure_sweeps(Session().layout(ivp, method, controlled), ivp, method, machine, store)
+    assert sorted(m.seconds for ms in read.values() for m in ms) == sorted(m.seconds for ms in got.values() for m in ms)
+
     other = load_machine(str(_file_with(tmp_path, dict(here, cpu="GenuineIntel family 6 model 1"),
                                         "-O3 -march=native -fopenmp")))
     why = next(iter(psw.ensure_sweeps(layout, ivp, method, other, store).values()))[0].error

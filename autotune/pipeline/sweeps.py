@@ -202,6 +202,7 @@ def plan_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, stor
         return None
     from autotune.codegen.solver import solver_source
     from autotune.specs.stepvalues import step_form
+    from autotune.specs.variants import fixed_twin
     units = sweep_units(layout)
     forms = sorted({fi for fi, _ in units.values()})
     memory_level = len(machine.caches)
@@ -217,7 +218,7 @@ def plan_sweeps(layout: Layout, ivp: IVP, method: Method, machine: Machine, stor
     twin = memory_twins(layout, [fi for fi in forms if any(lv == memory_level for _, lv, _ in sizes[fi])])
     plans: dict[tuple[int, int], dict] = {}
     for fi in forms:
-        v = layout.variants[layout.form_of.index(fi)]
+        v = fixed_twin(layout.variants[layout.form_of.index(fi)])   # a controlled one's sweeps are its twin's
         step = step_form(method, v)
         for n, level, threads in sizes[fi]:
             if level == memory_level and twin.get(fi, fi) != fi:

@@ -10,7 +10,7 @@ paper's 12 variants keep exactly their names and new forms add keys:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, make_dataclass
+from dataclasses import dataclass, field, make_dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Iterator, Sequence
 
@@ -60,6 +60,12 @@ Variant = make_dataclass("Variant", [(k, str) if d.default is None else (k, str,
                          namespace={"__hash__": lambda self: hash(self.name)})   # the name is the variant
 Variant.__module__ = __name__
 Variant.__doc__ = "One variant: a value of every dimension (Variant(lc='jli', comm='neighbour', au='fused'))."
+
+
+def fixed_twin(v):
+    """The fixed-step variant of a controlled one (every step-control dimension at its default,
+    specs.dimension: control): the same sweeps, without the control's code."""
+    return replace(v, **{k: d.default for k, d in DIMENSIONS.items() if d.control})
 
 
 def configuration(name: str) -> dict[str, str]:
