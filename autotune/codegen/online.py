@@ -76,7 +76,8 @@ def online_source(ivp: IVP, method: Method, variants: list[Variant], n: int, mac
     fragment = json.dumps(meta)[1:-1].replace("\\", "\\\\").replace('"', '\\"')
     candidates = [{"symbol": f"autotune_v{i}", "name": name} for i, name in enumerate(names, 1)]
     driver = kmod.env().get_template("driver.c.j2").render(
-        part=True, online=True, likwid=False, control=render_context(control, method), candidates=candidates,
+        part=True, online=True, likwid=False, control=render_context(control, method), uneven=False,
+        candidates=candidates,
         variant=online_name(names),
         constants=_constants(ivp), initial=ivp.initial, size_parameter=ivp.size_parameter, output_order=order,
         tq=[repr(float(q)) for q in quantiles], clear=repr(CLEAR), margin=repr(1 + margin_pct / 100.0), meta=fragment, trial_pct=trial_pct, recheck=recheck)

@@ -26,14 +26,15 @@ def generated_schemes() -> list[str]:
 
 
 def solver_source(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None,
-                  likwid: bool = False, control: Control | None = None) -> str:
+                  likwid: bool = False, control: Control | None = None, uneven: bool = False) -> str:
     """C source of the hybrid MPI+OpenMP solver.  The access distance H is a literal (it sizes
     the halo); the system size is a run-time argument.  machine: the target, whose cache sizes
     set the tile of a fused sweep (dimensions.block.DEFAULT_CACHE_BYTES without).  likwid: each
     sweep a LIKWID marker region (LIKWID_FLAGS build it; without, the source is as before).
     control: the step chosen by the error estimate within these tolerances (specs.control; without,
-    a fixed step and the source as before)."""
-    return variant_module(ivp, method, variant, n, machine, likwid=likwid, control=control)
+    a fixed step and the source as before).  uneven: each rank's block as AUTOTUNE_COUNTS gives
+    it where set (docs/method.md, "Uneven blocks"; without, even blocks and the source as before)."""
+    return variant_module(ivp, method, variant, n, machine, likwid=likwid, control=control, uneven=uneven)
 
 
 # what a solver with LIKWID markers is built with, beyond its flags
@@ -42,7 +43,8 @@ LIKWID_LIBS = ("-llikwid",)
 
 
 def variant_module(ivp: IVP, method: Method, variant: Variant, n: int, machine: Machine | None = None,
-                   symbol: str = "", likwid: bool = False, control: Control | None = None) -> str:
+                   symbol: str = "", likwid: bool = False, control: Control | None = None,
+                   uneven: bool = False) -> str:
     """The variant's module (variants/solver.c.j2): its step and its buffers, named `symbol` for
     a driver of its own part (codegen.online); without a symbol, the whole program with its own
     driver (variants/driver.c.j2)."""
@@ -90,7 +92,7 @@ def variant_module(ivp: IVP, method: Method, variant: Variant, n: int, machine: 
     own = {"symbol": "variant_0", "name": variant.name}
     return kmod.env().get_template("solver.c.j2").render(
         symbol=symbol or own["symbol"], part=bool(symbol), candidates=[own], online=False, likwid=likwid,
-        control=render_context(control, method),
+        control=render_context(control, method), uneven=uneven,
         ivp_name=ivp.name, method_name=method.name, variant=variant.name, values=variant.fields(),
         S=method.stages, iterations=method.iterations, H=ivp.halo(n), D=window.reach(ivp, n),
         A=[[fmt(x) for x in row] for row in method.A], b=[fmt(x) for x in method.b],
@@ -112,7 +114,7 @@ class _Render:
 
 
 # the template context the solver itself gives (a dimension's render hook may not give these)
-SOLVER_KEYS = frozenset({"ivp_name", "method_name", "variant", "values", "S", "iterations", "H", "D", "A", "b", "c",
+SOLVER_KEYS = frozenset({"uneven", "ivp_name", "method_name", "variant", "values", "S", "iterations", "H", "D", "A", "b", "c",
                          "rhs", "schedule", "timers", "block0_c", "pack_body", "constants", "size_parameter",
                          "initial", "symbol", "part", "candidates", "online", "likwid", "control"})
 PREAMBLE = "preamble"          # lines before the solver's code: every dimension may add to them
