@@ -3,7 +3,6 @@ ranking with them, the rejection rate a tune stores and the ranking reads back, 
 controlled runs, and the input it refuses (recorded kerncraft results; nothing is built)."""
 import json
 import math
-import re
 
 import pytest
 
@@ -15,6 +14,7 @@ from autotune.pipeline.runners import run_key
 from autotune.report.render import render
 from autotune.request.scenario import ScenarioRequest
 from autotune.specs.machine import load_machine
+from autotune.specs.variants import fixed_twin
 from autotune.storage.store import Store
 
 from .conftest import pool_size, run_cli
@@ -25,9 +25,9 @@ PIPELINED = ("lc=jl-onepass,comm=neighbour,au=fused,pred=direct,buf=ghost,rhs=on
 CONTROLLED = ",norm=fused,reduce=blocking"      # the pipelined step's only control (its last level sums the norm)
 
 
-def _fixed_name(name: str) -> str:
-    """A controlled variant's fixed-step twin: its name less the step-control values."""
-    return re.sub(r",(norm|reduce)=[a-z]+", "", name)
+def _fixed_name(variant) -> str:
+    """A controlled variant's fixed-step twin's name."""
+    return fixed_twin(variant).name
 
 
 def test_the_control_costs_its_bytes_at_its_levels_bandwidth_and_one_reduction():
@@ -45,8 +45,12 @@ def test_the_control_costs_its_bytes_at_its_levels_bandwidth_and_one_reduction()
     assert small.level == "L1" and data_level(3 * 8 * 1000, HASWELL.caches, 1) == "L1"
     assert data_level(3 * 8 * 500_000, HASWELL.caches, 8) == "L3" and data_level(1e9, HASWELL.caches, 8) == "MEM"
     # (1 + r) attempts per accepted step, and a restore per rejected one
+    # (a redo starts from the y the save still holds: one save per accepted step; a nonblocking
+    # reduction copies the new y on every attempt)
     c = ControlCost(1.0, 2.0, 0.5, 4.0, rejected=0.25)
-    assert c.per_accepted(10.0) == pytest.approx(1.25 * 13.5 + 0.25 * 4.0)
+    assert c.per_accepted(10.0) == pytest.approx(1.25 * 12.5 + 1.0 + 0.25 * 4.0)
+    every = ControlCost(1.0, 2.0, 0.5, 4.0, rejected=0.25, overlapped=True)
+    assert every.per_accepted(10.0) == pytest.approx(1.25 * 12.0 + 1.25 * 1.0 + 0.25 * 4.0)
     assert c.added(10.0) == pytest.approx(c.per_accepted(10.0) - 10.0)
     # norm=fused reads Y_s in the sweep that writes the new y: a third of its own sweep's bytes;
     # reduce=nonblocking waits only for what the save of the new y does not cover
@@ -69,9 +73,9 @@ def test_a_controlled_ranking_adds_the_control_to_every_variant(replay_store):
     copy = 24 * n_local / HASWELL.bandwidth("MEM", 8)
     seen = set()
     for r in ctl.ordered:
-        if _fixed_name(r.name) not in before:
+        if _fixed_name(r.variant) not in before:
             continue
-        added = r.predicted_s - before[_fixed_name(r.name)]
+        added = r.predicted_s - before[_fixed_name(r.variant)]
         assert r.prediction.control_s == pytest.approx(added, rel=1e-9)
         piped = "pipe=wavefront" in r.name
         norm = copy / 3 if "norm=fused" in r.name else copy
@@ -138,7 +142,7 @@ def test_controlled_runs_are_stored_apart_from_fixed_step_ones():
 
 def test_scale_shows_the_reduction_growing_with_the_nodes(replay_store):
     res = autotune.scale(autotune.RankRequest.of("heat2d", nodes="2,8", rtol=1e-6).scenario, store=replay_store)
-    note = next(n for n in res.notes if n.startswith("step control per attempt, by nodes"))
+    note = next(n for n in res.notes if n.startswith("step control per attempt (the paper's"))
     assert "2: 1.00 us" in note and "8: 3.00 us" in note
 
 
@@ -163,3 +167,12 @@ def test_generate_writes_controlled_solvers_and_says_how_to_run_them(tmp_path, c
     code, _, err = run_cli(capsys, "generate", "--ivp", "heat2d", "--n", "10000", "--out", tmp_path / "fixed")
     fixed = json.loads((tmp_path / "fixed" / "variants.json").read_text())
     assert code == 0 and "control" not in fixed and not fixed["run"].endswith("[t-end]]")
+
+
+def test_a_plan_written_before_the_controls_dimensions_runs_its_variants_with_the_papers_control():
+    from autotune.pipeline.plan import _named
+    sc = ScenarioRequest("heat2d", nodes=2, rtol=1e-6).scenario()
+    assert _named("lc=ijl,comm=allgather", sc) == "lc=ijl,comm=allgather,norm=sweep,reduce=blocking"
+    assert _named(PIPELINED, sc) == PIPELINED + CONTROLLED
+    assert _named("lc=ijl,comm=allgather", ScenarioRequest("heat2d", nodes=2).scenario()) == "lc=ijl,comm=allgather"
+    assert _named("no such variant", sc) == "no such variant"      # the run's check says why

@@ -16,10 +16,15 @@ An attempt of a step is the step itself, then the control's own work on the node
             one (reduce=nonblocking) runs while the new y is saved for the next step, so only
             what the save does not cover, max(0, reduce - save), is added
 
-and a rejected attempt is redone after y is copied back (restore: a copy).  With r rejected
-attempts per accepted step (the rate a run reported; 0 where none did):
+and a rejected attempt is redone after y is copied back (restore: a copy), from y as the save
+still holds it (no save again; a nonblocking reduction's copy of the new y is made on every
+attempt).  With r rejected attempts per accepted step (the rate a run reported; 0 where none did):
 
-    per accepted step = (1 + r) (step + save + norm + reduce) + r restore
+    per accepted step = (1 + r) (step + norm + reduce) + k save + r restore
+
+with k = 1, or 1 + r for a nonblocking reduction.  The reduction's progress during the copy rests
+on the master thread's MPI_Test after each of its four pieces (no asynchronous progress): at many
+ranks, whose allreduce takes ceil(log2 p) rounds, the copy may hide less than the price says.
 
 The sweeps move their bytes at the bandwidth of the level that holds the node's vectors (the
 smallest cache whose node share holds the three of them, else memory), on the node's busy cores.
@@ -60,8 +65,12 @@ class ControlCost:
         return self.save_s + self.norm_s + self.exposed_reduce_s
 
     def per_accepted(self, step_s):
-        """Seconds per accepted step of a step that takes step_s (a number or an array)."""
-        return (1.0 + self.rejected) * (step_s + self.attempt_s) + self.rejected * self.restore_s
+        """Seconds per accepted step of a step that takes step_s (a number or an array): a redo
+        starts from the y it restored, which the save still holds (no save again), but a
+        nonblocking reduction copies the new y on every attempt."""
+        saves = 1.0 + self.rejected if self.overlapped else 1.0
+        return (1.0 + self.rejected) * (step_s + self.attempt_s - self.save_s) + saves * self.save_s \
+            + self.rejected * self.restore_s
 
     def added(self, step_s):
         """What the control adds to a step of step_s: per_accepted less the step."""

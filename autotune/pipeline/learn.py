@@ -54,13 +54,15 @@ def describe(key: tuple) -> str:
 
 
 def stored_runs(store: Store, machine: Machine) -> tuple[list[Run], int]:
-    """The latest finished measurement of every (scenario, variant) on the machine, and how many
-    stored runs could not be placed (a method no longer known)."""
+    """The latest finished measurement of every fixed-step (scenario, variant) on the machine, and
+    how many stored runs could not be placed (a method no longer known)."""
     latest: dict[tuple, Run] = {}
     lost = 0
     methods = method_names()
     for key, ivp, variant, rec in store.measured_runs(machine.name):
         row, r = row_of_stored(rec, f"the store's run of {variant} ({ivp})")
+        if row.control:
+            continue     # step-size control: its seconds include the control's, which the factors do not price
         method = r.get("method") or next((m for m in methods if run_key_of(
             machine.name, ivp, m, r["n"], r["nodes"], r["threads"], variant, r.get("flags") or []) == key), None)
         if method is None:
@@ -186,7 +188,7 @@ def runs_of_tune(result: dict) -> list[Run]:
     return [at_file_state(Run(key, v.name, float(v.measured_s),
                               {ph: q["measured_s"] for ph, q in (v.phases or {}).items() if q.get("measured_s")}),
                           v.state_factor)
-            for v in rows if v.measured_s]
+            for v in rows if v.measured_s and not v.control]     # (a controlled run: as stored_runs)
 
 
 def fit_groups(machine: Machine, groups: list[Group], observed: Observed, pricer: Pricer) -> Learned | None:

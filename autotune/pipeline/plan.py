@@ -52,6 +52,7 @@ from autotune.specs.machine_schema import PARTITION
 from autotune.specs.method import load_method, method_file
 from autotune.pipeline.applicable import applicable_pool
 from autotune.specs.scenario import Scenario, check_scenario
+from autotune.specs.variants import parse_variant, spaces
 from autotune.specs.schema import first_error
 from autotune.storage.atomic import write_json
 
@@ -243,7 +244,9 @@ def run_plan(plan: dict, store, progress: Progress, jobs: int | None = None, lau
                           Control(ctl["rtol"], ctl["atol"]) if ctl else None)
             check_scenario(sc.ivp, sc.n, sc.nodes, sc.threads, sc.machine)
             variants, excluded = applicable_pool(sc)
-            names = [v["name"] for v in entry["variants"]]
+            # as this version names them (a plan of a controlled scenario written before the step
+            # control's dimensions names its variants without them: the paper's control)
+            names = [_named(v["name"], sc) for v in entry["variants"]]
             ranked = rank_scenario(sc, variants, Rule("top", max(len(names), 1)), store, excluded, None, jobs)
             by_name = {r.variant.name: r.variant for r in ranked.ordered}
             missing = set(names) - set(by_name)
@@ -274,3 +277,12 @@ def run_plan(plan: dict, store, progress: Progress, jobs: int | None = None, lau
         totals.failed += sum(1 for r in rows if r.measured_s is None)
         results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), None, res, status, job))
     return PlanRunResult(plan.get("source"), results, totals)
+
+
+def _named(name: str, sc: Scenario) -> str:
+    """A plan's variant as this version names it in the scenario (unchanged where it cannot be
+    read: the check that it runs there says why)."""
+    try:
+        return parse_variant(name, spaces(sc.ivp, sc.control is not None)).name
+    except InputError:
+        return name

@@ -202,7 +202,7 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
             for scheme, phases, ghost in layout.comm_keys]
     interior = batch.column([interior_share(n, ctx.distance) for n, ctx in zip(placed.n_local, placed.ctx)])
     control = _controls(batch, op_seconds, layout)
-    shapes = layout.control or ((),) * len(layout.form_of)
+    shapes = layout.control
     times = [variant_times(ops, forms[f], b, barrier_s, comm[c], lap, interior,
                            control[(layout.forms[f].windowed, shape)])
              for f, c, b, lap, shape in zip(layout.form_of, layout.comm_of, layout.barriers, layout.overlap, shapes)]
@@ -218,7 +218,7 @@ def _controls(batch: Batch, op_seconds, layout) -> dict:
     """Step-size control's cost (model.control) per (pipelined step, control shape) the layout's
     variants have (pipeline.layout.control_shape), each a ControlCost whose seconds are the
     batch's columns; None for each without control."""
-    keys = set(zip((layout.forms[f].windowed for f in layout.form_of), layout.control or ((),) * len(layout.form_of)))
+    keys = set(zip((layout.forms[f].windowed for f in layout.form_of), layout.control))
     if batch.first.control is None:
         return dict.fromkeys(keys)
     out = {}

@@ -129,7 +129,8 @@ def _control_notes(scenarios: list) -> list[str]:
         return []
     net = network_model(scenarios[0].machine.network)
     costs = sorted((sc.nodes, scenario_cost(sc, False, net)) for sc in scenarios)
-    return ["step control per attempt, by nodes: the allreduce " + ", ".join(
+    return ["step control per attempt (the paper's: the norm in a sweep of its own, a blocking allreduce), "
+            "by nodes: the allreduce " + ", ".join(
         f"{p}: {1e6 * c.reduce_s:.2f} us" for p, c in costs) + "; saving y and the norm " + ", ".join(
         f"{p}: {c.save_s + c.norm_s:.3e} s" for p, c in costs)]
 
