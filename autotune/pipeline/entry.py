@@ -14,8 +14,8 @@ from autotune.request.scenario import ScenarioRequest
 from autotune.results.rank import ExplainResult, RankResult
 from autotune.pipeline.applicable import applicable_pool, control_terms, why_excluded, window_of
 from autotune.specs.exclusion import Exclusions
-from autotune.specs.scenario import Scenario
-from autotune.specs.variants import Variant, parse_variant, spaces
+from autotune.specs.scenario import Scenario, scenario_spaces
+from autotune.specs.variants import Variant, parse_variant
 from autotune.storage.store import Store
 
 if TYPE_CHECKING:       # each command imports what only it needs when it runs
@@ -67,7 +67,7 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = SI
 def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progress: Progress = SILENT,
             jobs: int | None = None) -> ExplainResult:
     sc = req.scenario()
-    v = parse_variant(variant, spaces(sc.ivp, sc.control is not None))
+    v = parse_variant(variant, scenario_spaces(sc))
     variants, excluded = applicable_pool(sc)
     _require_applicable(sc, [v], excluded, "variant")
     ranked = rank_scenario(sc, variants, rule, store, excluded, progress, jobs)
@@ -108,7 +108,7 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, progre
     from autotune.pipeline.tune import tune as run_tune
     sc = req.scenario()
     applicable, excluded = applicable_pool(sc, select=req.sweep_spec().variant_filter)
-    named = [parse_variant(x.strip(), spaces(sc.ivp, sc.control is not None), "variants") for x in variants] if variants else []
+    named = [parse_variant(x.strip(), scenario_spaces(sc), "variants") for x in variants] if variants else []
     _require_applicable(sc, named, excluded, "variants")
     kept = {v.name for v in applicable}
     for v in named:

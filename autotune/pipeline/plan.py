@@ -51,8 +51,8 @@ from autotune.specs.machine import load_machine
 from autotune.specs.machine_schema import PARTITION
 from autotune.specs.method import load_method, method_file
 from autotune.pipeline.applicable import applicable_pool
-from autotune.specs.scenario import Scenario, check_scenario
-from autotune.specs.variants import parse_variant, spaces
+from autotune.specs.scenario import Scenario, check_scenario, scenario_spaces
+from autotune.specs.variants import parse_variant
 from autotune.specs.schema import first_error
 from autotune.storage.atomic import write_json
 
@@ -283,6 +283,6 @@ def _named(name: str, sc: Scenario) -> str:
     """A plan's variant as this version names it in the scenario (unchanged where it cannot be
     read: the check that it runs there says why)."""
     try:
-        return parse_variant(name, spaces(sc.ivp, sc.control is not None)).name
+        return parse_variant(name, scenario_spaces(sc)).name
     except InputError:
         return name

@@ -83,6 +83,11 @@ def applicable_schemes(sc: Scenario, schemes: list[str], ivp: IVP | None = None)
 Offer = tuple[tuple[tuple[str, str], ...], IVP, list[str]]
 
 
+def scenario_spaces(sc: Scenario) -> tuple:
+    """The spaces of the scenario's IVP (specs.variants.spaces), controlled where its step is."""
+    return spaces(sc.ivp, sc.control is not None)
+
+
 def offers(ivp: IVP, pool: list[Variant]) -> list[Offer]:
     """Per way of storing the IVP that the pool has variants of (specs.variants.spaces): its
     values, the IVP stored so, and the pool's schemes there (sorted)."""
@@ -112,7 +117,7 @@ def applicable_variants(sc: Scenario, wanted: list[str] | None = None,
     """The variants (of those `select` keeps) whose communication scheme can run at this n and
     node count (the IVP stored as each variant stores it), and why the others cannot;
     InputError if none can."""
-    variants = selected_variants(spaces(sc.ivp, sc.control is not None), wanted, select, sc.ivp.name)
+    variants = selected_variants(scenario_spaces(sc), wanted, select, sc.ivp.name)
     ok, excluded = scheme_checks(sc, offers(sc.ivp, variants))
     runs = {(fixed, c) for fixed, schemes in ok for c in schemes}
     if not runs:
