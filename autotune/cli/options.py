@@ -38,6 +38,12 @@ def _int_arg(text: str) -> int:
     return int(value)
 
 
+def _nodes_arg(text: str) -> int | str:
+    """--nodes of one scenario: a count, or kinds of node with theirs (big:4,small:2: request.mixed)."""
+    from autotune.request.mixed import is_mix
+    return text if is_mix(text) else _int_arg(text)
+
+
 def _jobs_arg(text: str) -> int | str:
     """--jobs: a number of local processes, or 'mpi' for the ranks of `python -m mpi4py.futures`."""
     if text.strip().lower() == "mpi":
@@ -57,7 +63,10 @@ def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required
     more = SWEEP_HELP if sweep else ""
     p.add_argument("--ivp", required=ivp_required, help="shipped IVP name (autotune list ivps) or a YAML path; "
                    "NAME.interleaved: its two coupled blocks stored interleaved" + (" (comma-separated, or 'all')" if sweep else ""))
-    p.add_argument("--nodes", type=num, help=f"cluster nodes, one MPI rank each (default: {nodes_default})" + more)
+    p.add_argument("--nodes", type=str if sweep else _nodes_arg,
+                   help=f"cluster nodes, one MPI rank each (default: {nodes_default})" + more
+                   + "; or nodes of several kinds, KIND:COUNT,... (each a partition of --machine's cluster "
+                     "or a machine): big:4,small:2")
     p.add_argument("--threads", type=num, help="OpenMP threads per node (default: all cores)" + more)
     p.add_argument("--n", type=num, help="system size (default: the IVP's default)" + more)
     p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")

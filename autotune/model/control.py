@@ -116,5 +116,5 @@ def scenario_cost(sc, windowed: bool, op_seconds: Callable[[str, float, int], fl
     if sc.control is None:
         return None
     m = sc.machine
-    return control_cost(math.ceil(sc.n / sc.nodes), sc.ranks_per_node, sc.nodes, sc.node_threads, m.caches,
+    return control_cost(sc.n_local, sc.ranks_per_node, sc.nodes, sc.node_threads, m.caches,
                         m.bandwidth, op_seconds, windowed, sc.control.rejected, **shape)

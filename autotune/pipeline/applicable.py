@@ -40,7 +40,7 @@ class _ScenarioFacts:
 
     @cached_property
     def vector_bytes(self) -> float:
-        return float(DOUBLE * math.ceil(self.sc.n / self.sc.nodes) * self.sc.ranks_per_node)
+        return float(DOUBLE * self.sc.n_local * self.sc.ranks_per_node)
 
     @cached_property
     def llc_bytes(self) -> float:
@@ -92,7 +92,7 @@ class _Facts:
 
     @property
     def region(self) -> float:
-        return self._sc.n / (self._sc.nodes * self._sc.threads)
+        return self._sc.n_local / self._sc.threads if self._sc.block else self._sc.n / (self._sc.nodes * self._sc.threads)
 
     @cached_property
     def tile(self) -> int:
@@ -232,7 +232,7 @@ def window_of(sc: Scenario, variant: Variant) -> dict | None:
     reach = reuse.level_reach(sc.machine, sc.node_threads)
     names = [c.name for c in sc.machine.caches]
     out.update(bytes_node=node, level=next((names[i] for i, r in enumerate(reach) if node <= r), "MEM"),
-               ring_bytes_per_step=2 * m * s * DOUBLE * math.ceil(sc.n / sc.nodes))
+               ring_bytes_per_step=2 * m * s * DOUBLE * sc.n_local)
     return out
 
 

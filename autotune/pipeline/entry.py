@@ -49,6 +49,12 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = SI
     sweep (lists or ranges in ivp, n, nodes or threads; selected_only: its rows of the
     pre-selected variants only)."""
     spec = req.sweep_spec()
+    if spec.mix:                    # nodes of several kinds (docs/method.md "Mixed allocations")
+        from autotune.pipeline.mixed import rank_mixed
+        result = rank_mixed(req.mixed(), rule, store, progress, jobs, spec.comm, spec.variant_filter)
+        if result.best is None:
+            raise ToolError(f"kerncraft: no variant could be predicted on {req.mixed().label}")
+        return result
     if spec.each_ivp or spec.is_sweep:
         from autotune.pipeline.sweep import rank_each_ivp, run_sweep
         if spec.each_ivp:
@@ -66,6 +72,11 @@ def rank(req: ScenarioRequest, rule: Rule, store: Store, progress: Progress = SI
 
 def explain(req: ScenarioRequest, variant: str, rule: Rule, store: Store, progress: Progress = SILENT,
             jobs: int | None = None) -> ExplainResult:
+    if req.sweep_spec().mix:          # each kind's share and breakdown (docs/method.md "Mixed allocations")
+        from autotune.pipeline.mixed import explain_mixed
+        msc = req.mixed()
+        kind = msc.rank_scenario(msc.kinds[0], msc.even()[0])
+        return explain_mixed(msc, parse_variant(variant, scenario_spaces(kind)), rule, store, progress, jobs)
     sc = req.scenario()
     v = parse_variant(variant, scenario_spaces(sc))
     variants, excluded = applicable_pool(sc)

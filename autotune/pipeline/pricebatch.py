@@ -77,7 +77,7 @@ def place(batch: Batch) -> list[tuple[KernelPart, regmod.Regime]]:
         if s.n not in sizes:
             sizes[s.n] = (ivp.access_distance(s.n),
                           [(ivp.part_components(spec, s.n), ivp.part_halo(spec, s.n)) for spec in ivp.rhs])
-    n_local = [math.ceil(s.n / s.nodes) for s in batch.scenarios]
+    n_local = [s.n_local for s in batch.scenarios]
     ctx = [PhaseContext(s.n, s.nodes, sizes[s.n][0], ivp.sparse_halo) for s in batch.scenarios]
     vector_bytes = batch.column([float(DOUBLE * n * rpn) for n in n_local])
     shares, steps = {}, {}
@@ -99,7 +99,7 @@ def place(batch: Batch) -> list[tuple[KernelPart, regmod.Regime]]:
                 ops, unit.distances, vector_bytes, reach, steps.setdefault((tile, unit.walking), {}), ring)
         key = None if unit.spec is None else (unit.spec, part.step)
         if key not in sized:
-            sized[key] = (batch.column([math.ceil(sizes[s.n][1][unit.spec][0] / s.nodes) * part.step
+            sized[key] = (batch.column([s.part_local(sizes[s.n][1][unit.spec][0]) * part.step
                                         for s in batch.scenarios]),
                           batch.column([sizes[s.n][1][unit.spec][1] for s in batch.scenarios]))
         m, halo = sized[key]

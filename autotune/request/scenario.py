@@ -16,16 +16,18 @@ from functools import cached_property
 from autotune.errors import InputError
 from autotune.request.defaults import DEFAULT_METHOD, MODELS
 from autotune.request.keywords import Keywords
+from autotune.request.mixed import is_mix, parse_mix, resolve_kinds
 from autotune.request.values import asks_every, name_list, parse_names, parse_values
 from autotune.specs.control import Control, control_of, estimate_order
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
+from autotune.specs.mixed import MixedScenario, check_mixed
 from autotune.specs.scenario import Scenario, check_scenario
 from autotune.specs.variants import Filter, parse_filter
 
 
-Values = int | str | list | tuple | None
+Values = int | str | list | tuple | dict | None
 
 
 def values_of(value: Values, field: str) -> list[int] | None:
@@ -67,6 +69,7 @@ class SweepSpec:
     model: str | None = None      # "ecm": without the machine's learned factors
     every_ivp: bool = False       # ivps is 'all': every shipped IVP
     control: Control | None = None    # step-size control (None: a fixed step)
+    mix: tuple | None = None          # a mixed allocation: ((kind, nodes), ...) (request.mixed)
 
     @property
     def is_sweep(self) -> bool:
@@ -119,15 +122,19 @@ class ScenarioRequest(Keywords):
     def _spec(self) -> SweepSpec:
         ivps = str(self.ivp) if isinstance(self.ivp, (str, os.PathLike)) else ",".join(map(str, self.ivp))
         comm = name_list(self.comm)        # the schemes to consider (None: all)
+        mix = parse_mix(self.nodes) if is_mix(self.nodes) else None
         return SweepSpec(parse_names(ivps, "ivp", ivp_names), values_of(self.n, "n"),
-                         values_of(self.nodes, "nodes"), values_of(self.threads, "threads"),
+                         None if mix else values_of(self.nodes, "nodes"), values_of(self.threads, "threads"),
                          self.machine, self.method or DEFAULT_METHOD, list(comm) if comm else None,
                          parse_filter(self.variant_filter), model_of(self.model),
-                         asks_every(ivps), control_of(self.rtol, self.atol))
+                         asks_every(ivps), control_of(self.rtol, self.atol), mix)
 
     def scenario(self) -> Scenario:
         """The one scenario asked for, loaded and checked (InputError for a sweep or bad input)."""
         spec = self.sweep_spec()
+        if spec.mix:
+            raise InputError(f"{self.nodes}: a mixed allocation; this command takes one kind of node "
+                             "(rank and explain take several)", field="nodes")
         spec.one_each("ivp", "n", "nodes", "threads")
         ivp = load_ivp(spec.ivps[0])
         method = load_method(spec.method)
@@ -139,3 +146,18 @@ class ScenarioRequest(Keywords):
         if spec.control is not None:
             estimate_order(method)       # a method without a free estimate is refused here
         return Scenario(ivp, method, machine, n, nodes, threads, spec.control)
+
+    def mixed(self) -> MixedScenario:
+        """The one mixed allocation asked for (nodes names kinds: request.mixed), loaded and
+        checked: every kind's machine file before any work."""
+        spec = self.sweep_spec()
+        spec.one_each("ivp", "n", "threads")
+        ivp = load_ivp(spec.ivps[0])
+        method = load_method(spec.method)
+        kinds, network, source = resolve_kinds(spec.mix, spec.machine, spec.threads[0] if spec.threads else None,
+                                               spec.model)
+        n = spec.ns[0] if spec.ns else ivp.default_n
+        check_mixed(ivp, n, kinds)
+        if spec.control is not None:
+            estimate_order(method)
+        return MixedScenario(ivp, method, n, kinds, network, source, spec.control)

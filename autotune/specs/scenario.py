@@ -2,6 +2,7 @@
 variants that can run in it.  Pure."""
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
@@ -25,11 +26,29 @@ class Scenario:
     nodes: int
     threads: int
     control: Control | None = None     # step-size control's tolerances (None: a fixed step)
+    # one rank of a mixed allocation (specs.mixed): its own block of components, on a node of
+    # its own (None: every rank holds ceil(n / nodes))
+    block: int | None = None
 
     @cached_property
     def ranks_per_node(self) -> int:
-        """Ranks sharing one node: on a single-node machine every rank runs on the same host."""
+        """Ranks sharing one node: on a single-node machine every rank runs on the same host
+        (a mixed allocation's rank has its node to itself)."""
+        if self.block is not None:
+            return 1
         return self.nodes if self.machine.nodes == 1 else 1
+
+    @property
+    def n_local(self) -> int:
+        """Components on the rank priced: its block, else the largest of an even split."""
+        return self.block if self.block is not None else math.ceil(self.n / self.nodes)
+
+    def part_local(self, components: int) -> int:
+        """Of an RHS part of `components` components, those on the rank priced (its share of
+        the block, rounded up as an even split's)."""
+        if self.block is None:
+            return math.ceil(components / self.nodes)
+        return math.ceil(components * self.block / self.n)
 
     @property
     def beyond_machine(self) -> bool:

@@ -1,0 +1,90 @@
+"""A mixed allocation as asked: `--nodes big:4,small:2` (or {"big": 4, "small": 2} through the
+API and in plan files), each name a partition of the cluster's machine file (its
+cluster.partitions) or a machine of its own; resolved into kinds with their machine files
+(docs/usage.md "Mixed allocations")."""
+from __future__ import annotations
+
+import re
+
+from autotune.errors import InputError
+from autotune.specs.machine import Machine, load_machine
+from autotune.specs.mixed import Kind
+
+_ITEM = re.compile(r"^([^\s,:]+):([^\s,:]+)$")
+
+
+def is_mix(value) -> bool:
+    """Whether a nodes value names kinds (big:4,small:2 or a mapping) rather than counts."""
+    if isinstance(value, dict):
+        return True
+    if not isinstance(value, str):
+        return False
+    return any(_ITEM.match(item.strip()) and not _numeric(item.split(":")[0]) for item in value.split(","))
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
+
+
+def parse_mix(value, field: str = "nodes") -> tuple[tuple[str, int], ...]:
+    """((kind, nodes), ...) in the order given; InputError naming the field for a malformed
+    item, a count that is not a positive integer, or a kind named twice."""
+    items = list(value.items()) if isinstance(value, dict) else []
+    if isinstance(value, str):
+        for item in value.split(","):
+            m = _ITEM.match(item.strip())
+            if not m:
+                raise InputError(f"{item.strip()!r}: expected KIND:NODES (a partition or machine, a count), "
+                                 f"as in big:4,small:2", field=field)
+            items.append((m.group(1), m.group(2)))
+    out: dict[str, int] = {}
+    for name, count in items:
+        try:
+            nodes = int(str(count))
+        except ValueError:
+            raise InputError(f"{name}:{count}: expected a whole number of nodes", field=field) from None
+        if nodes < 1:
+            raise InputError(f"{name}:{nodes}: expected at least 1 node of each kind", field=field)
+        if name in out:
+            raise InputError(f"{name}: named twice", field=field)
+        out[str(name)] = nodes
+    if not out:
+        raise InputError(": expected at least one KIND:NODES", field=field)
+    return tuple(out.items())
+
+
+def kind_machine(name: str, cluster: Machine | None, model: str | None) -> tuple[Machine, str]:
+    """The machine of one kind, and where it was found: the cluster file's partition of that
+    name (its machine file must load), else a machine of that name or path."""
+    if cluster is not None and name in cluster.partitions:
+        target = cluster.partitions[name]
+        try:
+            return load_machine(target, model), f"partition {name} of {cluster.name}"
+        except InputError as e:
+            raise InputError(f"{name}: partition of {cluster.name} without a usable machine file "
+                             f"({target}: {e.message})", field="nodes") from None
+    try:
+        return load_machine(name, model), f"machine {name}"
+    except InputError:
+        known = f"partitions of {cluster.name}: {', '.join(sorted(cluster.partitions)) or 'none'}" if cluster \
+            else "no --machine names partitions"
+        raise InputError(f"{name}: unknown partition or machine ({known}; or a machine name or YAML path)",
+                         field="nodes") from None
+
+
+def resolve_kinds(mix: tuple[tuple[str, int], ...], machine: str | None, threads: int | None,
+                  model: str | None) -> tuple[tuple[Kind, ...], dict, str]:
+    """The kinds of a mix, and the interconnect's model with whose figures they are: the cluster
+    file's (machine, where given) or, without one, the first kind's."""
+    cluster = load_machine(machine, model) if machine else None
+    kinds = []
+    for name, nodes in mix:
+        m, _ = kind_machine(name, cluster, model)
+        kinds.append(Kind(name, m, nodes, threads if threads is not None else m.cores))
+    source = cluster or kinds[0].machine
+    why = "the cluster file's" if cluster else "the first kind's (no --machine gives the cluster's)"
+    return tuple(kinds), dict(source.network), f"{source.name}, {why}"
