@@ -44,6 +44,7 @@ from autotune.request.plan import PlanRequest
 from autotune.request.run import RunOptions
 from autotune.request.scenario import ScenarioRequest
 from autotune.request.selection import online_rule, selection
+from autotune.results.mixed import MixedRankResult
 from autotune.results.rank import ExplainResult, RankResult
 from autotune.results.rankset import RankSet
 from autotune.results.scale import ScaleResult
@@ -82,12 +83,14 @@ def _store(path):
 def rank(request: Request | RankRequest, /, *, nodes=None, threads=None, n=None, machine: str | None = None,
          method: str | None = None, variant_filter: str | None = None, top: int | None = None,
          within: float | None = None, store=None, jobs: int | str | None = None,
-         progress: ProgressArg = None) -> RankResult | RankSet:
+         progress: ProgressArg = None) -> RankResult | RankSet | MixedRankResult:
     """Every applicable variant of one scenario (those variant_filter keeps: "key=a|b,...",
     "paper"), best first, with the pre-selection (top K, or within PCT % of the best; default
     within 10 %).  request: an IVP name, a ScenarioRequest (comm, model "ecm": without the factors
     the machine learned from its runs) or a RankRequest.  IVP "all": a RankSet, one such ranking
-    per shipped IVP (.by_ivp())."""
+    per shipped IVP (.by_ivp()).  nodes of several kinds ("big:4,small:2" or {"big": 4, "small": 2};
+    threads likewise per kind): a MixedRankResult, each variant with its split (docs/method.md
+    "Mixed allocations")."""
     req = RankRequest.of(request, nodes=nodes, threads=threads, n=n, machine=machine, method=method,
                          variant_filter=variant_filter, top=top, within=within)
     spec = req.scenario.sweep_spec()

@@ -67,7 +67,11 @@ def _scenario_args(p: argparse.ArgumentParser, sweep: bool = False, ivp_required
                    help=f"cluster nodes, one MPI rank each (default: {nodes_default})" + more
                    + "; or nodes of several kinds, KIND:COUNT,... (each a partition of --machine's cluster "
                      "or a machine): big:4,small:2")
-    p.add_argument("--threads", type=num, help="OpenMP threads per node (default: all cores)" + more)
+    p.add_argument("--split", help="with nodes of several kinds: the blocks of components, one per rank in "
+                   "the kinds' order, C0,C1,... (default: the model's split, per variant)")
+    p.add_argument("--threads", type=str if sweep else _nodes_arg,
+                   help="OpenMP threads per node (default: all cores)" + more + "; with nodes of several kinds, "
+                   "one count for all or KIND:COUNT,... per kind")
     p.add_argument("--n", type=num, help="system size (default: the IVP's default)" + more)
     p.add_argument("--machine", help="shipped machine name or YAML path (default: reference cluster)")
     p.add_argument("--method", default=DEFAULT_METHOD, help=f"ODE method (default: {DEFAULT_METHOD})")

@@ -4,7 +4,6 @@ hook, specs.dimension: e.g. non-temporal stores, where the vectors they stream w
 the last-level cache before the step reads them again)."""
 from __future__ import annotations
 
-import math
 from functools import cached_property, lru_cache
 
 from autotune.errors import InputError

@@ -104,6 +104,9 @@ def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = SI
         parsed = parse_rule(rule)
     except ValueError as e:
         raise InputError(f"{rule}: {e}", field="rule") from None
+    if req.sweep_spec().mix:
+        raise InputError(f"{req.nodes}: a mixed allocation; scale sweeps node counts of one kind "
+                         "(rank and explain take several kinds)", field="nodes")
     if req.nodes is None:           # a study over node counts: the same default for both front ends
         req = ScenarioRequest.of(req, nodes=SCALE_NODES)
     return run_scale(req.sweep_spec(), parsed, store, progress, jobs)

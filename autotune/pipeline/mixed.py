@@ -14,7 +14,7 @@ from autotune.pipeline.predict import rank_many
 from autotune.progress import SILENT, Progress
 from autotune.results.mixed import MixedExplainResult, MixedRankResult, MixedRow
 from autotune.specs.exclusion import Exclusions
-from autotune.specs.mixed import MixedScenario, check_split
+from autotune.specs.mixed import MixedScenario
 from autotune.specs.variants import Filter, Variant
 from autotune.storage.store import Store
 
@@ -59,13 +59,12 @@ def _times(msc: MixedScenario, variants: list[Variant], blocks: list[list[int]],
 
 def rank_mixed(msc: MixedScenario, rule: Rule, store: Store, progress: Progress = SILENT,
                jobs: int | None = None, wanted: list[str] | None = None, select: Filter | None = None,
-               given: tuple[int, ...] | None = None) -> MixedRankResult:
-    """Every variant of the pool with the split the model chooses for it (or the split `given`,
-    one block per rank), its step time and each kind's share and time, and the even split's
+               ) -> MixedRankResult:
+    """Every variant of the pool with the split the model chooses for it (or the scenario's given
+    split, one block per rank), its step time and each kind's share and time, and the even split's
     step beside it; ranked by the step."""
     variants, excluded = mixed_pool(msc, wanted, select)
-    if given is not None:
-        check_split(given, msc.n, msc.ranks)
+    given = msc.given
     ranks = [k.nodes for k in msc.kinds]
     even = msc.even()
     q, grid = splitmod.grid(msc.n, ranks, msc.granule)
@@ -110,23 +109,12 @@ def _splits(msc: MixedScenario, grid: list[list[int]], times: list[np.ndarray], 
     return out
 
 
-def parse_split(text: str | None, msc: MixedScenario) -> tuple[int, ...] | None:
-    """--split C0,C1,...: one block per rank (None: the model's)."""
-    if text is None:
-        return None
-    try:
-        split = tuple(int(x) for x in str(text).split(","))
-    except ValueError:
-        raise InputError(f"{text}: expected whole numbers of components, one per rank", field="split") from None
-    check_split(split, msc.n, msc.ranks)
-    return split
-
-
 def explain_mixed(msc: MixedScenario, variant: Variant, rule: Rule, store: Store, progress: Progress = SILENT,
-                  jobs: int | None = None, given: tuple[int, ...] | None = None) -> MixedExplainResult:
-    """One variant's split (the model's, or `given`) and each kind's breakdown at its block."""
+                  jobs: int | None = None) -> MixedExplainResult:
+    """One variant's split (the model's, or the scenario's given one) and each kind's breakdown
+    at its block."""
     from autotune.pipeline.predict import rank_scenario
-    ranking = rank_mixed(msc, rule, store, progress, jobs, given=given)
+    ranking = rank_mixed(msc, rule, store, progress, jobs)
     if variant.name not in {r.variant.name for r in ranking.ordered}:
         raise InputError(f"{variant.name}: cannot run in {msc.label} at n = {msc.n}", field="variant")
     row = ranking.row(variant.name)

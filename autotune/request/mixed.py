@@ -76,15 +76,23 @@ def kind_machine(name: str, cluster: Machine | None, model: str | None) -> tuple
                          field="nodes") from None
 
 
-def resolve_kinds(mix: tuple[tuple[str, int], ...], machine: str | None, threads: int | None,
+def resolve_kinds(mix: tuple[tuple[str, int], ...], machine: str | None, threads: int | dict | None,
                   model: str | None) -> tuple[tuple[Kind, ...], dict, str]:
     """The kinds of a mix, and the interconnect's model with whose figures they are: the cluster
-    file's (machine, where given) or, without one, the first kind's."""
+    file's (machine, where given) or, without one, the first kind's.  threads: one count for
+    every kind, a count per kind ({kind: threads}; a kind left out gets all its cores), or None
+    (each kind all its cores)."""
+    names = [name for name, _ in mix]
+    if isinstance(threads, dict):
+        stray = [k for k in threads if k not in names]
+        if stray:
+            raise InputError(f"{stray[0]}: not one of the kinds of --nodes ({', '.join(names)})", field="threads")
     cluster = load_machine(machine, model) if machine else None
     kinds = []
     for name, nodes in mix:
         m, _ = kind_machine(name, cluster, model)
-        kinds.append(Kind(name, m, nodes, threads if threads is not None else m.cores))
+        t = threads.get(name) if isinstance(threads, dict) else threads
+        kinds.append(Kind(name, m, nodes, t if t is not None else m.cores))
     source = cluster or kinds[0].machine
     why = "the cluster file's" if cluster else "the first kind's (no --machine gives the cluster's)"
     return tuple(kinds), dict(source.network), f"{source.name}, {why}"

@@ -22,7 +22,7 @@ from autotune.specs.control import Control, control_of, estimate_order
 from autotune.specs.ivp import ivp_names, load_ivp
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
-from autotune.specs.mixed import MixedScenario, check_mixed
+from autotune.specs.mixed import MixedScenario, check_mixed, split_of
 from autotune.specs.scenario import Scenario, check_scenario
 from autotune.specs.variants import Filter, parse_filter
 
@@ -70,6 +70,7 @@ class SweepSpec:
     every_ivp: bool = False       # ivps is 'all': every shipped IVP
     control: Control | None = None    # step-size control (None: a fixed step)
     mix: tuple | None = None          # a mixed allocation: ((kind, nodes), ...) (request.mixed)
+    kind_threads: tuple | None = None     # and its threads per kind: ((kind, threads), ...)
 
     @property
     def is_sweep(self) -> bool:
@@ -111,6 +112,7 @@ class ScenarioRequest(Keywords):
     model: str | None = None      # "learned" (default: where the machine has them) or "ecm"
     rtol: float | None = None     # step-size control's tolerances (neither: a fixed step; one: both)
     atol: float | None = None
+    split: str | list | tuple | None = None     # a mixed allocation's blocks, one per rank (None: the model's)
 
     def sweep_spec(self) -> SweepSpec:
         """The request parsed (names and values checked), once: the front end and the pipeline
@@ -123,15 +125,22 @@ class ScenarioRequest(Keywords):
         ivps = str(self.ivp) if isinstance(self.ivp, (str, os.PathLike)) else ",".join(map(str, self.ivp))
         comm = name_list(self.comm)        # the schemes to consider (None: all)
         mix = parse_mix(self.nodes) if is_mix(self.nodes) else None
+        kind_threads = parse_mix(self.threads, "threads") if is_mix(self.threads) else None
+        if kind_threads and not mix:
+            raise InputError(f"{self.threads}: threads per kind need nodes of several kinds (KIND:COUNT,...)",
+                             field="threads")
         return SweepSpec(parse_names(ivps, "ivp", ivp_names), values_of(self.n, "n"),
-                         None if mix else values_of(self.nodes, "nodes"), values_of(self.threads, "threads"),
+                         None if mix else values_of(self.nodes, "nodes"),
+                         None if kind_threads else values_of(self.threads, "threads"),
                          self.machine, self.method or DEFAULT_METHOD, list(comm) if comm else None,
                          parse_filter(self.variant_filter), model_of(self.model),
-                         asks_every(ivps), control_of(self.rtol, self.atol), mix)
+                         asks_every(ivps), control_of(self.rtol, self.atol), mix, kind_threads)
 
     def scenario(self) -> Scenario:
         """The one scenario asked for, loaded and checked (InputError for a sweep or bad input)."""
         spec = self.sweep_spec()
+        if self.split is not None and not spec.mix:
+            raise InputError(f"{self.split}: only with nodes of several kinds (KIND:COUNT,...)", field="split")
         if spec.mix:
             raise InputError(f"{self.nodes}: a mixed allocation; this command takes one kind of node "
                              "(rank and explain take several)", field="nodes")
@@ -154,10 +163,10 @@ class ScenarioRequest(Keywords):
         spec.one_each("ivp", "n", "threads")
         ivp = load_ivp(spec.ivps[0])
         method = load_method(spec.method)
-        kinds, network, source = resolve_kinds(spec.mix, spec.machine, spec.threads[0] if spec.threads else None,
-                                               spec.model)
+        threads = dict(spec.kind_threads) if spec.kind_threads else spec.threads[0] if spec.threads else None
+        kinds, network, source = resolve_kinds(spec.mix, spec.machine, threads, spec.model)
         n = spec.ns[0] if spec.ns else ivp.default_n
         check_mixed(ivp, n, kinds)
         if spec.control is not None:
             estimate_order(method)
-        return MixedScenario(ivp, method, n, kinds, network, source, spec.control)
+        return MixedScenario(ivp, method, n, kinds, network, source, spec.control, split_of(self.split, n, kinds))

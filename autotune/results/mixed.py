@@ -92,7 +92,7 @@ class MixedRankResult:
     def rows(self) -> list[dict]:
         """One flat row per variant: its step, the even split's, and per kind its share, block
         and time (columns named after the kind)."""
-        sc, out = self.scenario, []
+        out = []
         for i, r in enumerate(self.ordered, 1):
             row = {"rank": i, "variant": r.variant.name, "preselected": r.variant.name in self.preselected,
                    "predicted_s": r.step_s, "even_s": r.even_s, "vs_even": r.gain,

@@ -41,6 +41,7 @@ class MixedScenario:
     network: dict = field(hash=False)     # the interconnect's communication model (a machine's network)
     network_from: str = ""                # whose figures those are (a machine's name, and why)
     control: Control | None = None
+    given: tuple[int, ...] | None = None   # the split asked for (None: the model chooses one per variant)
 
     @property
     def ranks(self) -> int:
@@ -116,3 +117,16 @@ def check_split(split: tuple[int, ...], n: int, ranks: int, field: str = "split"
     if sum(split) != n:
         raise InputError(f"{','.join(map(str, split))}: the blocks hold {sum(split)} components, not n = {n}",
                          field=field)
+
+
+def split_of(value, n: int, kinds: tuple[Kind, ...]) -> tuple[int, ...] | None:
+    """A split as asked ("C0,C1,..." or a list; None: the model's), checked against the kinds."""
+    if value is None:
+        return None
+    items = str(value).split(",") if isinstance(value, str) else list(value)
+    try:
+        split = tuple(int(str(x).strip()) for x in items)
+    except ValueError:
+        raise InputError(f"{value}: expected whole numbers of components, one per rank", field="split") from None
+    check_split(split, n, sum(k.nodes for k in kinds))
+    return split
