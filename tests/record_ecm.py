@@ -95,13 +95,16 @@ def main(argv: list[str]) -> int:
         for rec in json.loads(TARGET.read_text()):
             inp = rec["inputs"]
             records[json.dumps([inp["code"], inp["constants"], inp["regime"], inp["machine"]], sort_keys=True)] = rec
+    shipped = {digest: m.name for digest, m in _machines().items()}
     for path in argv:
         db = sqlite3.connect(path)
         for part, regime, machine, result, inputs in db.execute(
                 "SELECT part, regime, machine, result, inputs FROM ecm WHERE ok = 1 ORDER BY part, regime"):
             inp = json.loads(inputs)
             key = json.dumps([inp["code"], inp["constants"], inp["regime"], inp["machine"]], sort_keys=True)
-            records[key] = {"part": part, "regime": regime, "machine": machine, "inputs": inp,
+            # named after the shipped machine of that node part (a copy of its file is that machine)
+            records[key] = {"part": part, "regime": regime, "machine": shipped.get(inp["machine"], machine),
+                            "inputs": inp,
                             "result": json.loads(result)}
         db.close()
     TARGET.parent.mkdir(exist_ok=True)

@@ -15,6 +15,8 @@ import math
 
 import numpy as np
 
+from autotune.arith import ordered_sum
+
 RESOLUTION = 48        # grid blocks per even share: the split is within about 1/RESOLUTION of the best
 REACH = 4              # a kind's grid runs to REACH even shares a rank (or all of n over its ranks)
 
@@ -22,7 +24,7 @@ REACH = 4              # a kind's grid runs to REACH even shares a rank (or all 
 def grid(n: int, ranks: list[int], granule: int, resolution: int = RESOLUTION) -> tuple[int, list[list[int]]]:
     """The step q of the grid (whole granules) and, per kind, the blocks priced: multiples of q
     up to REACH even shares or n over the kind's ranks, with the even split's block among them."""
-    total = sum(ranks)
+    total = ordered_sum(ranks)
     even = math.ceil(n / total)
     q = granule * max(1, round(even / (resolution * granule)))
     out = []
@@ -54,7 +56,7 @@ def solve(blocks: list[list[int]], times: list[np.ndarray], ranks: list[int], n:
         lo, hi = 0, len(candidates) - 1
 
         def holds(t: float) -> bool:
-            return sum(r * _capacity(b, row, t) for r, b, row in zip(ranks, arrays, rows)) >= n
+            return ordered_sum(r * _capacity(b, row, t) for r, b, row in zip(ranks, arrays, rows)) >= n
 
         if not holds(candidates[hi]):
             out.append(None)
@@ -75,7 +77,7 @@ def counts(blocks: list[int], ranks: list[int], n: int, order: list[int], granul
     whole granules spread evenly over a kind's ranks (what is left of a granule from its first),
     never below one granule (or one component)."""
     per = [[b] * r for b, r in zip(blocks, ranks)]
-    surplus = sum(b * r for b, r in zip(blocks, ranks)) - n
+    surplus = ordered_sum(b * r for b, r in zip(blocks, ranks)) - n
     for k in order:
         if surplus <= 0:
             break
