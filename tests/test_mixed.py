@@ -220,3 +220,25 @@ def test_the_api_takes_kinds_as_a_mapping_and_gives_a_frame(mixed_rank):
     assert list(frame.columns[:7]) == ["rank", "variant", "preselected", "predicted_s", "even_s", "vs_even", "split"]
     assert frame["predicted_s"].iloc[0] == res.best.step_s
     assert frame["big_share"].iloc[0] > 2 / 3 and frame["split"].iloc[0].count(";") == 2
+
+
+def test_a_node_with_half_the_cpu_time_is_priced_at_twice_the_node_seconds(capsys, mixed_rank):
+    tmp, common, _ = mixed_rank
+    half = _node_part_file(tmp / "half.yaml")
+    text = open(half).read().replace("\ncluster:\n", "\ncluster:\n  cpu_quota: 0.5\n", 1)
+    open(half, "w").write(text)
+    full = json.loads(_run(capsys, mixed_rank, "rank", "--nodes", "3", "--all", "--format", "json"))
+    tmp2 = [a if a != common[common.index("--machine") + 1] else half for a in common]
+    from autotune.cli.main import main
+    assert main(["rank", *tmp2, "--nodes", "3", "--all", "--format", "json"]) == 0
+    slow = json.loads(capsys.readouterr()[0])
+    node = {v["name"]: v["node_s"] for v in full["variants"]}
+    for v in slow["variants"]:
+        assert math.isclose(v["node_s"], 2 * node[v["name"]], rel_tol=1e-12)
+
+
+def test_a_cpu_quota_outside_0_to_1_is_refused(capsys, tmp_path):
+    bad = _node_part_file(tmp_path / "bad.yaml")
+    open(bad, "w").write(open(bad).read().replace("\ncluster:\n", "\ncluster:\n  cpu_quota: 1.5\n", 1))
+    code, out, err = run_cli(capsys, "rank", "--ivp", "heat2d", "--machine", bad, "--nodes", "2")
+    assert code == 2 and "cpu_quota" in err and len(err.strip().splitlines()) == 1

@@ -74,3 +74,14 @@ def test_an_even_splits_solver_is_the_one_it_was():
         assert "AUTOTUNE_COUNTS" not in even and uneven.count("block_counts(n, size, counts, comm);") == 2
         lines = set(uneven.splitlines())
         assert {ln for ln in even.splitlines() if ln not in lines} <= loop, v.name
+
+
+def test_an_uneven_solver_reports_each_ranks_busy_seconds(monkeypatch):
+    """Each rank's seconds per timed step outside the exchange, the larger block's the larger."""
+    n = 262144
+    exe = build(solver_source(HEAT, METHOD, parse_variant("lc=ijl,comm=allgather", HEAT.comm), n, uneven=True), FLAGS)
+    monkeypatch.setenv("AUTOTUNE_COUNTS", "32768,229376")
+    out = run(exe, LAUNCHER, 2, 1, n, HEAT.size_value(n), 6, H, 2)
+    assert out["block"] == 32768 and len(out["rank_busy_s"]) == 2
+    small, big = out["rank_busy_s"]
+    assert 0 < small < big <= out["median_step_s"] * 1.5

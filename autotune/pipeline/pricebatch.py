@@ -191,11 +191,13 @@ def price(batch: Batch, result_of, session: Session, measured: dict | None = Non
                     alpha[c], divisor[c], tc[c] = rate.alpha, rate.divisor, num[3]
         beta = unit.part.iterations_per_m * m
         delta = per_line / unit.part.loops[-1].step
-        per_exec.append(per_execution(ops, [(w, code) for _, w, code, _ in mine], beta, delta, alpha, divisor))
+        # a node whose jobs get a share of each core's time (cluster.cpu_quota) takes 1/share as long
+        per_exec.append(per_execution(ops, [(w, code) for _, w, code, _ in mine], beta, delta, alpha, divisor)
+                        / sc.machine.cpu_quota)
         tcomp.append(tc)
     slot_seconds = [per_exec[s.unit] * s.executions for s in layout.slots]
     forms = [form_times(slot_seconds, f.slots, f.rhs_slots) for f in layout.forms]
-    barrier_s = barrier_seconds(sc.threads, sc.machine.barrier["per_doubling_s"])
+    barrier_s = barrier_seconds(sc.threads, sc.machine.barrier["per_doubling_s"]) / sc.machine.cpu_quota
     op_seconds = session.network(sc.machine.network)
     comm = [batch.column([phase_seconds(scheme, replace(ctx, distance=ctx.distance * ghost), op_seconds) * phases
                           for ctx in placed.ctx])

@@ -77,6 +77,7 @@ class Machine:
     # median, a fraction; only levels whose file keeps the spreads (calibrate --node)
     bandwidth_spreads: tuple[tuple[str, tuple[float, ...]], ...] = ()
     dp_flops_per_cycle: float = 0.0       # the core's peak (FLOPs per cycle.DP.total; 0: not given)
+    cpu_quota: float = 1.0                # the share of each core's time the node's jobs get (cluster.cpu_quota)
     # the file's `port model file` ({path, sha256} of an OSACA file given by --port-model; None:
     # the installed OSACA's model), checked against the file where it is used (tools.cpuprobe)
     port_model_file: dict | None = field(default=None, hash=False)
@@ -292,6 +293,7 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
                    dict(data["in-core measured"]) if data.get("in-core measured") else None,
                    streaming_stores=_streaming_stores(data, path),
                    bandwidth_spreads=_bandwidth_spreads(data, path), dp_flops_per_cycle=_dp_flops(data),
+                   cpu_quota=float(cl.get("cpu_quota", 1.0)),
                    port_model_file=data.get("port model file"), kerncraft_file=str(data["kerncraft version"]))
 
 

@@ -180,6 +180,9 @@ SCHEMA = {
                 "nodes": COUNT,
                 "cores_per_node": COUNT,
                 "threads_per_core": COUNT,
+                # the share of each core's time the node's jobs get (a CPU quota, e.g. a cgroup's
+                # cfs_quota_us / cfs_period_us per core); the node model's seconds are divided by it
+                "cpu_quota": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                 "network": _COST_MODEL,
                 "barrier": dict(_COST_MODEL, required=["model", "provenance", "per_doubling_s"]),
                 "learned": _LEARNED,
