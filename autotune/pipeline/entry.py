@@ -120,6 +120,12 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, progre
     baseline: the paper's forms too.  run.online: one solver carries the chosen variants and picks
     among them while it runs (pipeline.online): an OnlineResult."""
     from autotune.pipeline.tune import tune as run_tune
+    if req.sweep_spec().mix:        # one world over nodes of several kinds, at the model's split and the even one
+        from autotune.pipeline.mixedtune import tune_mixed
+        if sample or baseline:
+            raise InputError(": not with nodes of several kinds (the even split is run beside each variant's)",
+                             field="sample" if sample else "baseline")
+        return tune_mixed(req.mixed(), rule, run, store, progress, variants, jobs)
     sc = req.scenario()
     applicable, excluded = applicable_pool(sc, select=req.sweep_spec().variant_filter)
     named = [parse_variant(x.strip(), scenario_spaces(sc), "variants") for x in variants] if variants else []

@@ -37,24 +37,26 @@ def mixed_pool(msc: MixedScenario, wanted: list[str] | None = None,
 
 
 def _times(msc: MixedScenario, variants: list[Variant], blocks: list[list[int]], rule: Rule, store: Store,
-           progress: Progress, jobs: int | None) -> tuple[list[np.ndarray], int, dict]:
+           progress: Progress, jobs: int | None) -> tuple[list[np.ndarray], list[np.ndarray], int, dict]:
     """Per kind, every variant's predicted step at each block (rows: variants, columns: blocks;
-    NaN where it failed), the analyses run, and the failures."""
+    NaN where it failed), the same of its node's time alone (theta: the kernels and barriers),
+    the analyses run, and the failures."""
     items = [(msc.rank_scenario(k, b), variants, None) for k, bs in zip(msc.kinds, blocks) for b in bs]
     ranked = rank_many(items, rule, store, progress, jobs, detail=False)
     index = {v.name: i for i, v in enumerate(variants)}
-    out, at, failures = [], 0, {}
+    out, node, at, failures = [], [], 0, {}
     for bs in blocks:
-        t = np.full((len(variants), len(bs)), NAN)
+        t, theta = np.full((len(variants), len(bs)), NAN), np.full((len(variants), len(bs)), NAN)
         for j in range(len(bs)):
             res = ranked[at + j]
             failures.update(res.failures)
             for row in res.brief():
                 if row[2] is not None:
-                    t[index[row[1].name], j] = row[2]
+                    t[index[row[1].name], j], theta[index[row[1].name], j] = row[2], row[3]
         out.append(t)
+        node.append(theta)
         at += len(bs)
-    return out, (ranked[0].analyses_run if ranked else 0), failures
+    return out, node, (ranked[0].analyses_run if ranked else 0), failures
 
 
 def rank_mixed(msc: MixedScenario, rule: Rule, store: Store, progress: Progress = SILENT,
@@ -72,24 +74,25 @@ def rank_mixed(msc: MixedScenario, rule: Rule, store: Store, progress: Progress 
         grid = [sorted(set(g) | {b}) for g, b in zip(grid, msc.kind_blocks(split))]
     progress.say(f"mixed allocation {msc.label}: {len(variants)} variants at "
                   f"{sum(map(len, grid))} blocks on {len(ranks)} kinds")
-    times, ran, failures = _times(msc, variants, grid, rule, store, progress, jobs)
+    times, node, ran, failures = _times(msc, variants, grid, rule, store, progress, jobs)
     at = [{b: j for j, b in enumerate(g)} for g in grid]
     chosen = [given] * len(variants) if given is not None else _splits(msc, grid, times, ranks)
     # the blocks the splits give, where the grid has not priced them yet: priced now
     missing = [sorted({msc.kind_blocks(s)[k] for s in chosen if s} - set(grid[k])) for k in range(len(ranks))]
     if any(missing):
-        extra, more, fails = _times(msc, variants, missing, rule, store, progress, jobs)
+        extra, extra_node, more, fails = _times(msc, variants, missing, rule, store, progress, jobs)
         ran += more
         failures.update(fails)
         for k in range(len(ranks)):
             at[k].update({b: times[k].shape[1] + j for j, b in enumerate(missing[k])})
             times[k] = np.hstack([times[k], extra[k]])
+            node[k] = np.hstack([node[k], extra_node[k]])
     rows = []
     for v, variant in enumerate(variants):
-        even_s = [float(times[k][v, at[k][b]]) for k, b in enumerate(msc.kind_blocks(even))]
+        def of(table, split):
+            return [float(table[k][v, at[k][b]]) for k, b in enumerate(msc.kind_blocks(split))] if split else None
         s = chosen[v]
-        kind_s = [float(times[k][v, at[k][b]]) for k, b in enumerate(msc.kind_blocks(s))] if s else None
-        rows.append(MixedRow(variant, s, kind_s, even_s))
+        rows.append(MixedRow(variant, s, of(times, s), of(times, even), of(node, s), of(node, even)))
     ordered = rank([(r.variant.name, r.step_s) for r in rows])
     by_name = {r.variant.name: r for r in rows}
     return MixedRankResult(msc, rule, [by_name[name] for name, _ in ordered], preselect(ordered, rule), excluded,

@@ -143,7 +143,7 @@ class ScenarioRequest(Keywords):
             raise InputError(f"{self.split}: only with nodes of several kinds (KIND:COUNT,...)", field="split")
         if spec.mix:
             raise InputError(f"{self.nodes}: a mixed allocation; this command takes one kind of node "
-                             "(rank and explain take several)", field="nodes")
+                             "(rank, explain and tune take several)", field="nodes")
         spec.one_each("ivp", "n", "nodes", "threads")
         ivp = load_ivp(spec.ivps[0])
         method = load_method(spec.method)

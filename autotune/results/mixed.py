@@ -15,11 +15,14 @@ from autotune.specs.variants import Variant
 @dataclass
 class MixedRow:
     """One variant: its split (a block per rank; None: it cannot be predicted), each kind's
-    predicted step at its block there, and each kind's at the even split."""
+    predicted step at its block there, and each kind's at the even split; the same of each
+    kind's node time alone (theta: its kernels and barriers, without the exchange)."""
     variant: Variant
     split: tuple[int, ...] | None
     kind_s: list[float] | None
     even_kind_s: list[float]
+    kind_node_s: list[float] | None = None
+    even_kind_node_s: list[float] | None = None
 
     @property
     def step_s(self) -> float | None:
@@ -57,14 +60,17 @@ class MixedRankResult:
                 return r
         raise KeyError(name)
 
-    def kinds_of(self, r: MixedRow, split: tuple[int, ...] | None, times: list[float] | None) -> list[dict]:
-        """Per kind: name, machine, nodes, threads, its share of n, its ranks' largest block, its step."""
+    def kinds_of(self, r: MixedRow, split: tuple[int, ...] | None, times: list[float] | None,
+                 node: list[float] | None = None) -> list[dict]:
+        """Per kind: name, machine, nodes, threads, its share of n, its ranks' largest block, its
+        step and its node's time alone."""
         sc = self.scenario
-        shares = sc.shares(split) if split else [None] * len(sc.kinds)
-        blocks = sc.kind_blocks(split) if split else [None] * len(sc.kinds)
+        none = [None] * len(sc.kinds)
+        shares = sc.shares(split) if split else none
+        blocks = sc.kind_blocks(split) if split else none
         return [{"kind": k.name, "machine": k.machine.name, "nodes": k.nodes, "threads": k.threads,
-                 "share": share, "block": block, "predicted_s": t}
-                for k, share, block, t in zip(sc.kinds, shares, blocks, times or [None] * len(sc.kinds))]
+                 "share": share, "block": block, "predicted_s": t, "node_s": theta}
+                for k, share, block, t, theta in zip(sc.kinds, shares, blocks, times or none, node or none)]
 
     def to_dict(self) -> dict:
         sc = self.scenario
@@ -85,8 +91,9 @@ class MixedRankResult:
         even = self.scenario.even()
         return {"rank": i, "name": r.variant.name, "preselected": r.variant.name in self.preselected,
                 "predicted_s": r.step_s, "split": list(r.split) if r.split else None,
-                "kinds": self.kinds_of(r, r.split, r.kind_s),
-                "even": {"predicted_s": r.even_s, "split": list(even), "kinds": self.kinds_of(r, even, r.even_kind_s)},
+                "kinds": self.kinds_of(r, r.split, r.kind_s, r.kind_node_s),
+                "even": {"predicted_s": r.even_s, "split": list(even),
+                         "kinds": self.kinds_of(r, even, r.even_kind_s, r.even_kind_node_s)},
                 "vs_even": r.gain}
 
     def rows(self) -> list[dict]:

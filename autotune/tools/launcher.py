@@ -55,3 +55,34 @@ def parse_launcher(text: str | None) -> Launcher:
         raise InputError(f"{text!r}: the template must contain {{procs}}", field="launcher")
     Launcher(template).argv(2, [])  # placeholder check
     return Launcher(template)
+
+
+# a mixed allocation's launch: one group of ranks per kind of node, each with its threads
+# (docs/usage.md "Mixed allocations"), in the MPMD form of the launchers that have one
+MPMD_LAUNCHERS = ("mpiexec", "mpirun", "srun")
+
+
+def mpmd_argv(launcher: Launcher, groups: list[tuple[int, int]], command: list[str], pmi: str = "pmi2",
+              prefixes: list[list[str]] | None = None) -> list[str]:
+    """The argv that starts `command` as one MPI world of several groups, (ranks, threads) each
+    in order, one node a rank: mpiexec's `-n R -env OMP_NUM_THREADS T cmd : ...` (MPICH's
+    hydra), or srun's heterogeneous step `srun --mpi=PMI -N R -n R -c T
+    --export=ALL,OMP_NUM_THREADS=T cmd : ...` (within an allocation of as many components:
+    a Slurm heterogeneous job).  prefixes: per group, words put before its command (a wrapper
+    that starts it, e.g. in a cgroup of its own).  InputError for another launcher."""
+    program = shlex.split(launcher.template)[0]
+    kind = program.rsplit("/", 1)[-1]
+    if kind not in MPMD_LAUNCHERS:
+        raise InputError(f"{launcher.template!r}: nodes of several kinds are launched with mpiexec or srun "
+                         f"(one group of ranks per kind)", field="launcher")
+    out = [program]
+    for i, (ranks, threads) in enumerate(groups):
+        if i:
+            out.append(":")
+        if kind == "srun":
+            out += ([f"--mpi={pmi}"] if i == 0 else []) + [
+                "-N", str(ranks), "-n", str(ranks), "-c", str(threads), f"--export=ALL,OMP_NUM_THREADS={threads}"]
+        else:
+            out += ["-n", str(ranks), "-env", "OMP_NUM_THREADS", str(threads)]
+        out += list(prefixes[i] if prefixes else []) + list(command)
+    return out

@@ -1,0 +1,43 @@
+"""Running a solver generated for uneven blocks over nodes of several kinds (edge: the launcher):
+one MPI world of one group of ranks per kind, each rank's block from AUTOTUNE_COUNTS."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from autotune.errors import ToolError
+from autotune.tools.launcher import Launcher, mpmd_argv
+from autotune.tools.mpiinfo import placement, srun_pmi, world_size_error
+from autotune.tools.toolchain import resolve_argv
+
+
+def run_split(exe: Path, launcher: Launcher, groups: list[tuple[int, int]], split: tuple[int, ...], n: int,
+              size: int, steps: int, h: float, warmup: int, timeout: float = 600.0,
+              prefixes: list[list[str]] | None = None) -> dict:
+    """One run at `split` (a block per rank, the groups' ranks in order); its JSON result line,
+    with `rank_busy_s` (each rank's seconds per timed step outside the exchange).  prefixes: per
+    group, a wrapper of its command (tools.launcher.mpmd_argv)."""
+    command = [str(exe), str(n), str(size), str(steps), repr(h), str(warmup)]
+    argv = resolve_argv(mpmd_argv(launcher, groups, command, srun_pmi() if "srun" in launcher.template else "pmi2",
+                                 prefixes))
+    env = dict(os.environ, AUTOTUNE_COUNTS=",".join(map(str, split)))
+    env.pop("OMP_NUM_THREADS", None)          # each group's own
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    except FileNotFoundError:
+        raise ToolError(f"launcher '{argv[0]}' not found: {' '.join(argv)}") from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"solver timed out after {timeout:g} s: {' '.join(argv)}") from None
+    if proc.returncode != 0:
+        raise ToolError(f"solver failed (exit {proc.returncode}): {' '.join(argv)}: {proc.stderr.strip()[-500:]}")
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    ranks = sum(r for r, _ in groups)
+    if len(lines) != 1:
+        raise ToolError(f"solver printed {len(lines)} results, not one: {' '.join(argv)}")
+    out = json.loads(lines[0])
+    if out.get("ranks") != ranks:
+        raise ToolError(world_size_error("solver", 1, out.get("ranks", "?"), ranks, argv))
+    out["placement"] = placement(out.get("placement"))
+    return out
