@@ -204,7 +204,7 @@ def main(argv=None) -> int:
             out["cases"].append(case(name, parse_values(n, "cases")[0], cluster, store, procs, args))
         _print(out)
         if args.json:
-            write_text(args.json, json.dumps(out, indent=1) + "\n")
+            write_text(args.json, json.dumps(out, indent=1) + "\n", "--json")
     finally:
         store.close()
         shutil.rmtree(folder, ignore_errors=True)

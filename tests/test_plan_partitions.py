@@ -125,7 +125,7 @@ def test_a_plan_of_version_1_reads_as_one_without_partitions(tmp_path):
              "variants": []}
     (tmp_path / "p.json").write_text(json.dumps({"plan_version": 1, "scenarios": [entry]}))
     assert "partition" not in planning.read_plan(tmp_path / "p.json")["scenarios"][0]
-    (tmp_path / "p.json").write_text(json.dumps({"plan_version": 3, "scenarios": [entry]}))
+    (tmp_path / "p.json").write_text(json.dumps({"plan_version": 4, "scenarios": [entry]}))
     with pytest.raises(InputError, match="plan_version"):
         planning.read_plan(tmp_path / "p.json")
     (tmp_path / "p.json").write_text(json.dumps({"plan_version": 2, "scenarios": [dict(entry, partition="a\nb")]}))

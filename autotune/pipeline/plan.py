@@ -57,8 +57,10 @@ from autotune.specs.schema import first_error
 from autotune.storage.atomic import write_json
 
 _SWEEPABLE = {"type": ["integer", "string"]}
+# nodes and threads may name kinds of node: {big: 4, small: 2} (or "big:4,small:2"; request.mixed)
+_KINDS = {"type": ["integer", "string", "object"], "additionalProperties": {"type": "integer"}}
 _SCENARIO_FIELDS = {
-    "ivp": {"type": "string"}, "n": _SWEEPABLE, "nodes": _SWEEPABLE, "threads": _SWEEPABLE,
+    "ivp": {"type": "string"}, "n": _SWEEPABLE, "nodes": _KINDS, "threads": _KINDS,
     "machine": {"type": "string"}, "partition": PARTITION, "method": {"type": "string"},
     "top": {"type": "integer", "minimum": 1}, "within": {"type": "number", "minimum": 0},
     "all": {"type": "boolean"},
@@ -158,12 +160,25 @@ def make_plan(path: Path, store, progress: Progress = SILENT, jobs: int | None =
     for i, (req, rule, run, partition) in enumerate(read_scenarios(path)):   # every entry checked before any work
         try:
             spec = req.sweep_spec()
-            items = expand(spec)                    # loads the method: method_file finds it
+            if spec.mix:        # nodes of several kinds: its kinds are its partitions, checked now
+                if partition:
+                    raise InputError(f"{partition}: not with nodes of several kinds (each kind is a partition "
+                                     f"of the machine's cluster.partitions)", field="partition")
+                req.mixed()
+                if run.reps == "auto":
+                    raise InputError(": nodes of several kinds run a fixed number of repetitions", field="reps")
+                items = ("mixed", req, [])
+            else:
+                items = expand(spec)                    # loads the method: method_file finds it
             expanded.append((rule, run, partition, _absolute(method_file(spec.method)), *items))
         except InputError as err:
             raise _entry_error(path, i, err) from None
     for i, (rule, run, partition, method_path, items, requested, skip) in enumerate(expanded):
         skipped += [dict(s, scenario=i) for s in skip]
+        if items == "mixed":
+            from autotune.pipeline.mixedplan import plan_mixed
+            out.append(plan_mixed(requested, rule, run, method_path, store, progress, jobs))
+            continue
         ranked = rank_many(items, rule, store, progress, jobs)
         for res, n_req in zip(ranked, requested):
             sc = res.scenario
@@ -236,6 +251,21 @@ def run_plan(plan: dict, store, progress: Progress, jobs: int | None = None, lau
         if status in ("queued", "running"):
             totals.pending += 1
             results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), None, None, status, job))
+            continue
+        if entry.get("kinds"):              # nodes of several kinds (pipeline.mixedplan)
+            from autotune.pipeline.mixedplan import run_entry
+            try:
+                progress.say(label)
+                res = run_entry(entry, store, progress, launcher, jobs, run_missing=batch is None)
+            except (InputError, ToolError) as e:
+                progress.say(f"{label}: failed: {e}")
+                totals.scenario_errors += 1
+                results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), str(e), None, status, job))
+                continue
+            totals.ran += sum(len(c.runs) - c.reused for c in res.configs)
+            totals.reused += sum(c.reused for c in res.configs)
+            totals.failed += sum(1 for c in res.configs if not c.runs)
+            results.append(PlanScenarioRun(entry.get("id"), entry.get("selection"), None, res, status, job))
             continue
         try:
             ctl = entry.get("control")

@@ -140,7 +140,13 @@ def job_seconds(entry: dict) -> float:
 def job_spec(plan_path: Path, index: int, entry: dict, store_path: Path, opts: SubmitOptions,
              machine_nodes: int) -> slurm.JobSpec:
     """The batch job of one scenario: one rank per node (all on one node of a one-node machine),
-    in the scenario's partition, else in the one of the options (None: Slurm's default)."""
+    in the scenario's partition, else in the one of the options (None: Slurm's default); a
+    scenario over nodes of several kinds: a heterogeneous job (pipeline.mixedplan)."""
+    if entry.get("kinds"):
+        from autotune.pipeline.mixedplan import job_spec as mixed_spec
+        return mixed_spec(plan_path, index, entry, store_path, opts,
+                          slurm.parse_time_limit(opts.time) if opts.time else job_seconds(entry),
+                          str(jobs_dir(plan_path) / f"scenario-{index}-%j.out"))
     per_node = entry["nodes"] if machine_nodes == 1 else 1
     command = [sys.executable, "-m", "autotune", "tune", "--plan", str(plan_path), "--scenario", str(index),
                "--store", str(store_path), "--launcher", opts.launcher or "srun", "--format", "json"]
@@ -162,6 +168,9 @@ def jobs_dir(plan_path: Path) -> Path:
 def _measured(store, entry: dict) -> int:
     """Planned variants the store holds a measurement of (as tune --plan counts them: a failed
     run does not count, so the scenario is submitted again, at most MAX_SUBMISSIONS times)."""
+    if entry.get("kinds"):
+        from autotune.pipeline.mixedplan import measured
+        return measured(store, entry)
     # a scenario without flags builds with its machine's (as tune --plan does)
     flags = shlex.split(entry["run"]["flags"] or machine_flags(_isa_flags(entry["machine_path"])))
     return sum(1 for v in entry["variants"] if any(r.get("measured_s") is not None for r in store.get_runs(
@@ -209,7 +218,9 @@ def _refuse_oversized(specs: dict[int, "slurm.JobSpec"], scheduler, plan_path: P
     halfway through the plan; refuse the plan in one line."""
     table = scheduler.partitions() if specs else None
     for index, spec in specs.items() if table else ():
-        why = scheduler.partition_problem(table, spec.nodes, spec.partition)
+        parts = [(c.nodes, c.partition) for c in spec.components] or [(spec.nodes, spec.partition)]
+        why = next((w for nodes, partition in parts if (w := scheduler.partition_problem(table, nodes, partition))),
+                   None)
         if why:
             raise InputError(f"{plan_path}: scenario {index} {why}: nothing submitted", field="plan")
 

@@ -213,8 +213,13 @@ def plan_run_csv(res: PlanRunResult) -> str:
     """The variants of every scenario (a scenario that ran online: its candidates, in the online
     columns; tune --plan --online runs every scenario so)."""
     parts = [(tune_csv if isinstance(s.result, TuneResult) else online_csv)(s.result) for s in res.scenarios
-             if s.result]
+             if s.result and not _mixed(s.result)]
     return parts[0] + "".join(p.split("\n", 1)[1] for p in parts[1:]) if parts else ""
+
+
+def _mixed(result) -> bool:
+    """A scenario over nodes of several kinds ran (results.mixedtune; its CSV is its own)."""
+    return type(result).__name__ == "MixedTuneResult"
 
 
 @renderer(PlanRunResult, "table")
@@ -225,6 +230,10 @@ def plan_run_table(res: PlanRunResult) -> str:
         if s.result is None:
             out.append(f"{s.id}: {s.status}{job}\n" if s.status in ("queued", "running")
                        else f"{s.id}: failed{job}: {s.error}\n")
+            continue
+        if _mixed(s.result):                          # nodes of several kinds: its runs at their splits
+            from autotune.report.mixedtune import mixed_tune_table
+            out.append(f"{s.id}{job}:\n" + mixed_tune_table(s.result))
             continue
         if not isinstance(s.result, TuneResult):       # tune --plan --online: the scenario's online run
             out.append(online_table(s.result))

@@ -20,6 +20,8 @@ class SplitRun:
     exe: Path | None = None
     runs: list[dict] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    key: str = ""                  # the store's key of its runs
+    reused: int = 0                # of its runs, those the store held before (tune --plan resumed)
 
     @property
     def measured_s(self) -> float | None:

@@ -9,13 +9,17 @@ from autotune.results.registry import result_type
 
 # 2: scenarios carry their partition (a reader of version 1 would send every job to one partition)
 PLAN_VERSION = 2
-READABLE_VERSIONS = (1, 2)             # a version 1 plan reads as one without partitions
+# 3: a scenario may span nodes of several kinds (its kinds, each variant's split); only a plan that
+# has such a scenario is written as 3 (a reader of version 2 would run it on one kind)
+MIXED_PLAN_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)          # a version 1 plan reads as one without partitions
 
 
 @dataclass
 class PlannedVariant:
     name: str
     predicted_s: float
+    split: list[int] | None = None     # a mixed allocation's: the model's block per rank
 
 
 @dataclass
@@ -38,6 +42,9 @@ class PlannedScenario:
     partition: str | None = None       # the Slurm partition its job goes to (None: tune's --partition)
     method_path: str | None = None     # the method's file (None, in older plans: load `method` by name)
     control: dict | None = None        # step-size control's {rtol, atol} (None: a fixed step)
+    # nodes of several kinds: [{kind, partition, machine, machine_path, nodes, threads}] in rank
+    # order (None: one kind); nodes is then the ranks of all, machine the cluster's file
+    kinds: list[dict] | None = None
 
 
 @result_type
@@ -52,6 +59,10 @@ class PlanResult:
     @property
     def variant_runs(self) -> int:
         return sum(len(s.variants) for s in self.scenarios)
+
+    def __post_init__(self):
+        if any(s.kinds for s in self.scenarios):
+            self.plan_version = max(self.plan_version, MIXED_PLAN_VERSION)
 
     def to_dict(self) -> dict:
         """The plan file's content."""

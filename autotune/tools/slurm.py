@@ -10,7 +10,7 @@ import math
 import re
 import shlex
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autotune.errors import InputError, ToolError
 
@@ -25,6 +25,15 @@ STATE_OF = {
                      "REVOKED", "SPECIAL_EXIT"), "failed"),
 }
 ACTIVE = {"queued", "running"}
+
+
+@dataclass(frozen=True)
+class Component:
+    """One component of a heterogeneous job: its partition (None: the default), its nodes (one
+    task each) and the threads of each task."""
+    partition: str | None
+    nodes: int
+    cpus_per_task: int
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,7 @@ class JobSpec:
     comment: str = ""
     setup: tuple[str, ...] = ()    # shell lines before the command (module load ...)
     exclusive: bool = False        # whole nodes: no other job beside it (a job that times must have them)
+    components: tuple[Component, ...] = ()   # a heterogeneous job's (nodes, tasks, cpus and partition then theirs)
 
 
 def time_limit(seconds: float) -> str:
@@ -72,22 +82,51 @@ def parse_time_limit(text: str) -> float:
 
 
 def batch_script(job: JobSpec) -> str:
+    if job.components:
+        return _het_script(job)
     lines = ["#!/bin/bash", f"#SBATCH --job-name={job.name}", f"#SBATCH --nodes={job.nodes}",
              f"#SBATCH --ntasks={job.tasks}", f"#SBATCH --ntasks-per-node={max(1, job.tasks // job.nodes)}",
              f"#SBATCH --cpus-per-task={job.cpus_per_task}", f"#SBATCH --time={time_limit(job.time_s)}",
              f"#SBATCH --output={job.output}"]
     lines += [f"#SBATCH --partition={job.partition}"] * bool(job.partition)
-    lines += [f"#SBATCH --account={job.account}"] * bool(job.account)
+    lines += _common(job)
+    lines += ["set -eu",
+              "# srun does not take --cpus-per-task from the allocation (Slurm >= 22.05)",
+              "export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK",
+              "exec " + shlex.join(job.command)]
+    return "\n".join(lines) + "\n"
+
+
+def _common(job: JobSpec) -> list[str]:
+    """The account, the further options, whole nodes and the comment, and the set-up lines."""
+    lines = [f"#SBATCH --account={job.account}"] * bool(job.account)
     lines += [f"#SBATCH {opt}" for opt in job.extra]
     if job.exclusive and not any(opt.startswith("--exclusive") for opt in job.extra):
         lines.append("#SBATCH --exclusive")
     lines += [f"# {c}" for c in job.comment.splitlines()]
     if job.setup:       # before -u: module systems read unset variables; a failing line stops the job
         lines += ["set -e", "# set-up (--setup)", *job.setup]
-    lines += ["set -eu",
-              "# srun does not take --cpus-per-task from the allocation (Slurm >= 22.05)",
-              "export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK",
-              "exec " + shlex.join(job.command)]
+    return lines
+
+
+def _het_script(job: JobSpec) -> str:
+    """A heterogeneous job (Slurm's `hetjob`): the job's name, time and output, then each
+    component's options (its nodes, one task a node, its threads, its partition, and the job's
+    account, further options and whole nodes), a `#SBATCH hetjob` line between two; its command
+    launches the components' tasks itself (srun ... : ..., each group with its threads)."""
+    lines = ["#!/bin/bash", f"#SBATCH --job-name={job.name}", f"#SBATCH --time={time_limit(job.time_s)}",
+             f"#SBATCH --output={job.output}"]
+    for i, c in enumerate(job.components):
+        if i:
+            lines.append("#SBATCH hetjob")
+        lines += [f"#SBATCH --nodes={c.nodes}", f"#SBATCH --ntasks={c.nodes}", "#SBATCH --ntasks-per-node=1",
+                  f"#SBATCH --cpus-per-task={c.cpus_per_task}"]
+        lines += [f"#SBATCH --partition={c.partition}"] * bool(c.partition)
+        lines += [ln for ln in _common(replace(job, comment="", setup=())) if ln.startswith("#SBATCH")]
+    lines += [f"# {c}" for c in job.comment.splitlines()]
+    if job.setup:
+        lines += ["set -e", "# set-up (--setup)", *job.setup]
+    lines += ["set -eu", "exec " + shlex.join(job.command)]
     return "\n".join(lines) + "\n"
 
 
@@ -102,12 +141,15 @@ def parse_sbatch(out: str) -> str:
 
 def parse_states(out: str) -> dict[str, str]:
     """Job id -> Slurm state from `squeue -o %i|%T` or `sacct -P -o JobID,State` lines
-    ("CANCELLED by 0" -> CANCELLED; job steps such as 12.batch are skipped)."""
+    ("CANCELLED by 0" -> CANCELLED; job steps such as 12.batch are skipped).  A heterogeneous
+    job's components (12+0, 12+1) are the job 12, in its first component's state."""
     states = {}
     for line in out.splitlines():
         job_id, _, state = line.strip().partition("|")
-        if job_id.isdigit() and state:
-            states[job_id] = state.split()[0].rstrip("+")
+        base, plus, offset = job_id.partition("+")
+        if base.isdigit() and state and (not plus or offset.isdigit()):
+            if not plus or offset == "0" or base not in states:
+                states[base] = state.split()[0].rstrip("+")
     return states
 
 
