@@ -31,7 +31,8 @@ SUBPACKAGES = ("cli", "codegen", "dimensions", "model", "pipeline", "report", "r
                "specs", "storage", "tools")
 # options of other programs that the docs name on their own (pytest's option of tests/conftest.py,
 # the test cluster's script tests/slurm/up, srun's and sbatch's)
-FOREIGN_OPTIONS = {"--all-variants", "--cpus-per-node", "--partitions", "--mpi", "--exclusive", "--cpus-per-task"}
+FOREIGN_OPTIONS = {"--all-variants", "--cpus-per-node", "--partitions", "--quota-small", "--mpi", "--exclusive",
+                   "--cpus-per-task"}
 NOTES = ("METHOD" + ".md", "DESIGN" + ".md")    # written apart so that this file does not cite them
 
 SPAN = re.compile(r"`([^`\n]+)`")

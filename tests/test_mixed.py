@@ -205,9 +205,20 @@ def test_explain_shows_each_kinds_share_and_breakdown(capsys, mixed_rank):
     assert d["breakdown"]["small"]["threads"] == 2
 
 
-def test_scale_refuses_a_mixed_allocation(capsys):
-    code, out, err = run_cli(capsys, "scale", "--ivp", "heat2d", "--nodes", "big:2,small:1")
-    assert code == 2 and "--nodes big:2,small:1: a mixed allocation; scale sweeps" in err
+def test_scale_sweeps_mixed_node_counts(capsys, mixed_rank):
+    """Each allocation of the product of the kinds' counts, its best variant at its split: two
+    big nodes more than one, and the small kind's share falls as big nodes are added."""
+    d = json.loads(_run(capsys, mixed_rank, "scale", "--nodes", "big:1:2,small:1", "--threads", "small:2",
+                        "--format", "json"))
+    rows = d["allocations"]
+    assert [r["nodes"] for r in rows] == ["big:1,small:1", "big:2,small:1"] and [r["ranks"] for r in rows] == [2, 3]
+    assert rows[0]["speedup"] == 1.0 and rows[1]["speedup"] > 1.2
+    for r in rows:
+        assert r["big_share"] + r["small_share"] == pytest.approx(1.0)
+        assert r["predicted_s"] <= r["even_s"] * (1 + 1e-12)
+    assert rows[1]["small_share"] < rows[0]["small_share"]
+    code, out, err = run_cli(capsys, "scale", "--ivp", "heat2d", "--nodes", "big:0:2,small:1")
+    assert code == 2 and "--nodes 0:2: expected values >= 1" in err and len(err.strip().splitlines()) == 1
 
 
 def test_the_api_takes_kinds_as_a_mapping_and_gives_a_frame(mixed_rank):

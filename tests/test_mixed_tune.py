@@ -65,3 +65,43 @@ def test_tune_refuses_what_a_mixed_allocation_does_not_run(capsys, tmp_path):
                         (["--launcher", "aprun -n {procs}"], "--launcher")):
         code, out, err = run_cli(capsys, *base, *extra)
         assert code == 2 and said in err and len(err.strip().splitlines()) == 1, (extra, err)
+
+
+def test_tune_online_races_the_candidates_at_one_split(own_replay_store, tmp_path, capsys):
+    _node_part_file(tmp_path / "node.yaml")
+    machine = _node_part_file(tmp_path / "cluster.yaml", "  partitions: {big: node.yaml, small: node.yaml}\n")
+    split = f"{N * 3 // 4},{N // 4}"
+    code, out, err = run_cli(capsys, "tune", "--ivp", "heat2d", "--n", N, "--machine", machine,
+                             "--nodes", "big:1,small:1", "--threads", "1", "--top", "2", "--online",
+                             "--split", split, "--steps", "8", "--warmup", "1", "--format", "json",
+                             "--store", own_replay_store)
+    assert code == 0, err
+    res = json.loads(out)
+    assert res["ranks"] == 2 and len(res["candidates"]) == 2 and res["choice"] in [c["name"] for c in
+                                                                                    res["candidates"]]
+    assert f"at the split {split}" in err and "online:" in err
+
+
+def test_calibrate_across_kinds_writes_their_network_and_rank_uses_it(tmp_path, capsys, mpiexec):
+    """calibrate --kinds big,small: the benchmarks with a rank on each kind (mpiexec's MPMD form),
+    the fit written to cluster.networks["big+small"], and a mixed allocation of those kinds
+    priced with it (the result says so)."""
+    _node_part_file(tmp_path / "node.yaml")
+    machine = _node_part_file(tmp_path / "cluster.yaml", "  partitions: {big: node.yaml, small: node.yaml}\n")
+    code, out, err = run_cli(capsys, "calibrate", "--machine", machine, "--kinds", "small,big", "--procs", "2",
+                             "--ops", "allgather", "--max-bytes", "4096", "--max-seconds", "0.02",
+                             "--store", tmp_path / "c.sqlite", "--format", "json")
+    assert code == 0, err
+    from autotune.specs.machine import load_machine
+    m = load_machine(machine)
+    net = m.networks["big+small"]
+    assert net["model"] == "fitted" and "allgather" in net["fits"] and "ranks across big and small" in net["provenance"]
+    assert m.network["model"] == "datasheet"             # the cluster network is left as it was
+    from autotune.request.scenario import ScenarioRequest
+    msc = ScenarioRequest.of("heat2d", n=N, machine=machine, nodes="big:1,small:1").mixed()
+    assert msc.network["fits"]["allgather"] == net["fits"]["allgather"]
+    assert "measured across big+small" in msc.network_from
+    for kinds, said in (("big", "two or more different partitions"), ("big,huge", "two or more different")):
+        code, _, err = run_cli(capsys, "calibrate", "--machine", machine, "--kinds", kinds, "--store",
+                               tmp_path / "c.sqlite")
+        assert code == 2 and said in err and len(err.strip().splitlines()) == 1

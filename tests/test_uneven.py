@@ -85,3 +85,22 @@ def test_an_uneven_solver_reports_each_ranks_busy_seconds(monkeypatch):
     assert out["block"] == 32768 and len(out["rank_busy_s"]) == 2
     small, big = out["rank_busy_s"]
     assert 0 < small < big <= out["median_step_s"] * 1.5
+
+
+def test_the_online_solver_races_its_candidates_at_uneven_blocks(tmp_path, monkeypatch):
+    """An online solver built for uneven blocks computes the even split's numbers at a split
+    (whichever candidate its trial picks) and reports its trial."""
+    from autotune.codegen.online import meta_of
+    from autotune.pipeline.online import online_solver
+    pair = [parse_variant("lc=ijl,comm=allgather", HEAT.comm), parse_variant("lc=jli,comm=neighbour", HEAT.comm)]
+    monkeypatch.delenv("AUTOTUNE_COUNTS", raising=False)
+    run(build(solver_source(HEAT, METHOD, pair[0], N), FLAGS), LAUNCHER, 1, 1, N, HEAT.size_value(N), 8, H, 0,
+        tmp_path / "ref.bin")
+    ref = np.fromfile(tmp_path / "ref.bin")
+    src = online_solver(HEAT, METHOD, pair, N, None, meta_of(HEAT, METHOD, None, FLAGS, [None, None]), uneven=True)
+    exe = build(src.source, FLAGS, parts=src.parts)
+    monkeypatch.setenv("AUTOTUNE_COUNTS", "300,724")
+    out = run(exe, LAUNCHER, 2, 1, N, HEAT.size_value(N), 8, H, 0, tmp_path / "y.bin")
+    y = np.fromfile(tmp_path / "y.bin")
+    assert np.max(np.abs(y - ref)) <= 1e-12 * np.max(np.abs(ref))
+    assert out["block"] == 300 and out["online"]["choice"] in [v.name for v in pair]

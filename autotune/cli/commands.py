@@ -74,6 +74,10 @@ def cmd_scale(args, progress) -> int:
     req = request_of(ScenarioRequest, args)
     if args.plot:
         from autotune.report.plots import check_plot_path
+        from autotune.request.mixed import is_mix_sweep
+        if is_mix_sweep(req.nodes):
+            raise InputError(f"{args.plot}: no figure of nodes of several kinds (its table, CSV and JSON have "
+                             "every allocation)", field="plot")
         check_plot_path(args.plot)
     with open_store(args) as store:
         res = entry.scale(req, args.rule, store, progress, args.jobs)

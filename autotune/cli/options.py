@@ -167,6 +167,8 @@ def _calibrate_args(p: argparse.ArgumentParser) -> None:
                    "predicted by the fit of all the others")
     p.add_argument("--min-seconds", type=float, default=0.1, help="with --node: seconds per bandwidth run")
     p.add_argument("--procs", default="2", help="process counts, e.g. 2,4,8 (default 2)")
+    p.add_argument("--kinds", help="partitions of --machine to measure across, e.g. big,small: a group of ranks "
+                   "on each (srun in a heterogeneous allocation, or mpiexec); written to cluster.networks")
     p.add_argument("--threads", default="1,2", help="thread counts for the barrier benchmark (default 1,2)")
     p.add_argument("--launcher", help="'mpiexec' (default), 'srun', or a template such as "
                                       "\"srun -N {nodes} -n {procs}\"")

@@ -50,13 +50,14 @@ def meta_of(ivp: IVP, method: Method, machine: Machine | None, flags: list[str] 
 
 def online_source(ivp: IVP, method: Method, variants: list[Variant], n: int, machine: Machine | None,
                   meta: dict, quantiles: list[float], margin_pct: float, trial_pct: int = TRIAL_PCT,
-                  recheck: int = 0, control: Control | None = None) -> OnlineSolver:
+                  recheck: int = 0, control: Control | None = None, uneven: bool = False) -> OnlineSolver:
     """The online solver of `variants` (in the order the model ranks them: the trial's ties go to
     the first).  meta: meta_of's; quantiles: Student's t at the race's confidence for df = 1, 2,
     ... (one per round a trial may run), margin_pct: within it a candidate is as good as the
     leader (pipeline.online: model.race's); trial_pct and recheck: the defaults the run may
     change (AUTOTUNE_TRIAL_PCT, AUTOTUNE_RECHECK); control: step-size control (specs.control; the
-    trial compares the candidates per accepted step)."""
+    trial compares the candidates per accepted step); uneven: every candidate at the blocks
+    AUTOTUNE_COUNTS gives (a mixed allocation's split: docs/method.md "Uneven blocks")."""
     names = [v.name for v in variants]
     if not 1 <= len(variants) <= MAX_CANDIDATES:
         raise InputError(f"expected 1 to {MAX_CANDIDATES} variants, got {len(variants)}", field="online")
@@ -69,14 +70,14 @@ def online_source(ivp: IVP, method: Method, variants: list[Variant], n: int, mac
     if len({v.stored_as for v in variants}) > 1:
         raise InputError(f"{', '.join(names)}: the variants store {ivp.name} in different ways; one solver "
                          f"holds its vector one way (pipeline.online keeps the leader's)", field="online")
-    modules = [variant_module(ivp, method, v, n, machine, symbol=f"autotune_v{i}", control=control)
+    modules = [variant_module(ivp, method, v, n, machine, symbol=f"autotune_v{i}", control=control, uneven=uneven)
                for i, v in enumerate(variants, 1)]
     ivp = ivp_for(ivp, variants[0])     # the driver's initial values and constants: the IVP as they store it
     order = dimension_context(ivp, method, variants[0], machine, n).get(OUTPUT_ORDER)
     fragment = json.dumps(meta)[1:-1].replace("\\", "\\\\").replace('"', '\\"')
     candidates = [{"symbol": f"autotune_v{i}", "name": name} for i, name in enumerate(names, 1)]
     driver = kmod.env().get_template("driver.c.j2").render(
-        part=True, online=True, likwid=False, control=render_context(control, method), uneven=False,
+        part=True, online=True, likwid=False, control=render_context(control, method), uneven=uneven,
         candidates=candidates,
         variant=online_name(names),
         constants=_constants(ivp), initial=ivp.initial, size_parameter=ivp.size_parameter, output_order=order,

@@ -88,7 +88,7 @@ def measure(plan: Plan, store: Store, workdir: Path, progress: Progress,
             cmd = [sys.executable, "-m", OPERATIONS[op].benchmark, "--min-bytes", str(plan.min_bytes),
                    "--max-bytes", str(plan.max_bytes), "--factor", str(plan.factor),
                    "--max-seconds", str(plan.max_seconds), "--out", str(data), "--ranks", str(p)]
-            argv = launch_argv(plan.launcher, p, cmd, plan.nodes.get(p))
+            argv = _argv(plan, p, cmd)
             _run(argv, log, plan.timeout, f"{op} benchmark on {p} ranks", p)
             records = _read_records(data)
             if not records:
@@ -118,6 +118,18 @@ def measure(plan: Plan, store: Store, workdir: Path, progress: Progress,
             runs += 1
         out["barrier"] += records
     return out, runs
+
+
+def _argv(plan: Plan, p: int, cmd: list[str]) -> list[str]:
+    """The launch of a benchmark on p ranks: across kinds, one group of ranks per kind (srun's
+    heterogeneous step, or mpiexec's MPMD form: tools.launcher.mpmd_argv)."""
+    if not plan.kinds:
+        return launch_argv(plan.launcher, p, cmd, plan.nodes.get(p))
+    from autotune.tools.launcher import mpmd_argv
+    from autotune.tools.mpiinfo import srun_pmi
+    from autotune.tools.toolchain import resolve_argv
+    pmi = srun_pmi() if "srun" in plan.launcher.template else "pmi2"
+    return resolve_argv(mpmd_argv(plan.launcher, plan.groups(p), cmd, pmi))
 
 
 def where_measured(raw: dict[str, list[dict]]) -> dict | None:
@@ -159,16 +171,23 @@ def write_machine(source: Path, target: Path, result: dict, plan: Plan) -> None:
     with open(source) as f:
         data = yaml.load(f)
     when = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    net = data["cluster"]["network"]
+    net, kept = data["cluster"]["network"], {}
+    if plan.kinds:          # across kinds: a network of its own, the cluster network's for the rest
+        nets = data["cluster"].setdefault("networks", {})
+        kept = dict(net.get("fits") or {})
+        nets["+".join(plan.kinds)] = {k: net[k] for k in ("latency_s", "bandwidth_Bps") if k in net}
+        net = nets["+".join(plan.kinds)]
     net["model"] = "fitted"
     net["calibrated"] = when
     net["provenance"] = (f"fitted by autotune calibrate on {when} from {', '.join(result['operations'])} "
                          f"on p = {','.join(map(str, plan.procs))} with '{plan.launcher.template}', "
-                         f"{plan.min_bytes} B .. {plan.max_bytes} B; other operations: data sheet"
+                         + (f"ranks across {' and '.join(plan.kinds)}, " if plan.kinds else "")
+                         + f"{plan.min_bytes} B .. {plan.max_bytes} B; other operations: "
+                         + ("the cluster network's" if plan.kinds else "data sheet")
                          + "".join(f"; {c}" for c in [caveat(result.get("measured_on"))] if c))
     if result.get("measured_on"):
         net["measured_on"] = result["measured_on"]
-    net["fits"] = {op: r["fit"] for op, r in result["operations"].items()}
+    net["fits"] = {**kept, **{op: r["fit"] for op, r in result["operations"].items()}}
     net["heldout_error_pct"] = {op: r["heldout_error_pct"] for op, r in result["operations"].items()}
     if "barrier" in result:
         bar = data["cluster"]["barrier"]

@@ -104,9 +104,11 @@ def scale(req: ScenarioRequest, rule: str, store: Store, progress: Progress = SI
         parsed = parse_rule(rule)
     except ValueError as e:
         raise InputError(f"{rule}: {e}", field="rule") from None
-    if req.sweep_spec().mix:
-        raise InputError(f"{req.nodes}: a mixed allocation; scale sweeps node counts of one kind "
-                         "(rank and explain take several kinds)", field="nodes")
+    from autotune.request.mixed import is_mix_sweep
+    if is_mix_sweep(req.nodes):       # node counts of several kinds: each allocation with its splits
+        from autotune.pipeline.mixedscale import scale_mixed
+        from autotune.request.selection import selection
+        return scale_mixed(req, selection(), store, progress, jobs)
     if req.nodes is None:           # a study over node counts: the same default for both front ends
         req = ScenarioRequest.of(req, nodes=SCALE_NODES)
     return run_scale(req.sweep_spec(), parsed, store, progress, jobs)
@@ -125,6 +127,9 @@ def tune(req: ScenarioRequest, rule: Rule, run: RunOptions, store: Store, progre
         if sample or baseline:
             raise InputError(": not with nodes of several kinds (the even split is run beside each variant's)",
                              field="sample" if sample else "baseline")
+        if run.online:
+            from autotune.pipeline.mixedonline import tune_online_mixed
+            return tune_online_mixed(req.mixed(), rule, run, store, progress, variants, jobs)
         return tune_mixed(req.mixed(), rule, run, store, progress, variants, jobs)
     sc = req.scenario()
     applicable, excluded = applicable_pool(sc, select=req.sweep_spec().variant_filter)

@@ -33,12 +33,13 @@ _META = ("ivp", "method", "machine", "flags", "candidates", "trials", "steps_by_
 
 
 def online_solver(ivp, method, variants, n: int, machine, meta: dict, recheck: int = 0,
-                  control: Control | None = None) -> OnlineSolver:
+                  control: Control | None = None, uneven: bool = False) -> OnlineSolver:
     """codegen.online's source with the trial's race: model.race's confidence and margin, a t
-    quantile for each round up to its most rounds; control: step-size control (specs.control)."""
+    quantile for each round up to its most rounds; control: step-size control (specs.control);
+    uneven: at the blocks AUTOTUNE_COUNTS gives."""
     quantiles = [t_quantile(CONFIDENCE, df) for df in range(1, MAX_ROUNDS + 1)]
     return online_source(ivp, method, variants, n, machine, meta, quantiles, MARGIN_PCT, recheck=recheck,
-                         control=control)
+                         control=control, uneven=uneven)
 
 
 def record_of(text: str, where: str) -> dict:

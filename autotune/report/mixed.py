@@ -31,7 +31,7 @@ def mixed_table(res: MixedRankResult, every_row: bool = False) -> str:
     shared = shared_values([r.variant for r in rows])
     names = [short_name(r.variant, shared) for r in rows]
     w = name_width(names)
-    kinds = ", ".join(f"{k.name}:{k.nodes} ({k.machine.name}, {k.threads} threads)" for k in sc.kinds)
+    kinds = ", ".join(f"{k.name}:{k.nodes} ({k.machine.name}, {k.threads} thread{'s' * (k.threads != 1)})" for k in sc.kinds)
     lines = [f"IVP {sc.ivp.name}, method {sc.method.name}, n = {sc.n:,}, mixed allocation {kinds}; "
              f"{sc.ranks} ranks, one a node",
              f"interconnect: {sc.network_from}",

@@ -30,11 +30,17 @@ class Plan:
     max_seconds: float = 0.5
     timeout: float = 900.0
     nodes: dict = field(default_factory=dict)   # procs -> nodes for the launcher (default: one rank per node)
+    kinds: tuple[str, ...] = ()     # across these partitions of the machine: a group of ranks on each
 
     def series(self, op: str, p: int) -> str:
         key = [self.machine.name, op, p, self.launcher.template, self.min_bytes, self.max_bytes,
-               self.factor, self.max_seconds]
+               self.factor, self.max_seconds] + ([list(self.kinds)] if self.kinds else [])
         return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:24]
+
+    def groups(self, p: int) -> list[tuple[int, int]]:
+        """Across kinds: p ranks shared out over the kinds, one thread each (the first ones one more)."""
+        k = len(self.kinds)
+        return [(p // k + (1 if i < p % k else 0), 1) for i in range(k)]
 
     def barrier_series(self, t: int) -> str:
         # "fork-join": the benchmark times a region's end and the next one's start (it timed an omp
@@ -44,8 +50,9 @@ class Plan:
 
 def calibration_plan(machine: Machine, procs="2", threads="1,2", ops=None, launcher: str | None = None,
                      min_bytes: int = 8, max_bytes: int = 64 * 2**20, factor: float = 2.0,
-                     max_seconds: float = 0.5, timeout: float = 900.0) -> Plan:
-    """The checked plan; procs and threads take a list or the sweep grammar ("2,4,8")."""
+                     max_seconds: float = 0.5, timeout: float = 900.0, kinds=None) -> Plan:
+    """The checked plan; procs and threads take a list or the sweep grammar ("2,4,8"); kinds:
+    partitions of the machine to measure across (a group of ranks on each; no barrier, a node's)."""
     names = tuple(OPERATIONS) if ops is None else tuple(
         o.strip() for o in (ops.split(",") if isinstance(ops, str) else ops) if o.strip())
     bad = [o for o in names if o not in OPERATIONS]
@@ -62,10 +69,28 @@ def calibration_plan(machine: Machine, procs="2", threads="1,2", ops=None, launc
     for name, v in (("max_seconds", max_seconds), ("timeout", timeout)):
         if not v > 0:
             raise InputError(f"{v}: expected seconds > 0", field=name)
+    across = _kinds(kinds, machine, p)
     # one rank per node; every rank on the one node of a single-node machine
-    nodes = {q: 1 if machine.nodes == 1 else q for q in p}
-    return Plan(machine, parse_launcher(launcher), p, t, names, min_bytes, max_bytes, factor, max_seconds, timeout,
-                nodes)
+    nodes = {q: 1 if machine.nodes == 1 and not across else q for q in p}
+    return Plan(machine, parse_launcher(launcher), p, () if across else t, names, min_bytes, max_bytes, factor,
+                max_seconds, timeout, nodes, across)
+
+
+def _kinds(kinds, machine: Machine, procs: tuple[int, ...]) -> tuple[str, ...]:
+    """The partitions to measure across, checked: two or more of the machine's, each given a rank
+    at every process count."""
+    if not kinds:
+        return ()
+    names = tuple(k.strip() for k in (kinds.split(",") if isinstance(kinds, str) else kinds) if k.strip())
+    unknown = [k for k in names if k not in machine.partitions]
+    if unknown or len(set(names)) < 2 or len(set(names)) != len(names):
+        known = ", ".join(sorted(machine.partitions)) or "none"
+        raise InputError(f"{','.join(names)}: expected two or more different partitions of {machine.name} "
+                         f"(its cluster.partitions: {known})", field="kinds")
+    if min(procs) < len(names):
+        raise InputError(f"{','.join(map(str, procs))}: a rank on each of the {len(names)} kinds needs at least "
+                         f"{len(names)} processes", field="procs")
+    return tuple(sorted(names))
 
 
 @dataclass(frozen=True)
@@ -88,6 +113,7 @@ class CalibrateRequest(Keywords):
     out: str | Path | None = None
     fresh: bool = False
     raw: str | Path | None = None
+    kinds: str | list | tuple | None = None   # partitions to measure across (calibrate --kinds big,small)
 
     def __post_init__(self):
         for name in ("out", "raw"):
@@ -104,4 +130,4 @@ class CalibrateRequest(Keywords):
         if self.raw:
             check_output_path(Path(self.raw), "raw", "raw")
         return calibration_plan(machine, self.procs, self.threads, self.ops, self.launcher, self.min_bytes,
-                                self.max_bytes, self.factor, self.max_seconds, self.timeout), target
+                                self.max_bytes, self.factor, self.max_seconds, self.timeout, self.kinds), target

@@ -93,6 +93,42 @@ def resolve_kinds(mix: tuple[tuple[str, int], ...], machine: str | None, threads
         m, _ = kind_machine(name, cluster, model)
         t = threads.get(name) if isinstance(threads, dict) else threads
         kinds.append(Kind(name, m, nodes, t if t is not None else m.cores))
+    across = "+".join(sorted(names))
+    if cluster is not None and across in cluster.networks:     # measured across these kinds (calibrate --kinds)
+        return tuple(kinds), dict(cluster.networks[across]), f"{cluster.name}, measured across {across} " \
+                                                             f"(cluster.networks)"
     source = cluster or kinds[0].machine
     why = "the cluster file's" if cluster else "the first kind's (no --machine gives the cluster's)"
     return tuple(kinds), dict(source.network), f"{source.name}, {why}"
+
+
+def is_mix_sweep(value) -> bool:
+    """Whether a nodes value names kinds, each with a count or a range of counts (scale's
+    big:1:4,small:2)."""
+    if not isinstance(value, str):
+        return is_mix(value)
+    return any(":" in item and not _numeric(item.split(":")[0].strip()) for item in value.split(","))
+
+
+def parse_mix_sweep(value, field: str = "nodes") -> list[tuple[tuple[str, int], ...]]:
+    """Every allocation a sweep of kinds asks for (KIND:COUNTS,..., COUNTS one count or a range
+    such as 1:4 or 1:8:x2; request.values): the product of the kinds' counts, the first kind
+    varying slowest."""
+    from itertools import product
+
+    from autotune.request.values import parse_values
+    if isinstance(value, dict):
+        value = ",".join(f"{k}:{v}" for k, v in value.items())
+    kinds: list[tuple[str, list[int]]] = []
+    for item in str(value).split(","):
+        name, sep, counts = item.strip().partition(":")
+        if not sep or not name or not counts:
+            raise InputError(f"{item.strip()!r}: expected KIND:COUNTS (a count or a range), as in "
+                             f"big:1:4,small:2", field=field)
+        if name in dict(kinds):
+            raise InputError(f"{name}: named twice", field=field)
+        got = parse_values(counts, field)
+        if min(got) < 1:
+            raise InputError(f"{name}:{counts}: expected at least 1 node of each kind", field=field)
+        kinds.append((name, got))
+    return [tuple(zip((k for k, _ in kinds), combo)) for combo in product(*(c for _, c in kinds))]

@@ -78,6 +78,8 @@ class Machine:
     bandwidth_spreads: tuple[tuple[str, tuple[float, ...]], ...] = ()
     dp_flops_per_cycle: float = 0.0       # the core's peak (FLOPs per cycle.DP.total; 0: not given)
     cpu_quota: float = 1.0                # the share of each core's time the node's jobs get (cluster.cpu_quota)
+    # the networks measured across partitions (cluster.networks): "a+b" -> a network as `network`
+    networks: dict = field(default_factory=dict, hash=False)
     # the file's `port model file` ({path, sha256} of an OSACA file given by --port-model; None:
     # the installed OSACA's model), checked against the file where it is used (tools.cpuprobe)
     port_model_file: dict | None = field(default=None, hash=False)
@@ -136,20 +138,20 @@ def _first_compiler(data) -> tuple[str, str]:
     return items[0][0], str(items[0][1])
 
 
-def _check_network(net: dict, path) -> None:
+def _check_network(net: dict, path, where: str = "network") -> None:
     """Fits of known operations (their shape is the schema's), or the data sheet for the others."""
     fits = net.get("fits") or {}
     for op, fit in fits.items():
         if op not in OPERATIONS:
-            raise InputError(f"{path}: field 'cluster.network.fits.{op}': unknown operation "
+            raise InputError(f"{path}: field 'cluster.{where}.fits.{op}': unknown operation "
                              f"(known: {', '.join(OPERATIONS)})")
         bad = [q for q in (fit.get("per_p") or {}) if not str(q).isdigit()]
         if bad:
-            raise InputError(f"{path}: field 'cluster.network.fits.{op}.per_p.{bad[0]}': expected a process count")
+            raise InputError(f"{path}: field 'cluster.{where}.fits.{op}.per_p.{bad[0]}': expected a process count")
     if set(fits) != set(OPERATIONS):
         for field in ("latency_s", "bandwidth_Bps"):
             if field not in net:
-                raise InputError(f"{path}: field 'cluster.network.{field}': required for operations "
+                raise InputError(f"{path}: field 'cluster.{where}.{field}': required for operations "
                                  f"without a fit")
 
 
@@ -278,6 +280,8 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
     if not osaca:
         raise InputError(f"{path}: field 'in-core model': expected an OSACA entry (IACA is not supported)")
     _check_network(data["cluster"]["network"], path)
+    for key, net in (data["cluster"].get("networks") or {}).items():
+        _check_network(net, path, f"networks.{key}")
     compiler, flags = _first_compiler(data)
     kc = {k: v for k, v in data.items() if k != "cluster"}
     digest = hashlib.sha256(json.dumps(kc, sort_keys=True, default=str).encode()).hexdigest()
@@ -294,6 +298,7 @@ def parse_machine(data: dict, path: Path | str, name: str, model: str | None = N
                    streaming_stores=_streaming_stores(data, path),
                    bandwidth_spreads=_bandwidth_spreads(data, path), dp_flops_per_cycle=_dp_flops(data),
                    cpu_quota=float(cl.get("cpu_quota", 1.0)),
+                   networks={str(k): dict(v) for k, v in (cl.get("networks") or {}).items()},
                    port_model_file=data.get("port model file"), kerncraft_file=str(data["kerncraft version"]))
 
 

@@ -184,6 +184,9 @@ SCHEMA = {
                 # cfs_quota_us / cfs_period_us per core); the node model's seconds are divided by it
                 "cpu_quota": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
                 "network": _COST_MODEL,
+                # the network between partitions' nodes, measured across them (calibrate --kinds
+                # a,b): "a+b" (the partitions' names sorted, joined by +) -> its cost model
+                "networks": {"type": "object", "additionalProperties": _COST_MODEL},
                 "barrier": dict(_COST_MODEL, required=["model", "provenance", "per_doubling_s"]),
                 "learned": _LEARNED,
                 # Slurm partition -> the machine of its nodes (a name, or a file beside this one), for plans

@@ -37,6 +37,7 @@ def run_split(exe: Path, launcher: Launcher, groups: list[tuple[int, int]], spli
     if len(lines) != 1:
         raise ToolError(f"solver printed {len(lines)} results, not one: {' '.join(argv)}")
     out = json.loads(lines[0])
+    out["log"] = [ln for ln in proc.stdout.splitlines() if ln.startswith("online: ")]   # an online run's trial
     if out.get("ranks") != ranks:
         raise ToolError(world_size_error("solver", 1, out.get("ranks", "?"), ranks, argv))
     out["placement"] = placement(out.get("placement"))
