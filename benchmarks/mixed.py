@@ -9,7 +9,9 @@ host, one rank each with one thread, each pinned to its core (taskset): `big` ru
 `small` runs in a cgroup of its own whose CPU quota is --quota of one core (cgroup v1
 cpu.cfs_quota_us over a 10 ms cpu.cfs_period_us, or v2 cpu.max), so it gets that share of its
 core's time.  The model knows that share from the small kind's machine file (the host's file with
-`cluster.cpu_quota`), nothing else.
+`cluster.cpu_quota`), nothing else: the quota as set (default), or with --declare measured the
+share the inequality run measured (one over its ratio), which a node file made on that node
+would carry.
 
 Printed, first: the inequality as measured, one rank of the paper's form on each node alone,
 alternated --rounds times (median seconds per step of each, their ratio).  Then per case (IVP, n):
@@ -184,6 +186,8 @@ def main(argv=None) -> int:
     p.add_argument("--steps", type=int, default=8)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--inequality-n", type=int, default=1_000_000)
+    p.add_argument("--declare", choices=("quota", "measured"), default="quota",
+                   help="the small kind's cpu_quota in its machine file: the quota set, or the share measured")
     p.add_argument("--store", type=Path)
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
@@ -195,10 +199,12 @@ def main(argv=None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="autotune-mixed-"))
     group, procs = _cgroup(args.quota)
     try:
-        cluster = _files(args.machine, args.quota, folder)
         flags = RunOptions().plan(1.0).flags
-        out = {"quota": args.quota, "rounds": args.rounds, "steps": args.steps,
-               "inequality": inequality(args.inequality_n, args.rounds, args.steps, procs, flags), "cases": []}
+        unequal = inequality(args.inequality_n, args.rounds, args.steps, procs, flags)
+        declared = args.quota if args.declare == "quota" else round(1 / unequal["ratio"], 3)
+        cluster = _files(args.machine, declared, folder)
+        out = {"quota": args.quota, "declared_cpu_quota": declared, "rounds": args.rounds, "steps": args.steps,
+               "inequality": unequal, "cases": []}
         for item in args.cases.split(";"):
             name, _, n = item.partition(":")
             out["cases"].append(case(name, parse_values(n, "cases")[0], cluster, store, procs, args))
@@ -218,7 +224,8 @@ def main(argv=None) -> int:
 def _print(out: dict) -> None:
     q = out["inequality"]
     print(f"inequality (one rank of {q['variant']}, heat2d n = {q['n']:,}, alone): big {q['big_s']:.4e} s/step, "
-          f"small {q['small_s']:.4e} s/step: small takes {q['ratio']:.2f}x (quota {out['quota']})")
+          f"small {q['small_s']:.4e} s/step: small takes {q['ratio']:.2f}x (quota {out['quota']}; the small "
+          f"kind's machine file declares cpu_quota {out['declared_cpu_quota']})")
     print(f"{'case':24} {'model share':>11} {'model s':>10} {'even s':>10} {'model/even':>10} "
           f"{'best share':>10} {'best s':>10} {'over best':>9} {'dev big':>8} {'dev small':>9} {'dev homog':>14}")
     for c in out["cases"]:

@@ -77,7 +77,7 @@ def test_tune_online_races_the_candidates_at_one_split(own_replay_store, tmp_pat
                              "--store", own_replay_store)
     assert code == 0, err
     res = json.loads(out)
-    assert res["ranks"] == 2 and len(res["candidates"]) == 2 and res["choice"] in [c["name"] for c in
+    assert res["nodes"] == 2 and len(res["candidates"]) == 2 and res["choice"] in [c["name"] for c in
                                                                                     res["candidates"]]
     assert f"at the split {split}" in err and "online:" in err
 

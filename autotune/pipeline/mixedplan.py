@@ -17,6 +17,7 @@ from autotune.results.mixedtune import MixedTuneResult
 from autotune.results.plan import PlannedScenario, PlannedVariant
 from autotune.specs.control import Control
 from autotune.specs.ivp import load_ivp
+from autotune.specs.loading import absolute_path
 from autotune.specs.machine import load_machine
 from autotune.specs.method import load_method
 from autotune.specs.mixed import Kind, MixedScenario
@@ -27,7 +28,6 @@ from autotune.tools import slurm
 def plan_mixed(req: ScenarioRequest, rule: Rule, run: RunOptions, method_path: str, store: Store,
                progress: Progress, jobs: int | None) -> PlannedScenario:
     """One mixed scenario of a scenarios file: its pre-selected variants, each with its split."""
-    from autotune.pipeline.plan import _absolute
     msc = req.mixed()
     res = rank_mixed(msc, rule, store, progress, jobs)
     chosen = [r for r in res.ordered if r.step_s is not None and r.variant.name in res.preselected]
@@ -44,6 +44,11 @@ def plan_mixed(req: ScenarioRequest, rule: Rule, run: RunOptions, method_path: s
         [PlannedVariant(r.variant.name, r.step_s, list(r.split)) for r in chosen], len(rest),
         sum(r.step_s for r in rest) * run.steps * run.fixed_reps, None, method_path,
         msc.control.tolerances() if msc.control else None, kinds)
+
+
+def _absolute(path) -> str:
+    """Where a plan points to a file: from the root (as pipeline.plan writes every path)."""
+    return str(absolute_path(path))
 
 
 def scenario_of(entry: dict) -> MixedScenario:
