@@ -73,7 +73,7 @@ def rank_mixed(msc: MixedScenario, rule: Rule, store: Store, progress: Progress 
     for split in [even] + ([given] if given is not None else []):
         grid = [sorted(set(g) | {b}) for g, b in zip(grid, msc.kind_blocks(split))]
     progress.say(f"mixed allocation {msc.label}: {len(variants)} variants at "
-                  f"{sum(map(len, grid))} blocks on {len(ranks)} kinds")
+                 f"{sum(map(len, grid))} blocks on {len(ranks)} kinds")
     times, node, ran, failures = _times(msc, variants, grid, rule, store, progress, jobs)
     at = [{b: j for j, b in enumerate(g)} for g in grid]
     chosen = [given] * len(variants) if given is not None else _splits(msc, grid, times, ranks)
@@ -87,12 +87,12 @@ def rank_mixed(msc: MixedScenario, rule: Rule, store: Store, progress: Progress 
             at[k].update({b: times[k].shape[1] + j for j, b in enumerate(missing[k])})
             times[k] = np.hstack([times[k], extra[k]])
             node[k] = np.hstack([node[k], extra_node[k]])
-    rows = []
-    for v, variant in enumerate(variants):
-        def of(table, split):
-            return [float(table[k][v, at[k][b]]) for k, b in enumerate(msc.kind_blocks(split))] if split else None
-        s = chosen[v]
-        rows.append(MixedRow(variant, s, of(times, s), of(times, even), of(node, s), of(node, even)))
+    def of(table, v: int, split):
+        """Variant v's figure of each kind at the block `split` gives it (None: no split)."""
+        return [float(table[k][v, at[k][b]]) for k, b in enumerate(msc.kind_blocks(split))] if split else None
+
+    rows = [MixedRow(variant, s, of(times, v, s), of(times, v, even), of(node, v, s), of(node, v, even))
+            for v, (variant, s) in enumerate(zip(variants, chosen))]
     ordered = rank([(r.variant.name, r.step_s) for r in rows])
     by_name = {r.variant.name: r for r in rows}
     return MixedRankResult(msc, rule, [by_name[name] for name, _ in ordered], preselect(ordered, rule), excluded,
