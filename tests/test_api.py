@@ -108,7 +108,7 @@ def test_plan_file_errors_name_the_entry(tmp_path, capsys):
     f = tmp_path / "s.yaml"
     f.write_text("scenarios:\n  - {ivp: heat2d}\n  - {ivp: heat2d, nodes: 2.5}\n")
     code, _, err = run_cli(capsys, "plan", f, "--store", tmp_path / "s.sqlite", "--out", tmp_path / "p.json")
-    assert code == 2 and f"{f}: field 'scenarios[1].nodes': expected integer or string, got float 2.5" in err
+    assert code == 2 and f"{f}: field 'scenarios[1].nodes': expected integer or string or object, got float 2.5" in err
     f.write_text("scenarios:\n  - {ivp: heat2d}\n  - {ivp: heat2d, threads: 99}\n")
     code, _, err = run_cli(capsys, "plan", f, "--store", tmp_path / "s.sqlite", "--out", tmp_path / "p.json")
     assert code == 2 and f"{f}: field 'scenarios[1].threads': 99: machine" in err
