@@ -85,6 +85,20 @@ def _compile(cc: str, flags, src: str, exe: Path, parts: int) -> subprocess.Comp
             o.unlink(missing_ok=True)
 
 
+def launch(argv: list[str], env: dict, timeout: float) -> subprocess.CompletedProcess:
+    """A solver's launch run to its end; ToolError where the launcher is missing, the run times
+    out or exits non-zero (the end of its stderr in the message)."""
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
+    except FileNotFoundError:
+        raise ToolError(f"launcher '{argv[0]}' not found: {' '.join(argv)}") from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"solver timed out after {timeout:g} s: {' '.join(argv)}") from None
+    if proc.returncode != 0:
+        raise ToolError(f"solver failed (exit {proc.returncode}): {' '.join(argv)}: {proc.stderr.strip()[-500:]}")
+    return proc
+
+
 def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: int, steps: int,
         h: float, warmup: int, output: Path | None = None, timeout: float = 600.0,
         pin: bool = False, nodes: int | None = None, t_end: float | None = None) -> dict:
@@ -104,14 +118,7 @@ def run(exe: Path, launcher: Launcher, procs: int, threads: int, n: int, size: i
     if pin:
         env.setdefault("OMP_PROC_BIND", "close")
         env.setdefault("OMP_PLACES", "cores")
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
-    except FileNotFoundError:
-        raise ToolError(f"launcher '{argv[0]}' not found: {' '.join(argv)}") from None
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"solver timed out after {timeout:g} s: {' '.join(argv)}") from None
-    if proc.returncode != 0:
-        raise ToolError(f"solver failed (exit {proc.returncode}): {' '.join(argv)}: {proc.stderr.strip()[-500:]}")
+    proc = launch(argv, env, timeout)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         raise ToolError(f"solver printed no result: {' '.join(argv)}")

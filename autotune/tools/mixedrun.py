@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 from autotune.errors import ToolError
+from autotune.tools.build import launch
 from autotune.tools.launcher import Launcher, mpmd_argv
 from autotune.tools.mpiinfo import placement, srun_pmi, world_size_error
 from autotune.tools.toolchain import resolve_argv
@@ -24,14 +24,7 @@ def run_split(exe: Path, launcher: Launcher, groups: list[tuple[int, int]], spli
                                  prefixes))
     env = dict(os.environ, AUTOTUNE_COUNTS=",".join(map(str, split)))
     env.pop("OMP_NUM_THREADS", None)          # each group's own
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
-    except FileNotFoundError:
-        raise ToolError(f"launcher '{argv[0]}' not found: {' '.join(argv)}") from None
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"solver timed out after {timeout:g} s: {' '.join(argv)}") from None
-    if proc.returncode != 0:
-        raise ToolError(f"solver failed (exit {proc.returncode}): {' '.join(argv)}: {proc.stderr.strip()[-500:]}")
+    proc = launch(argv, env, timeout)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     ranks = sum(r for r, _ in groups)
     if len(lines) != 1:
