@@ -4,8 +4,6 @@ submitted as one Slurm heterogeneous job, a component per kind in its partition 
 from __future__ import annotations
 
 import shlex
-import sys
-from pathlib import Path
 
 from autotune.model.preselect import Rule
 from autotune.pipeline.mixed import rank_mixed
@@ -90,15 +88,9 @@ def measured(store: Store, entry: dict) -> int:
                and (tuple(v["split"]) == even or held(v["name"], even)))
 
 
-def job_spec(plan_path: Path, index: int, entry: dict, store_path: Path, opts, seconds: float,
-             output: str) -> slurm.JobSpec:
-    """The heterogeneous batch job of a mixed scenario: one component per kind, in the kind's
-    partition (else the options'), its nodes, one task a node and the kind's threads each."""
-    command = [sys.executable, "-m", "autotune", "tune", "--plan", str(plan_path), "--scenario", str(index),
-               "--store", str(store_path), "--launcher", opts.launcher or "srun", "--format", "json"]
-    components = tuple(slurm.Component(k.get("partition") or opts.partition, int(k["nodes"]), int(k["threads"]))
-                       for k in entry["kinds"])
-    return slurm.JobSpec(
-        f"autotune-{index}-{entry['ivp']}", entry["nodes"], entry["nodes"], entry["threads"], seconds, output,
-        command, None, opts.account, tuple(shlex.split(opts.sbatch_args)),
-        f"autotune plan {plan_path}, scenario {index}: {entry['id']}", opts.setup, opts.exclusive, components)
+def components(entry: dict, partition: str | None) -> tuple[slurm.Component, ...]:
+    """The heterogeneous job of a mixed scenario (pipeline.submit.job_spec): one component per
+    kind, in the kind's partition (else `partition`, the options'), its nodes, one task a node
+    and the kind's threads each."""
+    return tuple(slurm.Component(k.get("partition") or partition, int(k["nodes"]), int(k["threads"]))
+                 for k in entry["kinds"])

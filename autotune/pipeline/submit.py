@@ -142,12 +142,11 @@ def job_spec(plan_path: Path, index: int, entry: dict, store_path: Path, opts: S
     """The batch job of one scenario: one rank per node (all on one node of a one-node machine),
     in the scenario's partition, else in the one of the options (None: Slurm's default); a
     scenario over nodes of several kinds: a heterogeneous job (pipeline.mixedplan)."""
+    components = ()
     if entry.get("kinds"):
-        from autotune.pipeline.mixedplan import job_spec as mixed_spec
-        return mixed_spec(plan_path, index, entry, store_path, opts,
-                          slurm.parse_time_limit(opts.time) if opts.time else job_seconds(entry),
-                          str(jobs_dir(plan_path) / f"scenario-{index}-%j.out"))
-    per_node = entry["nodes"] if machine_nodes == 1 else 1
+        from autotune.pipeline.mixedplan import components as het
+        components = het(entry, opts.partition)
+    per_node = entry["nodes"] if machine_nodes == 1 and not components else 1
     command = [sys.executable, "-m", "autotune", "tune", "--plan", str(plan_path), "--scenario", str(index),
                "--store", str(store_path), "--launcher", opts.launcher or "srun", "--format", "json"]
     if opts.online:
@@ -156,9 +155,10 @@ def job_spec(plan_path: Path, index: int, entry: dict, store_path: Path, opts: S
     return slurm.JobSpec(
         f"autotune-{index}-{entry['ivp']}", entry["nodes"] // per_node, entry["nodes"], entry["threads"],
         slurm.parse_time_limit(opts.time) if opts.time else job_seconds(entry),
-        str(jobs / f"scenario-{index}-%j.out"), command, entry.get("partition") or opts.partition, opts.account,
+        str(jobs / f"scenario-{index}-%j.out"), command,
+        None if components else entry.get("partition") or opts.partition, opts.account,
         tuple(shlex.split(opts.sbatch_args)), f"autotune plan {plan_path}, scenario {index}: {entry['id']}",
-        opts.setup, opts.exclusive)
+        opts.setup, opts.exclusive, components)
 
 
 def jobs_dir(plan_path: Path) -> Path:

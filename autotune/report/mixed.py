@@ -64,7 +64,7 @@ def split_lines(res: MixedRankResult, r: MixedRow) -> list[str]:
              f"{sc.granule}-component cache lines): {fmt_s(r.step_s)} s/step, even split {fmt_s(r.even_s)} s/step",
              f"  {'kind':{kw}} {'machine':{mw}} {'nodes':>5} {'share':>7} {'block':>11} {'s/step':>11}    "
              f"{'even share':>10} {'block':>11} {'s/step':>11}"]
-    for a, b in zip(res.kinds_of(r, r.split, r.kind_s), res.kinds_of(r, even, r.even_kind_s)):
+    for a, b in zip(res.kinds_of(r.split, r.kind_s), res.kinds_of(even, r.even_kind_s)):
         lines.append(f"  {a['kind']:{kw}} {a['machine']:{mw}} {a['nodes']:>5} {_pct(a['share']):>7} {a['block']:>11,} "
                      f"{fmt_s(a['predicted_s']):>11}    {_pct(b['share']):>10} {b['block']:>11,} "
                      f"{fmt_s(b['predicted_s']):>11}")

@@ -60,7 +60,7 @@ class MixedRankResult:
                 return r
         raise KeyError(name)
 
-    def kinds_of(self, r: MixedRow, split: tuple[int, ...] | None, times: list[float] | None,
+    def kinds_of(self, split: tuple[int, ...] | None, times: list[float] | None,
                  node: list[float] | None = None) -> list[dict]:
         """Per kind: name, machine, nodes, threads, its share of n, its ranks' largest block, its
         step and its node's time alone."""
@@ -91,9 +91,9 @@ class MixedRankResult:
         even = self.scenario.even()
         return {"rank": i, "name": r.variant.name, "preselected": r.variant.name in self.preselected,
                 "predicted_s": r.step_s, "split": list(r.split) if r.split else None,
-                "kinds": self.kinds_of(r, r.split, r.kind_s, r.kind_node_s),
+                "kinds": self.kinds_of(r.split, r.kind_s, r.kind_node_s),
                 "even": {"predicted_s": r.even_s, "split": list(even),
-                         "kinds": self.kinds_of(r, even, r.even_kind_s, r.even_kind_node_s)},
+                         "kinds": self.kinds_of(even, r.even_kind_s, r.even_kind_node_s)},
                 "vs_even": r.gain}
 
     def rows(self) -> list[dict]:
@@ -104,7 +104,7 @@ class MixedRankResult:
             row = {"rank": i, "variant": r.variant.name, "preselected": r.variant.name in self.preselected,
                    "predicted_s": r.step_s, "even_s": r.even_s, "vs_even": r.gain,
                    "split": ";".join(map(str, r.split)) if r.split else None}
-            for k in self.kinds_of(r, r.split, r.kind_s):
+            for k in self.kinds_of(r.split, r.kind_s):
                 row.update({f"{k['kind']}_share": k["share"], f"{k['kind']}_block": k["block"],
                             f"{k['kind']}_s": k["predicted_s"]})
             out.append(row)
